@@ -1,0 +1,149 @@
+# standby: one non-recursive Makefile.
+#   make [V=1] [WERROR=1] [SAN=1]   build into build/ (build-san/ with SAN=1)
+#   make check                      build and run every test, plain and under ASan+UBSan
+#   make bench                      the default benchmark comparison (README's main job)
+#   make install [PREFIX=/usr/local] [DESTDIR=]
+#   make man | format | lint | clean
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+LIBEXECDIR ?= $(PREFIX)/libexec/standby
+MANDIR ?= $(PREFIX)/share/man
+SYSCONFDIR ?= /etc
+DOCDIR ?= $(PREFIX)/share/doc/standby
+
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+SCDOC ?= scdoc
+
+ifeq ($(SAN),1)
+B ?= build-san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+OPTFLAGS := -O1 -g
+else
+B ?= build
+SANFLAGS :=
+OPTFLAGS := -O2 -g -D_FORTIFY_SOURCE=2
+endif
+
+WARNFLAGS := -Wall -Wextra -Wformat=2 -Wshadow -Wmissing-prototypes -Wstrict-prototypes -Wvla \
+	-Wno-unused-parameter
+ifeq ($(WERROR),1)
+WARNFLAGS += -Werror
+endif
+
+DEPS := libsystemd libnl-route-3.0 inih
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(DEPS))
+PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(DEPS))
+CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check)
+CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check)
+
+ALL_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(OPTFLAGS) $(WARNFLAGS) -fstack-protector-strong \
+	-DSTANDBY_SYSCONFDIR='"$(SYSCONFDIR)"' -DSTANDBY_LIBEXECDIR='"$(LIBEXECDIR)"' \
+	-Icommon $(SANFLAGS) $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
+ALL_LDFLAGS := $(SANFLAGS) $(LDFLAGS)
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+COMMON_SRC := $(wildcard common/*.c)
+MANAGER_SRC := $(wildcard freezer/*.c)
+BENCH_SRC := bench/standby-bench.c bench/bench-workloads.c bench/bench-stats.c
+WORKLOAD_SRC := bench/standby-workload.c
+TEST_SRC := $(wildcard tests/*.c)
+HELPER_SRC := $(wildcard tests/helpers/*.c)
+
+LIB := $(B)/libstandby.a
+MANAGER := $(B)/standby-manager
+BENCH := $(B)/standby-bench
+WORKLOAD := $(B)/standby-workload
+TESTS := $(B)/test-standby
+HELPERS := $(patsubst tests/helpers/%.c,$(B)/helpers/%,$(HELPER_SRC))
+MAN_SRC := $(wildcard docs/man/*.scd)
+MANPAGES := $(patsubst docs/man/%.scd,$(B)/man/%,$(MAN_SRC))
+
+PROGRAMS := $(MANAGER) $(BENCH) $(WORKLOAD)
+
+obj = $(patsubst %.c,$(B)/%.o,$(1))
+
+.PHONY: all check check-plain check-san test bench demo install man format lint clean
+all: $(PROGRAMS) $(TESTS) $(HELPERS) man
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(LIB): $(call obj,$(COMMON_SRC))
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(MANAGER): $(call obj,$(MANAGER_SRC)) $(LIB)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(BENCH): $(call obj,$(BENCH_SRC)) $(LIB)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+
+$(WORKLOAD): $(call obj,$(WORKLOAD_SRC)) $(LIB)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ -lrt -pthread
+
+$(B)/helpers/%: $(B)/tests/helpers/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ -pthread
+
+$(B)/tests/%.o: ALL_CFLAGS += $(CHECK_CFLAGS)
+$(TESTS): $(call obj,$(TEST_SRC)) $(call obj,bench/bench-stats.c) $(LIB)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) $(CHECK_LIBS) -lm
+
+$(B)/man/%: docs/man/%.scd
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  SCDOC   $@")
+	$(Q)$(SCDOC) < $< > $@
+
+man: $(MANPAGES)
+
+# The tests run against the binaries of the same build: tests/run-tests.sh
+# sets up what they need and runs the Check runner.
+check-plain: $(PROGRAMS) $(TESTS) $(HELPERS)
+	tests/run-tests.sh $(B)
+
+check-san:
+	$(MAKE) SAN=1 $(PROGRAMS) $(TESTS) $(HELPERS)
+	tests/run-tests.sh build-san
+
+check: check-plain check-san
+test: check
+
+bench: $(PROGRAMS)
+	$(BENCH) --manager $(MANAGER) --workload $(WORKLOAD) $(BENCH_ARGS)
+
+install: $(MANAGER) man
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5 \
+		$(DESTDIR)$(SYSCONFDIR)/standby $(DESTDIR)$(DOCDIR)
+	install -m 0755 $(MANAGER) $(DESTDIR)$(SBINDIR)/
+	for m in $(MANPAGES); do s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
+		install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
+	test -e $(DESTDIR)$(SYSCONFDIR)/standby/standby.conf || \
+		install -m 0644 units/standby.conf $(DESTDIR)$(SYSCONFDIR)/standby/standby.conf
+	install -m 0644 README.md docs/design.md $(DESTDIR)$(DOCDIR)/
+
+format:
+	clang-format -i common/*.[ch] freezer/*.[ch] bench/*.[ch] tests/*.[ch] tests/helpers/*.c
+
+lint:
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability -Icommon \
+		--suppress=missingIncludeSystem common freezer bench tests
+
+clean:
+	rm -rf build build-san
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -1,0 +1,465 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include "cgroup.h"
+#include "fileio.h"
+#include "macro.h"
+#include "strv.h"
+
+#define CGROUP_PATH_MAX 4096
+
+static void unescape_mountinfo(char *s) {
+        /* mountinfo escapes space, tab, newline and backslash as \ooo. */
+        char *w = s;
+
+        for (char *r = s; *r;) {
+                if (r[0] == '\\' && r[1] >= '0' && r[1] <= '7' && r[2] >= '0' && r[2] <= '7' &&
+                    r[3] >= '0' && r[3] <= '7') {
+                        *w++ = (char) (((r[1] - '0') << 6) | ((r[2] - '0') << 3) | (r[3] - '0'));
+                        r += 4;
+                } else
+                        *w++ = *r++;
+        }
+        *w = 0;
+}
+
+int cgroup_find_mount_in(const char *mountinfo, char **ret) {
+        _cleanup_fclose_ FILE *f = NULL;
+        _cleanup_free_ char *line = NULL;
+        size_t cap = 0;
+
+        f = fopen(mountinfo, "re");
+        if (!f)
+                return negative_errno();
+
+        while (getline(&line, &cap, f) > 0) {
+                char *save = NULL, *mnt = NULL, *tok;
+                int field = 0;
+                bool after_sep = false;
+
+                for (tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save), field++) {
+                        if (field == 4)
+                                mnt = tok;
+                        else if (field > 5 && !after_sep && streq(tok, "-"))
+                                after_sep = true;
+                        else if (after_sep) {
+                                /* The first field after "-" is the file system type. */
+                                if (streq(tok, "cgroup2") && mnt) {
+                                        char *m = strdup(mnt);
+                                        if (!m)
+                                                return -ENOMEM;
+                                        unescape_mountinfo(m);
+                                        *ret = m;
+                                        return 0;
+                                }
+                                break;
+                        }
+                }
+        }
+        return -ENOMEDIUM;
+}
+
+int cgroup_find_mount(char **ret) {
+        return cgroup_find_mount_in("/proc/self/mountinfo", ret);
+}
+
+int cgroup_open_root(const char *mount, int *ret_fd) {
+        int fd = open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        *ret_fd = fd;
+        return 0;
+}
+
+int cgroup_path_validate(const char *rel) {
+        size_t len;
+
+        if (!rel)
+                return -EINVAL;
+        len = strlen(rel);
+        if (len >= CGROUP_PATH_MAX)
+                return -EINVAL;
+        if (len == 0)
+                return 0;
+        if (rel[0] == '/')
+                return -EINVAL;
+        for (const char *p = rel; *p; p++)
+                if ((unsigned char) *p < 0x20 || *p == 0x7f)
+                        return -EINVAL;
+
+        for (const char *p = rel;;) {
+                size_t n = strcspn(p, "/");
+
+                if (n == 0)
+                        return -EINVAL; /* "a//b" or trailing "/" */
+                if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+                        return -EINVAL;
+                if (!p[n])
+                        break;
+                p += n + 1;
+        }
+        return 0;
+}
+
+static int open_beneath(int root_fd, const char *rel, int flags) {
+        struct open_how how = {
+                .flags = (uint64_t) (flags | O_CLOEXEC | O_NOCTTY),
+                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
+        };
+        long fd;
+
+        fd = syscall(SYS_openat2, root_fd, isempty(rel) ? "." : rel, &how, sizeof(how));
+        if (fd >= 0)
+                return (int) fd;
+        if (errno != ENOSYS)
+                return negative_errno();
+
+        /* Kernels before 5.6: walk component by component, refusing symlinks.
+         * cgroup_path_validate() has already excluded ".." and absolute paths. */
+        _cleanup_close_ int dir = fcntl(root_fd, F_DUPFD_CLOEXEC, 3);
+        if (dir < 0)
+                return negative_errno();
+        _cleanup_free_ char *copy = strdup(isempty(rel) ? "." : rel);
+        if (!copy)
+                return -ENOMEM;
+        char *save = NULL;
+        for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+                bool last = !save || !*save;
+                int nfd = openat(dir, c, (last ? flags : O_RDONLY | O_DIRECTORY) | O_CLOEXEC | O_NOFOLLOW);
+                if (nfd < 0)
+                        return negative_errno();
+                safe_close(dir);
+                dir = nfd;
+        }
+        return TAKE_FD(dir);
+}
+
+int cgroup_open(int root_fd, const char *rel, int *ret_fd) {
+        int r, fd;
+
+        r = cgroup_path_validate(rel);
+        if (r < 0)
+                return r;
+        fd = open_beneath(root_fd, rel, O_RDONLY | O_DIRECTORY);
+        if (fd < 0)
+                return fd;
+        *ret_fd = fd;
+        return 0;
+}
+
+int cgroup_set_freeze(int cg_fd, bool freeze) {
+        int r = write_stringat(cg_fd, "cgroup.freeze", freeze ? "1" : "0");
+        /* The cgroup directory was removed while we held its fd. */
+        if (r == -ENODEV)
+                return -ENOENT;
+        return r;
+}
+
+int cgroup_get_freeze(int cg_fd, bool *ret) {
+        uint64_t v;
+        int r = read_u64at(cg_fd, "cgroup.freeze", &v);
+        if (r < 0)
+                return r == -ENODEV ? -ENOENT : r;
+        *ret = v != 0;
+        return 0;
+}
+
+static int parse_events(const char *buf, bool *ret_frozen, bool *ret_populated) {
+        bool have_frozen = false;
+
+        for (const char *p = buf; p && *p;) {
+                if (strneq(p, "frozen ", 7)) {
+                        if (ret_frozen)
+                                *ret_frozen = p[7] == '1';
+                        have_frozen = true;
+                } else if (strneq(p, "populated ", 10) && ret_populated)
+                        *ret_populated = p[10] == '1';
+                p = strchr(p, '\n');
+                if (p)
+                        p++;
+        }
+        /* No "frozen" key: this kernel has no cgroup v2 freezer (before 5.2). */
+        return have_frozen ? 0 : -EOPNOTSUPP;
+}
+
+int cgroup_get_frozen(int cg_fd, bool *ret_frozen, bool *ret_populated) {
+        _cleanup_free_ char *buf = NULL;
+        int r;
+
+        r = read_full_fileat(cg_fd, "cgroup.events", &buf, NULL);
+        if (r < 0)
+                return r == -ENODEV ? -ENOENT : r;
+        return parse_events(buf, ret_frozen, ret_populated);
+}
+
+static int read_events_fd(int fd, bool *ret_frozen) {
+        char buf[256];
+        ssize_t n;
+
+        /* Reading re-arms kernfs's poll notification for this open file. */
+        if (lseek(fd, 0, SEEK_SET) < 0)
+                return negative_errno();
+        n = read(fd, buf, sizeof(buf) - 1);
+        if (n < 0)
+                return negative_errno();
+        buf[n] = 0;
+        return parse_events(buf, ret_frozen, NULL);
+}
+
+int cgroup_wait_frozen(const int *cg_fds, size_t n, bool want, usec_t deadline, bool *ret_done) {
+        _cleanup_free_ struct pollfd *pfds = NULL;
+        _cleanup_free_ size_t *idx = NULL;
+        size_t left = 0;
+        int r = 0;
+
+        if (ret_done)
+                memset(ret_done, 0, n * sizeof(bool));
+        if (n == 0)
+                return 0;
+
+        pfds = calloc(n, sizeof(struct pollfd));
+        idx = calloc(n, sizeof(size_t));
+        if (!pfds || !idx)
+                return -ENOMEM;
+
+        for (size_t i = 0; i < n; i++) {
+                int fd = openat(cg_fds[i], "cgroup.events", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+                if (fd < 0) {
+                        if (errno == ENOENT || errno == ENODEV) {
+                                if (ret_done)
+                                        ret_done[i] = true;
+                                continue;
+                        }
+                        r = negative_errno();
+                        goto finish;
+                }
+                pfds[left] = (struct pollfd) { .fd = fd, .events = POLLPRI };
+                idx[left++] = i;
+        }
+
+        while (left > 0) {
+                size_t k = 0;
+
+                /* Read everything still pending, then keep only what has not arrived. */
+                for (size_t j = 0; j < left; j++) {
+                        bool frozen = false;
+                        int q = read_events_fd(pfds[j].fd, &frozen);
+
+                        if (q == -ENODEV || q == -ENOENT || (q >= 0 && frozen == want)) {
+                                if (ret_done)
+                                        ret_done[idx[j]] = true;
+                                safe_close(pfds[j].fd);
+                                continue;
+                        }
+                        if (q < 0) {
+                                r = q;
+                                goto finish;
+                        }
+                        pfds[k] = pfds[j];
+                        pfds[k].revents = 0;
+                        idx[k++] = idx[j];
+                }
+                left = k;
+                if (left == 0)
+                        break;
+
+                int timeout = deadline_poll_timeout(deadline);
+                if (timeout == 0) {
+                        r = -ETIME;
+                        goto finish;
+                }
+                if (poll(pfds, left, timeout) < 0 && errno != EINTR) {
+                        r = negative_errno();
+                        goto finish;
+                }
+        }
+
+finish:
+        for (size_t j = 0; j < left; j++)
+                safe_close(pfds[j].fd);
+        return r;
+}
+
+static int list_leaves_rec(int dir_fd, const char *rel, unsigned depth, char ***leaves, char ***inner) {
+        _cleanup_closedir_ DIR *d = NULL;
+        bool has_children = false;
+        struct dirent *de;
+        int fd, r;
+
+        if (depth > 64)
+                return -ELOOP;
+
+        fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
+        if (fd < 0)
+                return negative_errno();
+        d = fdopendir(fd);
+        if (!d) {
+                safe_close(fd);
+                return negative_errno();
+        }
+
+        while ((de = readdir(d))) {
+                _cleanup_close_ int child = -EBADF;
+                _cleanup_free_ char *crel = NULL;
+
+                if (de->d_type != DT_DIR || streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                has_children = true;
+                child = openat(dir_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                if (child < 0) {
+                        if (errno == ENOENT)
+                                continue; /* removed under us */
+                        return negative_errno();
+                }
+                if (asprintf(&crel, "%s%s%s", rel, *rel ? "/" : "", de->d_name) < 0)
+                        return -ENOMEM;
+                r = list_leaves_rec(child, crel, depth + 1, leaves, inner);
+                if (r < 0)
+                        return r;
+        }
+
+        if (!has_children)
+                return strv_extend(leaves, rel);
+
+        if (inner && *rel) {
+                _cleanup_free_ char *procs = NULL;
+                r = read_full_fileat(dir_fd, "cgroup.procs", &procs, NULL);
+                if (r >= 0 && procs[0])
+                        return strv_extend(inner, rel);
+        }
+        return 0;
+}
+
+int cgroup_list_leaves(int root_fd, const char *rel, char ***ret, char ***ret_inner) {
+        _cleanup_strv_free_ char **leaves = NULL, **inner = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        r = cgroup_open(root_fd, rel, &fd);
+        if (r < 0)
+                return r;
+
+        leaves = calloc(1, sizeof(char *));
+        inner = calloc(1, sizeof(char *));
+        if (!leaves || !inner)
+                return -ENOMEM;
+
+        r = list_leaves_rec(fd, rel, 0, &leaves, ret_inner ? &inner : NULL);
+        if (r < 0)
+                return r;
+
+        strv_sort(leaves);
+        *ret = TAKE_PTR(leaves);
+        if (ret_inner) {
+                strv_sort(inner);
+                *ret_inner = TAKE_PTR(inner);
+        }
+        return 0;
+}
+
+int cgroup_list_pids(int cg_fd, bool threads, pid_t **ret, size_t *ret_n) {
+        _cleanup_free_ char *buf = NULL;
+        _cleanup_free_ pid_t *pids = NULL;
+        size_t n = 0, cap = 0;
+        int r;
+
+        r = read_full_fileat(cg_fd, threads ? "cgroup.threads" : "cgroup.procs", &buf, NULL);
+        if (r < 0)
+                return r == -ENODEV ? -ENOENT : r;
+
+        for (char *p = buf; *p;) {
+                char *nl = strchr(p, '\n');
+                int pid;
+
+                if (nl)
+                        *nl = 0;
+                if (*p) {
+                        r = parse_pid(p, &pid);
+                        if (r < 0)
+                                return r;
+                        if (n == cap) {
+                                size_t nc = cap ? cap * 2 : 16;
+                                pid_t *np = realloc(pids, nc * sizeof(pid_t));
+                                if (!np)
+                                        return -ENOMEM;
+                                pids = np;
+                                cap = nc;
+                        }
+                        pids[n++] = pid;
+                }
+                if (!nl)
+                        break;
+                p = nl + 1;
+        }
+
+        *ret = TAKE_PTR(pids);
+        *ret_n = n;
+        return 0;
+}
+
+int cgroup_of_pid(pid_t pid, char **ret) {
+        _cleanup_free_ char *buf = NULL;
+        char path[64];
+        int r;
+
+        snprintf(path, sizeof(path), "/proc/%d/cgroup", (int) pid);
+        r = read_full_fileat(AT_FDCWD, path, &buf, NULL);
+        if (r < 0)
+                return r;
+
+        for (char *p = buf; p && *p;) {
+                char *nl = strchr(p, '\n');
+                if (nl)
+                        *nl = 0;
+                if (strneq(p, "0::/", 4)) {
+                        char *s = strdup(p + 4);
+                        if (!s)
+                                return -ENOMEM;
+                        *ret = s;
+                        return 0;
+                }
+                p = nl ? nl + 1 : NULL;
+        }
+        return -ENODATA;
+}
+
+int cgroup_create(int root_fd, const char *rel) {
+        int r = cgroup_path_validate(rel);
+        if (r < 0)
+                return r;
+        if (isempty(rel))
+                return -EINVAL;
+        if (mkdirat(root_fd, rel, 0755) < 0)
+                return negative_errno();
+        return 0;
+}
+
+int cgroup_remove(int root_fd, const char *rel) {
+        int r = cgroup_path_validate(rel);
+        if (r < 0)
+                return r;
+        if (isempty(rel))
+                return -EINVAL;
+        if (unlinkat(root_fd, rel, AT_REMOVEDIR) < 0)
+                return negative_errno();
+        return 0;
+}
+
+int cgroup_attach(int cg_fd, pid_t pid) {
+        char buf[32];
+
+        snprintf(buf, sizeof(buf), "%d", (int) pid);
+        return write_stringat(cg_fd, "cgroup.procs", buf);
+}
+
+bool cgroup_path_startswith(const char *rel, const char *prefix) {
+        size_t n = strlen(prefix);
+
+        if (n == 0)
+                return true;
+        return strneq(rel, prefix, n) && (rel[n] == 0 || rel[n] == '/');
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "time-util.h"
+
+/* cgroup v2 access. Paths called "rel" are relative to the cgroup2 mount, with
+ * no leading slash ("" is the root). Every open goes through openat2() with
+ * RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS on one root dirfd, so no path given by a
+ * user can leave the cgroup tree, whatever it contains. */
+
+/* Finds the cgroup2 mount point in a mountinfo file (normally
+ * /proc/self/mountinfo): pure unified (/sys/fs/cgroup) or hybrid
+ * (/sys/fs/cgroup/unified). -ENOMEDIUM when there is none. */
+int cgroup_find_mount_in(const char *mountinfo, char **ret);
+int cgroup_find_mount(char **ret);
+
+/* Opens the cgroup2 mount point as a directory fd. */
+int cgroup_open_root(const char *mount, int *ret_fd);
+
+/* Checks a user-supplied relative cgroup path: -EINVAL for an absolute path,
+ * "..", ".", empty components, control characters or over-long input. */
+int cgroup_path_validate(const char *rel);
+
+/* Opens the cgroup directory rel below root_fd ("" opens root itself).
+ * -EINVAL for a path cgroup_path_validate() refuses, -ENOENT, -ENOTDIR,
+ * -ELOOP (a symlink), -EXDEV (would leave the tree). */
+int cgroup_open(int root_fd, const char *rel, int *ret_fd);
+
+/* Writes cgroup.freeze. -ENOENT if the cgroup is gone, -EOPNOTSUPP for the
+ * root cgroup or a kernel without the v2 freezer. */
+int cgroup_set_freeze(int cg_fd, bool freeze);
+
+/* Reads "frozen" (and "populated", if ret_populated) from cgroup.events. */
+int cgroup_get_frozen(int cg_fd, bool *ret_frozen, bool *ret_populated);
+
+/* Reads cgroup.freeze: what was asked of this cgroup itself. */
+int cgroup_get_freeze(int cg_fd, bool *ret);
+
+/* Waits until every cgroup in cg_fds reports frozen == want in cgroup.events,
+ * or the CLOCK_MONOTONIC deadline passes. Reads each file right away, then
+ * waits for the kernel's change notification (poll POLLPRI on cgroup.events),
+ * never by sleeping. ret_done[i] (may be NULL) tells which ones got there;
+ * a cgroup that vanished counts as done. Returns 0 when all did, -ETIME when
+ * the deadline passed first, other negative errno on failure. */
+int cgroup_wait_frozen(const int *cg_fds, size_t n, bool want, usec_t deadline, bool *ret_done);
+
+/* Lists, sorted, the leaf cgroups (no child cgroups) at or below rel, as rel
+ * paths. A cgroup that vanishes during the walk is left out. Inner cgroups that
+ * hold processes of their own are listed in ret_inner if that is not NULL. */
+int cgroup_list_leaves(int root_fd, const char *rel, char ***ret, char ***ret_inner);
+
+/* Reads cgroup.procs (threads == false) or cgroup.threads into an array. */
+int cgroup_list_pids(int cg_fd, bool threads, pid_t **ret, size_t *ret_n);
+
+/* The cgroup2 path of a process, from /proc/PID/cgroup's "0::" line, as rel
+ * (no leading slash). -ENODATA when the process has no cgroup2 entry. */
+int cgroup_of_pid(pid_t pid, char **ret);
+
+/* Creates (mkdir) and removes (rmdir) a cgroup below root_fd. */
+int cgroup_create(int root_fd, const char *rel);
+int cgroup_remove(int root_fd, const char *rel);
+
+/* Moves a process into the cgroup. */
+int cgroup_attach(int cg_fd, pid_t pid);
+
+/* True if rel equals prefix or lies below it. */
+bool cgroup_path_startswith(const char *rel, const char *prefix);

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "standby.h"
+#include "time-util.h"
+
+/* /etc/standby/standby.conf: one [Standby] section, parsed by libinih. */
+
+typedef enum FreezeFailure {
+        FREEZE_FAILURE_SKIP,   /* leave that unit running, list it in status */
+        FREEZE_FAILURE_ABORT,  /* roll the whole enter back */
+} FreezeFailure;
+
+typedef struct Config {
+        char **targets;          /* unit names or cgroup rel paths */
+        char **exempt;           /* unit names or cgroup rel paths never touched */
+        Strategy strategy;
+        usec_t freeze_timeout;
+        FreezeFailure on_freeze_timeout;
+        uint64_t slack_ns;       /* 0: the largest value the kernel takes */
+        bool deadlock_guard;
+        char *group;             /* members may run standby verbs besides root */
+} Config;
+
+/* Defaults, as documented in standby.conf(5). */
+int config_new_default(Config **ret);
+Config *config_free(Config *c);
+static inline void config_freep(Config **c) {
+        config_free(*c);
+}
+#define _cleanup_config_ __attribute__((cleanup(config_freep)))
+
+/* Loads path over the defaults. A missing file is not an error when
+ * missing_ok (the default path). On a parse error returns -EINVAL and a
+ * message "FILE:LINE: what was expected" in ret_error (caller frees); nothing
+ * is returned in ret then. */
+int config_load(const char *path, bool missing_ok, Config **ret, char **ret_error);

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* All small-file I/O on procfs, cgroupfs and the state directory goes through
+ * here: one seam, O_CLOEXEC|O_NOFOLLOW always. dirfd may be AT_FDCWD. */
+
+/* Reads the whole file (at most 16 MiB) into a NUL-terminated buffer the caller
+ * frees. Returns 0, or a negative errno (-EFBIG when larger). */
+int read_full_fileat(int dirfd, const char *path, char **ret, size_t *ret_size);
+
+/* Reads the first line, without its newline. */
+int read_one_lineat(int dirfd, const char *path, char **ret);
+
+/* Reads the first line as an unsigned decimal number. -EINVAL if it is not one. */
+int read_u64at(int dirfd, const char *path, uint64_t *ret);
+
+/* Writes s in a single write(2) to an existing file, as kernfs and procfs want
+ * it. Returns 0 or a negative errno (the kernel's verdict on the value). */
+int write_stringat(int dirfd, const char *path, const char *s);
+
+/* Parses an unsigned decimal number, the whole string. -EINVAL, -ERANGE. */
+int parse_u64(const char *s, uint64_t *ret);
+int parse_pid(const char *s, int *ret);

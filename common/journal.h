@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "standby.h"
+#include "time-util.h"
+
+/* The standby journal: /run/standby/state (the directory can be overridden).
+ * It lists every cgroup standby froze or is about to freeze and every thread
+ * whose timer slack it changed, with the original value. It is written (to a
+ * temporary file, fsync, rename) BEFORE each change it records, under an
+ * exclusive flock on /run/standby/lock, so a crash at any point leaves a
+ * journal from which `standby-manager exit` undoes everything.
+ * The file exists exactly while something is frozen or slacked. */
+
+typedef enum JournalPhase {
+        JOURNAL_NONE,      /* not in standby (units may still be frozen by hand) */
+        JOURNAL_ENTERING,  /* enter in progress, or crashed part-way */
+        JOURNAL_ACTIVE,
+        JOURNAL_EXITING,
+        _JOURNAL_PHASE_MAX,
+        _JOURNAL_PHASE_INVALID = -1,
+} JournalPhase;
+
+typedef enum UnitState {
+        UNIT_FREEZING,     /* recorded, freeze written or about to be */
+        UNIT_FROZEN,       /* kernel reported frozen 1 */
+        UNIT_THAWED,       /* thawed on request until thaw_until (or standby end) */
+        UNIT_SKIPPED,      /* did not freeze within FreezeTimeout, left running */
+        UNIT_LOCKHOLDER,   /* thawed: holds a file lock a running process waits on */
+        UNIT_SLACKED,      /* slack strategy: its threads carry the standby slack */
+        _UNIT_STATE_MAX,
+        _UNIT_STATE_INVALID = -1,
+} UnitState;
+
+typedef struct JournalUnit {
+        char *cgroup;          /* rel path below the cgroup2 mount */
+        UnitState state;
+        usec_t thaw_until;     /* CLOCK_MONOTONIC; 0 = none, USEC_INFINITY = until exit */
+        char *reason;          /* why skipped/thawed; may be NULL */
+} JournalUnit;
+
+typedef struct JournalThread {
+        pid_t tid;
+        uint64_t starttime;    /* /proc/TID/stat field 22: guards against tid reuse */
+        uint64_t original_ns;
+} JournalThread;
+
+typedef struct Journal {
+        JournalPhase phase;
+        Strategy strategy;
+        usec_t since;          /* CLOCK_REALTIME when standby was entered */
+        uint64_t slack_ns;     /* the slack applied by the slack strategy */
+        JournalUnit *units;
+        size_t n_units;
+        JournalThread *threads;
+        size_t n_threads;
+} Journal;
+
+const char *journal_phase_to_string(JournalPhase p);
+const char *unit_state_to_string(UnitState s);
+
+Journal *journal_new(void);
+Journal *journal_free(Journal *j);
+static inline void journal_freep(Journal **j) {
+        journal_free(*j);
+}
+#define _cleanup_journal_ __attribute__((cleanup(journal_freep)))
+
+int journal_add_unit(Journal *j, const char *cgroup, UnitState state, const char *reason);
+JournalUnit *journal_find_unit(Journal *j, const char *cgroup);
+void journal_remove_unit(Journal *j, JournalUnit *u);
+int journal_unit_set_reason(JournalUnit *u, const char *reason);
+int journal_add_thread(Journal *j, pid_t tid, uint64_t starttime, uint64_t original_ns);
+JournalThread *journal_find_thread(Journal *j, pid_t tid);
+bool journal_is_empty(const Journal *j);
+
+/* Opens (creating with mode 0700 if create) the state directory. Refuses a
+ * directory that is a symlink, or not owned by us. */
+int journal_dir_open(const char *dir, bool create, int *ret_fd);
+
+/* Takes the journal lock (LOCK_EX or LOCK_SH), blocking. The lock is released
+ * when ret_lock_fd is closed. */
+int journal_lock(int dir_fd, int operation, int *ret_lock_fd);
+
+/* -ENOENT when there is no journal (nothing in standby). -EBADMSG when the
+ * file is malformed (the message is in ret_error if not NULL). */
+int journal_load(int dir_fd, Journal **ret);
+
+/* Writes atomically; removes the file when the journal is empty. */
+int journal_save(int dir_fd, const Journal *j);
+
+/* Name of the journal file inside the state directory. */
+#define JOURNAL_FILE "state"
+#define JOURNAL_LOCK_FILE "lock"
