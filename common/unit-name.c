@@ -132,7 +132,8 @@ int unit_resolve_cgroup(int root_fd, const char *arg, char **ret) {
         if (!arg)
                 return -EINVAL;
 
-        if (strchr(arg, '/')) {
+        /* A path, or a top-level cgroup name that is no unit name. */
+        if (strchr(arg, '/') || (!unit_name_is_valid(arg) && cgroup_path_validate(arg) >= 0 && *arg)) {
                 r = cgroup_open(root_fd, arg, &fd);
                 if (r < 0)
                         return r;

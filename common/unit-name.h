@@ -16,7 +16,8 @@ bool unit_name_is_valid(const char *name);
 int unit_slice_path(const char *slice, char **ret);
 
 /* Resolves a unit name or a cgroup path (anything with a '/', relative to the
- * cgroup2 mount) to an existing cgroup rel path. A unit name other than a
+ * cgroup2 mount; also a top-level name that is no unit name) to an existing
+ * cgroup rel path. A unit name other than a
  * slice is looked up as a directory of that name anywhere in the tree.
  * -EINVAL: neither a valid unit name nor a safe path; -ENOENT: no such cgroup;
  * -ENOTUNIQ: the name matches several cgroups (give the path instead). */

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "macro.h"
+#include "journal.h"
+
+/* One invocation of standby-manager: what it was told and what it holds. */
+typedef struct Manager {
+        Config *config;
+        const char *config_path;
+        char *cgroup_mount;
+        int root_fd;             /* the cgroup2 mount; every cgroup is opened beneath it */
+        const char *state_dir;
+        int state_fd;
+        int lock_fd;             /* the journal lock, held for the whole verb */
+        Journal *journal;
+        bool json;
+        uint64_t crash_after;    /* STANDBY_TEST_CRASH_AFTER: see manager_step() */
+        uint64_t steps;
+} Manager;
+
+/* Fault injection for the crash tests: every state change (a journal save, a
+ * freeze or thaw write, a slack write) is a step; when STANDBY_TEST_CRASH_AFTER
+ * is N > 0, the manager kills itself with SIGKILL right after step N, exactly
+ * as `kill -9` would. */
+void manager_step(Manager *m);
+
+/* Locks and loads the journal (an empty one when there is none). */
+int manager_lock_journal(Manager *m, bool exclusive);
+/* Saves m->journal, counting a step. */
+int manager_save_journal(Manager *m);
+
+/* select.c: the unit (leaf) cgroups below the configured targets that standby
+ * may touch: not the manager, not its callers, nor anything exempt. */
+int select_units(Manager *m, char ***ret);
+/* The leaves below one unit or path given on the command line, minus those that
+ * hold the manager or its callers. -EINVAL/-ENOENT/-ENOTUNIQ as
+ * unit_resolve_cgroup(); -EDEADLK when the unit holds the manager itself. */
+int select_named_unit(Manager *m, const char *name, char ***ret);
+
+/* freeze.c: the freeze strategy and the freeze/thaw verbs. */
+int freeze_enter(Manager *m);
+int freeze_units(Manager *m, char **leaves);
+int thaw_units(Manager *m, char **leaves, usec_t duration);
+/* Thaws every unit the journal lists; called by exit. */
+int freeze_exit(Manager *m);
+/* The background refreezer of `thaw --for`. */
+int freeze_refreeze_later(Manager *m, char **leaves, usec_t deadline);
+
+/* slack-strategy.c */
+int slack_enter(Manager *m, char **leaves);
+int slack_exit(Manager *m);
+
+/* status.c */
+int status_print(Manager *m);

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Which cgroups standby may touch. */
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "log.h"
+#include "manager.h"
+#include "proc.h"
+#include "strv.h"
+#include "unit-name.h"
+
+/* The cgroups of this process and of every ancestor up to PID 1: freezing the
+ * shell or terminal that runs us would freeze the user's way back. */
+static int caller_cgroups(char ***ret) {
+        _cleanup_strv_free_ char **l = NULL;
+        pid_t pid = getpid();
+        int r;
+
+        r = strv_split_words("", &l);
+        if (r < 0)
+                return r;
+        for (unsigned depth = 0; pid > 1 && depth < 256; depth++) {
+                _cleanup_free_ char *cg = NULL;
+                ProcStat st;
+
+                if (cgroup_of_pid(pid, &cg) >= 0 && !strv_contains(l, cg)) {
+                        r = strv_consume(&l, TAKE_PTR(cg));
+                        if (r < 0)
+                                return r;
+                }
+                if (proc_get_stat(pid, &st) < 0)
+                        break;
+                pid = st.ppid;
+        }
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
+/* An Exempt= entry with a '/' is a cgroup path (exempting its subtree); a unit
+ * name exempts any cgroup of that name and everything below it. */
+static bool is_exempt(char **exempt, const char *leaf) {
+        for (char **e = exempt; e && *e; e++) {
+                if (strchr(*e, '/')) {
+                        if (cgroup_path_startswith(leaf, *e))
+                                return true;
+                        continue;
+                }
+                size_t n = strlen(*e);
+                for (const char *p = leaf; p; p = strchr(p, '/')) {
+                        if (*p == '/')
+                                p++;
+                        if (strneq(p, *e, n) && (p[n] == 0 || p[n] == '/'))
+                                return true;
+                }
+        }
+        return false;
+}
+
+static bool holds_caller(char **callers, const char *leaf) {
+        for (char **c = callers; c && *c; c++)
+                if (cgroup_path_startswith(*c, leaf))
+                        return true;
+        return false;
+}
+
+int select_units(Manager *m, char ***ret) {
+        _cleanup_strv_free_ char **callers = NULL, **units = NULL;
+        int r;
+
+        r = caller_cgroups(&callers);
+        if (r < 0)
+                return r;
+        r = strv_split_words("", &units);
+        if (r < 0)
+                return r;
+
+        for (char **t = m->config->targets; *t; t++) {
+                _cleanup_strv_free_ char **leaves = NULL, **inner = NULL;
+                _cleanup_free_ char *rel = NULL;
+
+                r = unit_resolve_cgroup(m->root_fd, *t, &rel);
+                if (r == -ENOENT) {
+                        log_notice("Target %s: no such cgroup, skipped.", *t);
+                        continue;
+                }
+                if (r < 0)
+                        return log_error_errno(r, "Target %s in %s: cannot resolve: %m", *t, m->config_path);
+                if (isempty(rel))
+                        return log_error_errno(-EINVAL, "Target %s in %s: refusing the root cgroup.", *t, m->config_path);
+
+                r = cgroup_list_leaves(m->root_fd, rel, &leaves, &inner);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to list cgroups below %s: %m", rel);
+                for (char **i = inner; *i; i++)
+                        if (!is_exempt(m->config->exempt, *i) && !holds_caller(callers, *i))
+                                log_warning("Cgroup %s has processes of its own besides child cgroups; those stay running.", *i);
+
+                for (char **l = leaves; *l; l++) {
+                        if (strv_contains(units, *l))
+                                continue;
+                        if (holds_caller(callers, *l)) {
+                                log_info("Leaving %s running: it holds standby-manager or its caller.", *l);
+                                continue;
+                        }
+                        if (is_exempt(m->config->exempt, *l)) {
+                                log_debug("Leaving %s running: exempt.", *l);
+                                continue;
+                        }
+                        r = strv_extend(&units, *l);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        *ret = TAKE_PTR(units);
+        return 0;
+}
+
+int select_named_unit(Manager *m, const char *name, char ***ret) {
+        _cleanup_strv_free_ char **callers = NULL, **leaves = NULL;
+        _cleanup_free_ char *rel = NULL;
+        int r;
+
+        r = unit_resolve_cgroup(m->root_fd, name, &rel);
+        if (r < 0)
+                return r;
+        if (isempty(rel))
+                return -EINVAL;
+        r = caller_cgroups(&callers);
+        if (r < 0)
+                return r;
+        r = cgroup_list_leaves(m->root_fd, rel, &leaves, NULL);
+        if (r < 0)
+                return r;
+        for (char **l = leaves; *l; l++)
+                if (holds_caller(callers, *l))
+                        return -EDEADLK;
+        *ret = TAKE_PTR(leaves);
+        return 0;
+}

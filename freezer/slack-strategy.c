@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The rival strategy: a huge timer slack on every thread, nothing frozen. */
+#include <inttypes.h>
+
+#include "cgroup.h"
+#include "log.h"
+#include "manager.h"
+#include "proc.h"
+#include "slack.h"
+#include "strv.h"
+
+/* Threads appear while we work; a few passes catch those that were created
+ * between listing a cgroup and writing its threads' slack. */
+#define SLACK_PASSES 4
+
+/* The slack a thread had before standby. A thread created during standby
+ * inherited the standby slack from its creator, so its own current value is
+ * not its original: take its process's main thread's, or the kernel default. */
+static uint64_t original_slack(Manager *m, pid_t pid, uint64_t current) {
+        if (current != m->journal->slack_ns)
+                return current;
+        JournalThread *main_thread = journal_find_thread(m->journal, pid);
+        if (main_thread)
+                return main_thread->original_ns;
+        return SLACK_KERNEL_DEFAULT_NS;
+}
+
+/* Records (in the journal, saved before any write) and then slacks every
+ * thread of the given cgroups that is not yet recorded. Returns how many new. */
+static int slack_pass(Manager *m, char **leaves, size_t *ret_new) {
+        size_t first = m->journal->n_threads;
+        int r;
+
+        for (char **l = leaves; *l; l++) {
+                _cleanup_close_ int fd = -EBADF;
+                _cleanup_free_ pid_t *pids = NULL;
+                size_t n = 0;
+
+                if (cgroup_open(m->root_fd, *l, &fd) < 0 || cgroup_list_pids(fd, false, &pids, &n) < 0)
+                        continue; /* gone */
+                for (size_t p = 0; p < n; p++) {
+                        _cleanup_free_ pid_t *tids = NULL;
+                        size_t nt = 0;
+
+                        if (proc_list_tids(pids[p], &tids, &nt) < 0)
+                                continue;
+                        /* The main thread first, so that its original is known to the others. */
+                        for (size_t t = 0; t < nt; t++)
+                                if (tids[t] == pids[p] && t != 0) {
+                                        tids[t] = tids[0];
+                                        tids[0] = pids[p];
+                                }
+                        for (size_t t = 0; t < nt; t++) {
+                                ProcStat st;
+                                uint64_t cur;
+
+                                if (journal_find_thread(m->journal, tids[t]))
+                                        continue;
+                                if (proc_get_stat(tids[t], &st) < 0 || slack_get(tids[t], &cur) < 0)
+                                        continue;
+                                r = journal_add_thread(m->journal, tids[t], st.starttime,
+                                                       original_slack(m, pids[p], cur));
+                                if (r < 0)
+                                        return r;
+                        }
+                }
+        }
+
+        if (m->journal->n_threads == first) {
+                *ret_new = 0;
+                return 0;
+        }
+
+        r = manager_save_journal(m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to write the journal in %s: %m", m->state_dir);
+
+        for (size_t i = first; i < m->journal->n_threads; i++) {
+                JournalThread *t = &m->journal->threads[i];
+                r = slack_set(t->tid, m->journal->slack_ns, NULL);
+                if (r == -ENOENT || r == -ESRCH)
+                        continue;
+                if (r < 0)
+                        return log_error_errno(r, "Failed to set the timer slack of thread %d: %m", (int) t->tid);
+                manager_step(m);
+        }
+        *ret_new = m->journal->n_threads - first;
+        return 0;
+}
+
+int slack_enter(Manager *m, char **leaves) {
+        usec_t t0 = now_usec(CLOCK_MONOTONIC);
+        uint64_t slack = m->config->slack_ns;
+        size_t total = 0;
+        int r;
+
+        if (slack == 0) {
+                r = slack_probe_max(&slack);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to find the largest timer slack this kernel takes: %m");
+        }
+
+        m->journal->phase = JOURNAL_ENTERING;
+        m->journal->strategy = STRATEGY_SLACK;
+        m->journal->since = now_usec(CLOCK_REALTIME);
+        m->journal->slack_ns = slack;
+        for (char **l = leaves; *l; l++)
+                if (!journal_find_unit(m->journal, *l)) {
+                        r = journal_add_unit(m->journal, *l, UNIT_SLACKED, NULL);
+                        if (r < 0)
+                                return r;
+                }
+
+        for (int pass = 0; pass < SLACK_PASSES; pass++) {
+                size_t added = 0;
+                r = slack_pass(m, leaves, &added);
+                if (r < 0)
+                        return r;
+                total += added;
+                if (added == 0)
+                        break;
+        }
+
+        m->journal->phase = JOURNAL_ACTIVE;
+        r = manager_save_journal(m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to write the journal in %s: %m", m->state_dir);
+        log_info("Standby entered: timer slack %" PRIu64 " ns on %zu threads in %zu cgroups, in %.1f ms.", slack,
+                 total, strv_length(leaves), (double) (now_usec(CLOCK_MONOTONIC) - t0) / 1000.0);
+        return 0;
+}
+
+/* A timer armed during standby keeps the range it was armed with after the
+ * slack is restored: a sleeper could stay asleep long after exit. Passing each
+ * cgroup through a freeze and thaw interrupts every sleep, and the kernel
+ * restarts it (nanosleep, poll, futex) with the restored slack. The units are
+ * first marked "freezing" in the journal, so that a crash part-way through the
+ * kick is undone by the next exit like any other freeze. */
+static int kick_units(Manager *m) {
+        _cleanup_free_ int *fds = NULL;
+        size_t n = 0;
+        int r;
+
+        fds = calloc(m->journal->n_units + 1, sizeof(int));
+        if (!fds)
+                return -ENOMEM;
+        for (size_t i = 0; i < m->journal->n_units; i++) {
+                JournalUnit *u = &m->journal->units[i];
+                bool frozen;
+
+                if (u->state != UNIT_SLACKED)
+                        continue;
+                if (cgroup_open(m->root_fd, u->cgroup, &fds[n]) < 0)
+                        continue;
+                /* Someone else froze it meanwhile: not ours to thaw. */
+                if (cgroup_get_freeze(fds[n], &frozen) < 0 || frozen) {
+                        fds[n] = safe_close(fds[n]);
+                        continue;
+                }
+                u->state = UNIT_FREEZING;
+                n++;
+        }
+        r = manager_save_journal(m);
+        if (r >= 0) {
+                for (size_t i = 0; i < n; i++) {
+                        (void) cgroup_set_freeze(fds[i], true);
+                        manager_step(m);
+                }
+                (void) cgroup_wait_frozen(fds, n, true, now_usec(CLOCK_MONOTONIC) + m->config->freeze_timeout, NULL);
+                for (size_t i = 0; i < n; i++)
+                        (void) cgroup_set_freeze(fds[i], false);
+                r = cgroup_wait_frozen(fds, n, false, now_usec(CLOCK_MONOTONIC) + m->config->freeze_timeout, NULL);
+        }
+        for (size_t i = 0; i < n; i++)
+                safe_close(fds[i]);
+        return r;
+}
+
+int slack_exit(Manager *m) {
+        size_t restored = 0, gone = 0;
+        int r;
+
+        /* Every unit is listed as slacked before any write, so the kick can never
+         * leave a cgroup frozen: exit reruns it on a crash. */
+        for (size_t i = 0; i < m->journal->n_threads; i++) {
+                JournalThread *t = &m->journal->threads[i];
+                ProcStat st;
+
+                if (proc_get_stat(t->tid, &st) < 0 || st.starttime != t->starttime) {
+                        gone++; /* exited, or the tid now names another thread */
+                        continue;
+                }
+                r = slack_set(t->tid, t->original_ns, NULL);
+                if (r == -ENOENT || r == -ESRCH) {
+                        gone++;
+                        continue;
+                }
+                if (r < 0)
+                        return log_error_errno(r, "Failed to restore the timer slack of thread %d: %m", (int) t->tid);
+                manager_step(m);
+                restored++;
+        }
+
+        /* Threads created during standby inherited the standby slack. */
+        for (size_t i = 0; i < m->journal->n_units; i++) {
+                _cleanup_close_ int fd = -EBADF;
+                _cleanup_free_ pid_t *tids = NULL;
+                size_t n = 0;
+
+                if (m->journal->units[i].state != UNIT_SLACKED)
+                        continue;
+                if (cgroup_open(m->root_fd, m->journal->units[i].cgroup, &fd) < 0 ||
+                    cgroup_list_pids(fd, true, &tids, &n) < 0)
+                        continue;
+                for (size_t k = 0; k < n; k++) {
+                        uint64_t cur;
+                        if (journal_find_thread(m->journal, tids[k]) || slack_get(tids[k], &cur) < 0 ||
+                            cur != m->journal->slack_ns)
+                                continue;
+                        if (slack_set(tids[k], SLACK_KERNEL_DEFAULT_NS, NULL) >= 0)
+                                restored++;
+                }
+        }
+
+        log_info("Timer slack restored on %zu threads (%zu gone).", restored, gone);
+        m->journal->n_threads = 0;
+
+        /* The kicked units are left "freezing" in the journal: freeze_exit()
+         * confirms they are thawed and drops them. */
+        r = kick_units(m);
+        if (r < 0)
+                log_warning_errno(r, "Some cgroups did not pass through the freeze/thaw kick: %m");
+        for (size_t i = 0; i < m->journal->n_units;)
+                if (m->journal->units[i].state == UNIT_SLACKED)
+                        journal_remove_unit(m->journal, &m->journal->units[i]);
+                else
+                        i++;
+        return 0;
+}

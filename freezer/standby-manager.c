@@ -1,0 +1,396 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* standby-manager: enter and leave connected standby; freeze and thaw units. */
+#include <getopt.h>
+#include <grp.h>
+#include <signal.h>
+#include <sys/file.h>
+
+#include "cgroup.h"
+#include "fileio.h"
+#include "log.h"
+#include "manager.h"
+#include "strv.h"
+#include "unit-name.h"
+
+static void help(void) {
+        printf("Usage: standby-manager [OPTIONS] VERB [ARGS]\n"
+               "\n"
+               "Freeze user cgroups for connected standby and thaw them again.\n"
+               "\n"
+               "Verbs:\n"
+               "  enter [--strategy=freeze|slack]  Enter standby: freeze (or slack) every unit below\n"
+               "                                   the configured targets\n"
+               "  exit                             Leave standby: undo everything the journal lists\n"
+               "  status [--json]                  Show standby state, unit by unit\n"
+               "  freeze UNIT...                   Freeze units (names or cgroup paths)\n"
+               "  thaw UNIT... [--for DURATION]    Thaw frozen units, for a while or until exit\n"
+               "\n"
+               "Options:\n"
+               "  -c, --config FILE     Configuration file (default " STANDBY_CONFIG_PATH ")\n"
+               "      --state-dir DIR   Journal directory (default " STANDBY_STATE_DIR ")\n"
+               "      --strategy NAME   freeze or slack (enter only; overrides Strategy=)\n"
+               "      --for DURATION    thaw only: refreeze after DURATION (e.g. 30s, 2min)\n"
+               "      --json            status only: one JSON object\n"
+               "  -v, --verbose         Log debug messages\n"
+               "  -q, --quiet           Log only warnings and errors\n"
+               "  -h, --help            Show this help\n"
+               "      --version         Show the version\n"
+               "\n"
+               "Exit status: 0 success, 1 failure, 2 usage, 3 permission, 4 no cgroup v2,\n"
+               "5 configuration, 6 already in standby, 7 not in standby / not frozen,\n"
+               "8 unknown or refused unit, 9 enter rolled back. See standby-manager(8).\n");
+}
+
+void manager_step(Manager *m) {
+        if (m->crash_after > 0 && ++m->steps == m->crash_after)
+                raise(SIGKILL);
+}
+
+int manager_lock_journal(Manager *m, bool exclusive) {
+        Journal *j = NULL;
+        int r;
+
+        if (m->lock_fd < 0) {
+                r = journal_lock(m->state_fd, exclusive ? LOCK_EX : LOCK_SH, &m->lock_fd);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to lock the journal in %s: %m", m->state_dir);
+        }
+        r = journal_load(m->state_fd, &j);
+        if (r == -ENOENT) {
+                j = journal_new();
+                if (!j)
+                        return -ENOMEM;
+        } else if (r < 0)
+                return log_error_errno(r, "Failed to read the journal %s/" JOURNAL_FILE ": %m", m->state_dir);
+        journal_free(m->journal);
+        m->journal = j;
+        return 0;
+}
+
+int manager_save_journal(Manager *m) {
+        int r = journal_save(m->state_fd, m->journal);
+        if (r >= 0)
+                manager_step(m);
+        return r;
+}
+
+static bool allowed(const Config *c) {
+        if (geteuid() == 0)
+                return true;
+        if (!c->group)
+                return false;
+        struct group *g = getgrnam(c->group);
+        if (!g)
+                return false;
+        if (getegid() == g->gr_gid)
+                return true;
+        gid_t groups[256];
+        int n = getgroups(ELEMENTSOF(groups), groups);
+        for (int i = 0; i < n; i++)
+                if (groups[i] == g->gr_gid)
+                        return true;
+        return false;
+}
+
+/* Resolves every argument before anything changes: bad input changes nothing. */
+static int resolve_units(Manager *m, char **args, char ***ret) {
+        _cleanup_strv_free_ char **all = NULL;
+        int r;
+
+        r = strv_split_words("", &all);
+        if (r < 0)
+                return r;
+        for (char **a = args; *a; a++) {
+                _cleanup_strv_free_ char **leaves = NULL;
+
+                r = select_named_unit(m, *a, &leaves);
+                if (r == -EINVAL)
+                        return log_error_errno(r, "%s: not a valid unit name, nor a cgroup path below %s (no \"..\", "
+                                               "no leading \"/\", no symlinks).", *a, m->cgroup_mount);
+                if (r == -ENOENT || r == -ENOTDIR)
+                        return log_error_errno(r, "%s: no such unit or cgroup below %s.", *a, m->cgroup_mount);
+                if (r == -ENOTUNIQ)
+                        return log_error_errno(r, "%s: matches several cgroups; give its cgroup path instead.", *a);
+                if (r == -ELOOP || r == -EXDEV)
+                        return log_error_errno(r, "%s: refused, the path leaves the cgroup tree.", *a);
+                if (r == -EDEADLK)
+                        return log_error_errno(r, "%s: refused, it holds standby-manager or its caller.", *a);
+                if (r < 0)
+                        return log_error_errno(r, "%s: cannot resolve: %m", *a);
+                for (char **l = leaves; *l; l++)
+                        if (!strv_contains(all, *l) && (r = strv_extend(&all, *l)) < 0)
+                                return r;
+        }
+        *ret = TAKE_PTR(all);
+        return 0;
+}
+
+static int verb_enter(Manager *m, Strategy strategy) {
+        _cleanup_strv_free_ char **units = NULL;
+        int r;
+
+        r = manager_lock_journal(m, true);
+        if (r < 0)
+                return EXIT_FAILURE_GENERIC;
+        if (m->journal->phase != JOURNAL_NONE) {
+                log_error("Standby is already entered (%s, strategy %s); run `standby-manager exit` first.",
+                          journal_phase_to_string(m->journal->phase), strategy_to_string(m->journal->strategy));
+                return EXIT_ALREADY;
+        }
+
+        if (strategy == STRATEGY_FREEZE)
+                r = freeze_enter(m);
+        else {
+                r = select_units(m, &units);
+                if (r >= 0)
+                        r = slack_enter(m, units);
+        }
+        if (r == -ECANCELED)
+                return EXIT_ROLLED_BACK;
+        if (r == -EOPNOTSUPP) {
+                log_error("This kernel has no cgroup v2 freezer (cgroup.freeze needs Linux 5.2).");
+                return EXIT_NO_CGROUP2;
+        }
+        return r < 0 ? EXIT_FAILURE_GENERIC : EXIT_OK;
+}
+
+static int verb_exit(Manager *m) {
+        int r, q = 0;
+
+        r = manager_lock_journal(m, true);
+        if (r < 0)
+                return EXIT_FAILURE_GENERIC;
+        if (journal_is_empty(m->journal)) {
+                log_error("Not in standby: nothing to undo.");
+                return EXIT_NOT_ACTIVE;
+        }
+
+        m->journal->phase = JOURNAL_EXITING;
+        r = manager_save_journal(m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to write the journal: %m"), EXIT_FAILURE_GENERIC;
+
+        if (m->journal->n_threads > 0 || m->journal->strategy == STRATEGY_SLACK)
+                q = slack_exit(m);
+        r = freeze_exit(m);
+        if (q < 0 && r >= 0)
+                r = q;
+
+        /* Only what is known to be undone leaves the journal. */
+        m->journal->phase = r < 0 ? JOURNAL_EXITING : JOURNAL_NONE;
+        q = manager_save_journal(m);
+        if (q < 0)
+                return log_error_errno(q, "Failed to write the journal: %m"), EXIT_FAILURE_GENERIC;
+        if (r < 0)
+                return EXIT_FAILURE_GENERIC;
+        log_info("Standby left.");
+        return EXIT_OK;
+}
+
+static int verb_freeze(Manager *m, char **args) {
+        _cleanup_strv_free_ char **leaves = NULL;
+        int r;
+
+        r = resolve_units(m, args, &leaves);
+        if (r < 0)
+                return EXIT_UNKNOWN_UNIT;
+        r = manager_lock_journal(m, true);
+        if (r < 0)
+                return EXIT_FAILURE_GENERIC;
+        r = freeze_units(m, leaves);
+        if (r == -ECANCELED)
+                return EXIT_ROLLED_BACK;
+        return r < 0 ? EXIT_FAILURE_GENERIC : EXIT_OK;
+}
+
+static int verb_thaw(Manager *m, char **args, usec_t duration) {
+        _cleanup_strv_free_ char **leaves = NULL, **ours = NULL;
+        int r;
+
+        r = resolve_units(m, args, &leaves);
+        if (r < 0)
+                return EXIT_UNKNOWN_UNIT;
+        r = manager_lock_journal(m, true);
+        if (r < 0)
+                return EXIT_FAILURE_GENERIC;
+        if (duration != USEC_INFINITY && m->journal->phase != JOURNAL_ACTIVE) {
+                log_error("--for needs standby to be active (a refreeze outside standby would outlive its reason).");
+                return EXIT_NOT_ACTIVE;
+        }
+        r = thaw_units(m, leaves, duration);
+        if (r == -ESRCH) {
+                log_error("Not frozen by standby: %s.", args[0]);
+                return EXIT_NOT_ACTIVE;
+        }
+        if (r < 0)
+                return EXIT_FAILURE_GENERIC;
+        if (duration != USEC_INFINITY) {
+                usec_t deadline = 0;
+
+                r = strv_split_words("", &ours);
+                for (char **l = leaves; r >= 0 && *l; l++) {
+                        JournalUnit *u = journal_find_unit(m->journal, *l);
+                        if (u && u->state == UNIT_THAWED) {
+                                deadline = u->thaw_until;
+                                r = strv_extend(&ours, *l);
+                        }
+                }
+                if (r >= 0 && ours[0])
+                        r = freeze_refreeze_later(m, ours, deadline);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to start the refreezer: %m"), EXIT_FAILURE_GENERIC;
+        }
+        return EXIT_OK;
+}
+
+int main(int argc, char *argv[]) {
+        enum { ARG_STATE_DIR = 0x100, ARG_STRATEGY, ARG_FOR, ARG_JSON, ARG_VERSION };
+        static const struct option options[] = {
+                { "config", required_argument, NULL, 'c' },
+                { "state-dir", required_argument, NULL, ARG_STATE_DIR },
+                { "strategy", required_argument, NULL, ARG_STRATEGY },
+                { "for", required_argument, NULL, ARG_FOR },
+                { "json", no_argument, NULL, ARG_JSON },
+                { "verbose", no_argument, NULL, 'v' },
+                { "quiet", no_argument, NULL, 'q' },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, ARG_VERSION },
+                {}
+        };
+        Manager m = { .root_fd = -EBADF, .state_fd = -EBADF, .lock_fd = -EBADF };
+        const char *config_path = NULL, *strategy_arg = NULL, *for_arg = NULL, *verb;
+        _cleanup_free_ char *error = NULL;
+        usec_t duration = USEC_INFINITY;
+        Strategy strategy;
+        int c, r, ret;
+
+        log_set_prefix("standby-manager");
+        m.state_dir = STANDBY_STATE_DIR;
+
+        while ((c = getopt_long(argc, argv, "c:vqh", options, NULL)) >= 0)
+                switch (c) {
+                case 'c':
+                        config_path = optarg;
+                        break;
+                case ARG_STATE_DIR:
+                        m.state_dir = optarg;
+                        break;
+                case ARG_STRATEGY:
+                        strategy_arg = optarg;
+                        break;
+                case ARG_FOR:
+                        for_arg = optarg;
+                        break;
+                case ARG_JSON:
+                        m.json = true;
+                        break;
+                case 'v':
+                        log_set_max_level(LOG_DEBUG);
+                        break;
+                case 'q':
+                        log_set_max_level(LOG_WARNING);
+                        break;
+                case 'h':
+                        help();
+                        return EXIT_OK;
+                case ARG_VERSION:
+                        printf("standby-manager " STANDBY_VERSION "\n");
+                        return EXIT_OK;
+                default:
+                        fprintf(stderr, "Try 'standby-manager --help'.\n");
+                        return EXIT_USAGE;
+                }
+
+        if (optind >= argc) {
+                log_error("No verb given. Try 'standby-manager --help'.");
+                return EXIT_USAGE;
+        }
+        verb = argv[optind];
+        char **args = argv + optind + 1;
+        size_t n_args = (size_t) (argc - optind - 1);
+
+        bool takes_units = streq(verb, "freeze") || streq(verb, "thaw");
+        if (!takes_units && !streq(verb, "enter") && !streq(verb, "exit") && !streq(verb, "status")) {
+                log_error("Unknown verb \"%s\". Try 'standby-manager --help'.", verb);
+                return EXIT_USAGE;
+        }
+        if (takes_units ? n_args == 0 : n_args > 0) {
+                log_error(takes_units ? "%s needs at least one unit." : "%s takes no arguments.", verb);
+                return EXIT_USAGE;
+        }
+        if ((strategy_arg && !streq(verb, "enter")) || (for_arg && !streq(verb, "thaw")) ||
+            (m.json && !streq(verb, "status"))) {
+                log_error("--strategy goes with enter, --for with thaw, --json with status.");
+                return EXIT_USAGE;
+        }
+        if (for_arg && (parse_duration(for_arg, &duration) < 0 || duration == 0)) {
+                log_error("--for=%s: expected a positive duration such as \"30s\" or \"2min\".", for_arg);
+                return EXIT_USAGE;
+        }
+
+        m.config_path = config_path ? config_path : STANDBY_CONFIG_PATH;
+        r = config_load(m.config_path, !config_path, &m.config, &error);
+        if (r < 0) {
+                log_error("%s", error ? error : "Failed to load the configuration.");
+                return EXIT_CONFIG;
+        }
+        strategy = m.config->strategy;
+        if (strategy_arg && (strategy = strategy_from_string(strategy_arg)) == _STRATEGY_INVALID) {
+                log_error("--strategy=%s: expected \"freeze\" or \"slack\".", strategy_arg);
+                ret = EXIT_USAGE;
+                goto finish;
+        }
+
+        if (!allowed(m.config)) {
+                log_error("Permission denied: standby-manager %s needs root%s%s%s.", verb,
+                          m.config->group ? " or membership of group \"" : "", m.config->group ?: "",
+                          m.config->group ? "\"" : "");
+                ret = EXIT_PERMISSION;
+                goto finish;
+        }
+
+        r = cgroup_find_mount(&m.cgroup_mount);
+        if (r < 0) {
+                log_error("No cgroup v2 file system is mounted (looked in /proc/self/mountinfo); standby needs one.");
+                ret = EXIT_NO_CGROUP2;
+                goto finish;
+        }
+        r = cgroup_open_root(m.cgroup_mount, &m.root_fd);
+        if (r < 0) {
+                log_error_errno(r, "Cannot open the cgroup2 mount %s: %m", m.cgroup_mount);
+                ret = EXIT_NO_CGROUP2;
+                goto finish;
+        }
+        r = journal_dir_open(m.state_dir, true, &m.state_fd);
+        if (r < 0) {
+                log_error_errno(r, "Cannot use the state directory %s: %m", m.state_dir);
+                ret = EXIT_FAILURE_GENERIC;
+                goto finish;
+        }
+
+        const char *crash = getenv("STANDBY_TEST_CRASH_AFTER");
+        if (crash)
+                (void) parse_u64(crash, &m.crash_after);
+
+        if (streq(verb, "enter"))
+                ret = verb_enter(&m, strategy);
+        else if (streq(verb, "exit"))
+                ret = verb_exit(&m);
+        else if (streq(verb, "status")) {
+                ret = manager_lock_journal(&m, false) < 0 ? EXIT_FAILURE_GENERIC : EXIT_OK;
+                if (ret == EXIT_OK && status_print(&m) < 0)
+                        ret = EXIT_FAILURE_GENERIC;
+        } else if (streq(verb, "freeze"))
+                ret = verb_freeze(&m, args);
+        else
+                ret = verb_thaw(&m, args, duration);
+
+finish:
+        journal_free(m.journal);
+        config_free(m.config);
+        free(m.cgroup_mount);
+        safe_close(m.root_fd);
+        safe_close(m.state_fd);
+        safe_close(m.lock_fd);
+        return ret;
+}

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* `standby-manager status`: the journal, next to what the kernel says. */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "cgroup.h"
+#include "macro.h"
+#include "json.h"
+#include "manager.h"
+#include "unit-name.h"
+
+typedef struct UnitView {
+        const JournalUnit *u;
+        int kernel_frozen;   /* 1, 0, or -1 when the cgroup is gone */
+        usec_t remaining;    /* of a thaw window; USEC_INFINITY: until exit; 0: none */
+} UnitView;
+
+static UnitView view_unit(Manager *m, const JournalUnit *u, usec_t now) {
+        UnitView v = { .u = u, .kernel_frozen = -1 };
+        _cleanup_close_ int fd = -EBADF;
+        bool frozen;
+
+        if (cgroup_open(m->root_fd, u->cgroup, &fd) >= 0 && cgroup_get_frozen(fd, &frozen, NULL) >= 0)
+                v.kernel_frozen = frozen;
+        if (u->state == UNIT_THAWED)
+                v.remaining = u->thaw_until == USEC_INFINITY ? USEC_INFINITY
+                              : u->thaw_until > now            ? u->thaw_until - now
+                                                               : 0;
+        return v;
+}
+
+static void print_json(Manager *m, usec_t now) {
+        const Journal *j = m->journal;
+        FILE *f = stdout;
+
+        fprintf(f, "{\"active\":%s,\"phase\":\"%s\",\"strategy\":",
+                j->phase == JOURNAL_ACTIVE || j->phase == JOURNAL_ENTERING ? "true" : "false",
+                journal_phase_to_string(j->phase));
+        json_print_string(f, j->phase == JOURNAL_NONE ? NULL : strategy_to_string(j->strategy));
+        fprintf(f, ",\"since_realtime_usec\":%" PRIu64 ",\"cgroup_mount\":", j->since);
+        json_print_string(f, m->cgroup_mount);
+        fprintf(f, ",\"slack_ns\":%" PRIu64 ",\"threads_slacked\":%zu,\"units\":[", j->slack_ns, j->n_threads);
+        for (size_t i = 0; i < j->n_units; i++) {
+                UnitView v = view_unit(m, &j->units[i], now);
+                fprintf(f, "%s{\"unit\":", i ? "," : "");
+                json_print_string(f, unit_name_of_cgroup(v.u->cgroup));
+                fprintf(f, ",\"cgroup\":");
+                json_print_string(f, v.u->cgroup);
+                fprintf(f, ",\"state\":\"%s\",\"kernel_frozen\":%s", unit_state_to_string(v.u->state),
+                        v.kernel_frozen < 0 ? "null" : v.kernel_frozen ? "true" : "false");
+                if (v.u->state == UNIT_THAWED) {
+                        if (v.remaining == USEC_INFINITY)
+                                fprintf(f, ",\"thawed_until\":\"exit\"");
+                        else
+                                fprintf(f, ",\"thaw_remaining_usec\":%" PRIu64, v.remaining);
+                }
+                fprintf(f, ",\"reason\":");
+                json_print_string(f, v.u->reason);
+                fputc('}', f);
+        }
+        fprintf(f, "]}\n");
+}
+
+static void print_text(Manager *m, usec_t now) {
+        const Journal *j = m->journal;
+        size_t counts[_UNIT_STATE_MAX] = {};
+
+        if (j->phase == JOURNAL_NONE && j->n_units == 0) {
+                printf("Standby: inactive\n");
+                return;
+        }
+        for (size_t i = 0; i < j->n_units; i++)
+                counts[j->units[i].state]++;
+
+        printf("Standby: %s", j->phase == JOURNAL_ACTIVE ? "active" : journal_phase_to_string(j->phase));
+        if (j->phase == JOURNAL_ENTERING || j->phase == JOURNAL_EXITING)
+                printf(" (interrupted? `standby-manager exit` undoes it)");
+        printf("\n");
+        if (j->phase != JOURNAL_NONE) {
+                time_t t = (time_t) (j->since / USEC_PER_SEC);
+                char tb[64];
+                strftime(tb, sizeof(tb), "%Y-%m-%d %H:%M:%S", localtime(&t));
+                printf("Strategy: %s, since %s\n", strategy_to_string(j->strategy), tb);
+        }
+        if (j->strategy == STRATEGY_SLACK && j->n_threads)
+                printf("Timer slack: %" PRIu64 " ns on %zu threads\n", j->slack_ns, j->n_threads);
+        printf("Units: %zu frozen, %zu thawed, %zu skipped, %zu lock holders, %zu slacked\n", counts[UNIT_FROZEN],
+               counts[UNIT_THAWED], counts[UNIT_SKIPPED], counts[UNIT_LOCKHOLDER], counts[UNIT_SLACKED]);
+        printf("\n%-12s %-7s %s\n", "STATE", "KERNEL", "CGROUP");
+        for (size_t i = 0; i < j->n_units; i++) {
+                UnitView v = view_unit(m, &j->units[i], now);
+                char tb[32];
+
+                printf("%-12s %-7s %s", unit_state_to_string(v.u->state),
+                       v.kernel_frozen < 0 ? "gone" : v.kernel_frozen ? "frozen" : "running", v.u->cgroup);
+                if (v.u->state == UNIT_THAWED)
+                        printf("  (%s)", v.remaining == USEC_INFINITY ? "until exit"
+                                                                      : format_duration(tb, sizeof(tb), (v.remaining + USEC_PER_SEC - 1) / USEC_PER_SEC * USEC_PER_SEC));
+                if (v.u->reason)
+                        printf("\n             %s", v.u->reason);
+                printf("\n");
+        }
+}
+
+int status_print(Manager *m) {
+        usec_t now = now_usec(CLOCK_MONOTONIC);
+
+        if (m->json)
+                print_json(m, now);
+        else
+                print_text(m, now);
+        return fflush(stdout) == 0 ? 0 : -EIO;
+}
