@@ -293,7 +293,8 @@ static int list_leaves_rec(int dir_fd, const char *rel, unsigned depth, char ***
         if (depth > 64)
                 return -ELOOP;
 
-        fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
+        /* A new open file description: a dup would share (and leave at the end) the offset. */
+        fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return negative_errno();
         d = fdopendir(fd);

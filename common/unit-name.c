@@ -91,7 +91,8 @@ static int find_named(int dir_fd, const char *rel, const char *name, unsigned de
 
         if (depth > 64)
                 return 0;
-        fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
+        /* A new open file description: a dup would share (and leave at the end) the offset. */
+        fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return negative_errno();
         d = fdopendir(fd);

@@ -449,6 +449,8 @@ int freeze_refreeze_later(Manager *m, char **leaves, usec_t deadline) {
         if (null >= 0) {
                 dup2(null, STDIN_FILENO);
                 dup2(null, STDOUT_FILENO);
+                /* Our caller may wait for EOF on our output (a pipe): let go of it. */
+                dup2(null, STDERR_FILENO);
                 safe_close(null);
         }
         safe_close(m->lock_fd);

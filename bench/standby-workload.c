@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* standby-workload: one program per way user space wakes the CPU. Each wakeup
+ * writes one byte to the tick fd (non-blocking; a full pipe drops ticks), so a
+ * test or the bench sees progress stop under standby and resume after it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+static int tick_fd = -1;
+static long period_ms = 100;
+
+static void tick(void) {
+        if (tick_fd >= 0) {
+                ssize_t n = write(tick_fd, "t", 1);
+                (void) n; /* EAGAIN: the reader is behind; dropping is fine */
+        }
+}
+
+static void *loop_nanosleep(void *arg) {
+        struct timespec ts = { .tv_sec = period_ms / 1000, .tv_nsec = (period_ms % 1000) * 1000000L };
+        for (;;) {
+                /* Resumes after a signal-free interruption: the kernel restarts it. */
+                nanosleep(&ts, NULL);
+                tick();
+        }
+        return NULL;
+}
+
+static void *loop_poll(void *arg) {
+        for (;;) {
+                poll(NULL, 0, (int) period_ms);
+                tick();
+        }
+        return NULL;
+}
+
+static void *loop_select(void *arg) {
+        for (;;) {
+                struct timeval tv = { .tv_sec = period_ms / 1000, .tv_usec = (period_ms % 1000) * 1000 };
+                select(0, NULL, NULL, NULL, &tv);
+                tick();
+        }
+        return NULL;
+}
+
+static void *loop_epoll(void *arg) {
+        int ep = epoll_create1(EPOLL_CLOEXEC);
+        struct epoll_event ev;
+        for (;;) {
+                epoll_wait(ep, &ev, 1, (int) period_ms);
+                tick();
+        }
+        return NULL;
+}
+
+static void *loop_timerfd(void *arg) {
+        int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+        struct itimerspec its = {
+                .it_interval = { period_ms / 1000, (period_ms % 1000) * 1000000L },
+                .it_value = { period_ms / 1000, (period_ms % 1000) * 1000000L },
+        };
+        uint64_t n;
+        timerfd_settime(fd, 0, &its, NULL);
+        for (;;)
+                if (read(fd, &n, sizeof(n)) == sizeof(n))
+                        tick();
+        return NULL;
+}
+
+static void *loop_posix_timer(void *arg) {
+        /* Delivery by signal to this thread, taken synchronously with sigwaitinfo. */
+        struct sigevent sev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGRTMIN };
+        struct itimerspec its = {
+                .it_interval = { period_ms / 1000, (period_ms % 1000) * 1000000L },
+                .it_value = { period_ms / 1000, (period_ms % 1000) * 1000000L },
+        };
+        sigset_t set;
+        timer_t t;
+
+        sigemptyset(&set);
+        sigaddset(&set, SIGRTMIN);
+        pthread_sigmask(SIG_BLOCK, &set, NULL);
+        sev._sigev_un._tid = (pid_t) syscall(SYS_gettid);
+        timer_create(CLOCK_MONOTONIC, &sev, &t);
+        timer_settime(t, 0, &its, NULL);
+        for (;;)
+                if (sigwaitinfo(&set, NULL) > 0)
+                        tick();
+        return NULL;
+}
+
+static void *loop_futex(void *arg) {
+        static atomic_int word;
+        for (;;) {
+                struct timespec ts = { .tv_sec = period_ms / 1000, .tv_nsec = (period_ms % 1000) * 1000000L };
+                /* Nobody wakes the futex: only its timeout does. */
+                syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+                tick();
+        }
+        return NULL;
+}
+
+static void *loop_busy(void *arg) {
+        volatile uint64_t x = 0;
+        for (;;) {
+                for (int i = 0; i < 1000000; i++)
+                        x++;
+                tick();
+        }
+        return NULL;
+}
+
+static void *loop_idle(void *arg) {
+        for (;;)
+                pause();
+        return NULL;
+}
+
+static const struct {
+        const char *name;
+        void *(*loop)(void *);
+} kinds[] = {
+        { "nanosleep", loop_nanosleep }, { "poll", loop_poll },       { "select", loop_select },
+        { "epoll", loop_epoll },         { "timerfd", loop_timerfd }, { "posix-timer", loop_posix_timer },
+        { "futex", loop_futex },         { "busy", loop_busy },       { "idle", loop_idle },
+};
+
+static void usage(FILE *f) {
+        fprintf(f, "Usage: standby-workload KIND [--period-ms N] [--threads N] [--tick-fd FD]\n"
+                   "Kinds:");
+        for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+                fprintf(f, " %s", kinds[i].name);
+        fprintf(f, "\nEach wakeup writes one byte to FD (default: none).\n");
+}
+
+int main(int argc, char *argv[]) {
+        static const struct option options[] = {
+                { "period-ms", required_argument, NULL, 'p' },
+                { "threads", required_argument, NULL, 't' },
+                { "tick-fd", required_argument, NULL, 'f' },
+                { "help", no_argument, NULL, 'h' },
+                {}
+        };
+        void *(*loop)(void *) = NULL;
+        long threads = 1;
+        int c;
+
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'p':
+                        period_ms = strtol(optarg, NULL, 10);
+                        break;
+                case 't':
+                        threads = strtol(optarg, NULL, 10);
+                        break;
+                case 'f':
+                        tick_fd = (int) strtol(optarg, NULL, 10);
+                        break;
+                case 'h':
+                        usage(stdout);
+                        return 0;
+                default:
+                        usage(stderr);
+                        return 2;
+                }
+        if (optind + 1 != argc || period_ms <= 0 || threads < 1 || threads > 1024) {
+                usage(stderr);
+                return 2;
+        }
+        for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+                if (strcmp(argv[optind], kinds[i].name) == 0)
+                        loop = kinds[i].loop;
+        if (!loop) {
+                fprintf(stderr, "standby-workload: unknown kind \"%s\"\n", argv[optind]);
+                usage(stderr);
+                return 2;
+        }
+        if (tick_fd >= 0)
+                fcntl(tick_fd, F_SETFL, fcntl(tick_fd, F_GETFL) | O_NONBLOCK);
+
+        /* Block the posix-timer signal everywhere, so that only sigwaitinfo takes it. */
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGRTMIN);
+        pthread_sigmask(SIG_BLOCK, &set, NULL);
+
+        for (long i = 1; i < threads; i++) {
+                pthread_t t;
+                if (pthread_create(&t, NULL, loop, NULL) != 0) {
+                        fprintf(stderr, "standby-workload: pthread_create: %s\n", strerror(errno));
+                        return 1;
+                }
+        }
+        loop(NULL);
+        return 0;
+}

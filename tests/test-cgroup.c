@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdio.h>
+
+#include "cgroup.h"
+#include "macro.h"
+#include "strv.h"
+#include "test-util.h"
+
+static char *write_tmp(const char *text) {
+        char *path = strdup("/tmp/standby-mountinfo-XXXXXX");
+        int fd = mkstemp(path);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t) strlen(text));
+        close(fd);
+        return path;
+}
+
+START_TEST(test_mountinfo_variants) {
+        static const struct {
+                const char *text, *want;
+        } table[] = {
+                /* pure unified */
+                { "22 1 0:20 / /sys rw - sysfs sysfs rw\n"
+                  "30 22 0:26 / /sys/fs/cgroup rw,nosuid shared:9 - cgroup2 cgroup2 rw,nsdelegate\n",
+                  "/sys/fs/cgroup" },
+                /* hybrid, as on this machine: v1 controllers first, v2 under unified */
+                { "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+                  "32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
+                  "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n",
+                  "/sys/fs/cgroup/unified" },
+                /* no optional fields, a space escaped in the mount point */
+                { "41 31 0:38 / /mnt/my\\040cgroup rw - cgroup2 none rw\n", "/mnt/my cgroup" },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                _cleanup_free_ char *p = write_tmp(table[i].text), *m = NULL;
+                ck_assert_int_eq(cgroup_find_mount_in(p, &m), 0);
+                ck_assert_str_eq(m, table[i].want);
+                unlink(p);
+        }
+        _cleanup_free_ char *p = write_tmp("32 31 0:29 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n");
+        char *m = NULL;
+        ck_assert_int_eq(cgroup_find_mount_in(p, &m), -ENOMEDIUM);
+        unlink(p);
+}
+END_TEST
+
+/* Real freezing: the workload's progress stops while frozen 1, resumes after. */
+START_TEST(test_freeze_thaw_progress) {
+        int tick, fd;
+        bool frozen, populated;
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_spawn_workload("w.service", "nanosleep", 5, 1, &tick);
+        ck_assert_int_eq(test_ticks(tick, 3, 5 * USEC_PER_SEC), 3);
+
+        fd = test_cgroup("w.service");
+        ck_assert_int_eq(cgroup_set_freeze(fd, true), 0);
+        ck_assert_int_eq(cgroup_wait_frozen(&fd, 1, true, now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC, NULL), 0);
+        ck_assert_int_eq(cgroup_get_frozen(fd, &frozen, &populated), 0);
+        ck_assert(frozen && populated);
+        test_drain(tick);
+        /* 60 periods: a running workload would tick about 60 times. */
+        ck_assert_int_eq(test_ticks(tick, 1, 300 * USEC_PER_MSEC), 0);
+
+        ck_assert_int_eq(cgroup_set_freeze(fd, false), 0);
+        ck_assert_int_eq(cgroup_wait_frozen(&fd, 1, false, now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC, NULL), 0);
+        ck_assert_int_eq(test_ticks(tick, 3, 5 * USEC_PER_SEC), 3);
+        safe_close(fd);
+}
+END_TEST
+
+/* Many cgroups waited on at once, and an empty cgroup freezes as well. */
+START_TEST(test_wait_many) {
+        int fds[20];
+        bool done[20];
+        char sub[32];
+
+        if (!test_need_root_cgroup2())
+                return;
+        for (int i = 0; i < 20; i++) {
+                snprintf(sub, sizeof(sub), "u%02d.service", i);
+                if (i % 2)
+                        test_spawn_workload(sub, "poll", 10, 2, NULL);
+                fds[i] = test_cgroup(sub);
+                ck_assert_int_eq(cgroup_set_freeze(fds[i], true), 0);
+        }
+        ck_assert_int_eq(cgroup_wait_frozen(fds, 20, true, now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC, done), 0);
+        for (int i = 0; i < 20; i++) {
+                ck_assert(done[i]);
+                ck_assert_int_eq(cgroup_set_freeze(fds[i], false), 0);
+        }
+        ck_assert_int_eq(cgroup_wait_frozen(fds, 20, false, now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC, done), 0);
+        for (int i = 0; i < 20; i++)
+                safe_close(fds[i]);
+}
+END_TEST
+
+START_TEST(test_list_leaves_and_pids) {
+        _cleanup_strv_free_ char **leaves = NULL, **inner = NULL;
+        _cleanup_free_ pid_t *pids = NULL;
+        size_t n = 0;
+        int fd;
+
+        if (!test_need_root_cgroup2())
+                return;
+        safe_close(test_cgroup("b.slice/x.service"));
+        safe_close(test_cgroup("b.slice/y.scope"));
+        safe_close(test_cgroup("a.service"));
+        pid_t p = test_spawn_workload("a.service", "idle", 100, 3, NULL);
+        /* A process in an inner cgroup (allowed: no controllers enabled here). */
+        test_spawn_workload("b.slice", "idle", 100, 1, NULL);
+
+        ck_assert_int_eq(cgroup_list_leaves(T.root_fd, T.base, &leaves, &inner), 0);
+        ck_assert_uint_eq(strv_length(leaves), 3);
+        ck_assert_str_eq(leaves[0], test_cgpath("a.service"));
+        ck_assert_str_eq(leaves[1], test_cgpath("b.slice/x.service"));
+        ck_assert_str_eq(leaves[2], test_cgpath("b.slice/y.scope"));
+        ck_assert_uint_eq(strv_length(inner), 1);
+        ck_assert_str_eq(inner[0], test_cgpath("b.slice"));
+
+        fd = test_cgroup("a.service");
+        /* The pid is in cgroup.procs once exec'd; cgroup.threads shows its 3 threads. */
+        ck_assert_int_eq(cgroup_list_pids(fd, false, &pids, &n), 0);
+        ck_assert_uint_eq(n, 1);
+        ck_assert_int_eq(pids[0], p);
+        free(TAKE_PTR(pids));
+        safe_close(fd);
+
+        _cleanup_free_ char *cg = NULL;
+        ck_assert_int_eq(cgroup_of_pid(p, &cg), 0);
+        ck_assert_str_eq(cg, test_cgpath("a.service"));
+}
+END_TEST
+
+START_TEST(test_open_refuses_escape) {
+        int fd = -EBADF;
+
+        if (!test_need_root_cgroup2())
+                return;
+        ck_assert_int_eq(cgroup_open(T.root_fd, "..", &fd), -EINVAL);
+        ck_assert_int_eq(cgroup_open(T.root_fd, "/", &fd), -EINVAL);
+        ck_assert_int_eq(cgroup_open(T.root_fd, "x/../../etc", &fd), -EINVAL);
+        ck_assert_int_eq(cgroup_open(T.root_fd, "no-such-standby-cgroup", &fd), -ENOENT);
+        ck_assert_int_eq(cgroup_open(T.root_fd, "cgroup.procs", &fd), -ENOTDIR);
+        ck_assert_int_eq(fd, -EBADF);
+}
+END_TEST
+
+Suite *cgroup_suite(void) {
+        Suite *s = suite_create("cgroup");
+        TCase *tc = tcase_create("mountinfo");
+        tcase_add_test(tc, test_mountinfo_variants);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("kernel");
+        tcase_set_timeout(tc, 60);
+        tcase_add_checked_fixture(tc, test_env_setup, test_env_teardown);
+        tcase_add_unchecked_fixture(tc, NULL, test_env_sweep);
+        tcase_add_test(tc, test_freeze_thaw_progress);
+        tcase_add_test(tc, test_wait_many);
+        tcase_add_test(tc, test_list_leaves_and_pids);
+        tcase_add_test(tc, test_open_refuses_escape);
+        suite_add_tcase(s, tc);
+        return s;
+}

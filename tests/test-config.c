@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdio.h>
+
+#include "config.h"
+#include "macro.h"
+#include "strv.h"
+#include "test-util.h"
+
+static char *write_tmp(const char *text) {
+        char *path = strdup("/tmp/standby-config-XXXXXX");
+        int fd = mkstemp(path);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t) strlen(text));
+        close(fd);
+        return path;
+}
+
+START_TEST(test_defaults) {
+        _cleanup_config_ Config *c = NULL;
+        _cleanup_free_ char *err = NULL;
+
+        ck_assert_int_eq(config_load("/nonexistent/standby.conf", true, &c, &err), 0);
+        ck_assert_str_eq(c->targets[0], "user.slice");
+        ck_assert_ptr_null(c->targets[1]);
+        ck_assert(strv_contains(c->exempt, "standby-listener.service"));
+        ck_assert_int_eq(c->strategy, STRATEGY_FREEZE);
+        ck_assert_uint_eq(c->freeze_timeout, 5 * USEC_PER_SEC);
+        ck_assert_int_eq(c->on_freeze_timeout, FREEZE_FAILURE_SKIP);
+        ck_assert_uint_eq(c->slack_ns, 0);
+        ck_assert(c->deadlock_guard);
+}
+END_TEST
+
+START_TEST(test_full_file) {
+        _cleanup_config_ Config *c = NULL;
+        _cleanup_free_ char *err = NULL;
+        _cleanup_free_ char *p = write_tmp("# comment\n[Standby]\nTargets=user.slice apps.slice\nTargets=x/y\n"
+                                           "Exempt=\nExempt=foo.service\nStrategy=slack\nFreezeTimeout=1min 30s\n"
+                                           "OnFreezeTimeout=abort\nTimerSlackNSec=1000000\nDeadlockGuard=no\n"
+                                           "Group=standby\n");
+
+        ck_assert_int_eq(config_load(p, false, &c, &err), 0);
+        ck_assert_uint_eq(strv_length(c->targets), 3);
+        ck_assert_str_eq(c->targets[2], "x/y");
+        ck_assert_uint_eq(strv_length(c->exempt), 1);
+        ck_assert_str_eq(c->exempt[0], "foo.service");
+        ck_assert_int_eq(c->strategy, STRATEGY_SLACK);
+        ck_assert_uint_eq(c->freeze_timeout, 90 * USEC_PER_SEC);
+        ck_assert_int_eq(c->on_freeze_timeout, FREEZE_FAILURE_ABORT);
+        ck_assert_uint_eq(c->slack_ns, 1000000);
+        ck_assert(!c->deadlock_guard);
+        ck_assert_str_eq(c->group, "standby");
+        unlink(p);
+}
+END_TEST
+
+/* Each bad file yields one message naming file:line and what was expected. */
+START_TEST(test_errors_table) {
+        static const struct {
+                const char *text;
+                int line;
+                const char *expect;
+        } table[] = {
+                { "[Standby]\nStrategy=hibernate\n", 2, "Strategy=hibernate: expected \"freeze\" or \"slack\"" },
+                { "[Standby]\nFreezeTimeout=soon\n", 2, "FreezeTimeout=soon: expected a positive duration" },
+                { "[Standby]\nFreezeTimeout=0\n", 2, "FreezeTimeout=0: expected a positive duration" },
+                { "[Standby]\n\nOnFreezeTimeout=retry\n", 3, "OnFreezeTimeout=retry: expected \"skip\" or \"abort\"" },
+                { "[Standby]\nTimerSlackNSec=-5\n", 2, "TimerSlackNSec=-5: expected \"max\"" },
+                { "[Standby]\nDeadlockGuard=maybe\n", 2, "DeadlockGuard=maybe: expected \"yes\" or \"no\"" },
+                { "[Standby]\nTarget=user.slice\n", 2, "unknown key \"Target\" in [Standby]" },
+                { "[Standbye]\nTargets=a\n", 2, "unknown section [Standbye]" },
+                { "[Standby]\nthis is no assignment\n", 2, "syntax error" },
+                { "[Standby\nTargets=a\n", 1, "syntax error" },
+                { "[Standby]\nStrategy=freeze\nbad line\nStrategy=nope\n", 3, "syntax error" },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                _cleanup_free_ char *p = write_tmp(table[i].text), *err = NULL, *want = NULL;
+                Config *c = NULL;
+
+                ck_assert_int_eq(config_load(p, false, &c, &err), -EINVAL);
+                ck_assert_ptr_null(c);
+                ck_assert_ptr_nonnull(err);
+                ck_assert_int_ge(asprintf(&want, "%s:%d: ", p, table[i].line), 0);
+                ck_assert_msg(strneq(err, want, strlen(want)), "case %zu: got \"%s\", want prefix \"%s\"", i, err, want);
+                ck_assert_msg(strstr(err, table[i].expect), "case %zu: got \"%s\", want \"%s\"", i, err, table[i].expect);
+                unlink(p);
+        }
+}
+END_TEST
+
+START_TEST(test_missing_explicit_file) {
+        _cleanup_free_ char *err = NULL;
+        Config *c = NULL;
+
+        ck_assert_int_eq(config_load("/nonexistent/x.conf", false, &c, &err), -ENOENT);
+        ck_assert_ptr_nonnull(strstr(err, "/nonexistent/x.conf: cannot open"));
+}
+END_TEST
+
+START_TEST(test_durations) {
+        static const struct {
+                const char *s;
+                usec_t v;
+        } ok[] = { { "5", 5 * USEC_PER_SEC }, { "500ms", 500 * USEC_PER_MSEC }, { "2min", 120 * USEC_PER_SEC },
+                   { "1h 1s", 3601 * USEC_PER_SEC }, { "250us", 250 }, { "30 s", 30 * USEC_PER_SEC } };
+        static const char * const bad[] = { "", "x", "5parsecs", "-1s", "1s x" };
+        usec_t v;
+        char buf[32];
+
+        for (size_t i = 0; i < ELEMENTSOF(ok); i++) {
+                ck_assert_int_eq(parse_duration(ok[i].s, &v), 0);
+                ck_assert_uint_eq(v, ok[i].v);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                ck_assert_msg(parse_duration(bad[i], &v) < 0, "\"%s\" should not parse", bad[i]);
+        ck_assert_int_eq(parse_duration("99999999999999999999h", &v), -ERANGE);
+        ck_assert_str_eq(format_duration(buf, sizeof(buf), 30 * USEC_PER_SEC), "30s");
+        ck_assert_str_eq(format_duration(buf, sizeof(buf), 1500 * USEC_PER_MSEC), "1500ms");
+        ck_assert_str_eq(format_duration(buf, sizeof(buf), 120 * USEC_PER_SEC), "2min");
+}
+END_TEST
+
+Suite *config_suite(void) {
+        Suite *s = suite_create("config");
+        TCase *tc = tcase_create("parse");
+        tcase_add_test(tc, test_defaults);
+        tcase_add_test(tc, test_full_file);
+        tcase_add_test(tc, test_errors_table);
+        tcase_add_test(tc, test_missing_explicit_file);
+        tcase_add_test(tc, test_durations);
+        suite_add_tcase(s, tc);
+        return s;
+}

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/file.h>
+
+#include "locks.h"
+#include "macro.h"
+#include "test-util.h"
+
+START_TEST(test_parse_sample) {
+        /* The format of /proc/locks, including OFD locks (pid -1) and waiters. */
+        static const char sample[] =
+                "1: POSIX  ADVISORY  WRITE 1234 00:1a:5678 0 EOF\n"
+                "1: -> POSIX  ADVISORY  WRITE 2222 00:1a:5678 0 EOF\n"
+                "1: -> POSIX  ADVISORY  WRITE 3333 00:1a:5678 0 EOF\n"
+                "2: FLOCK  ADVISORY  WRITE 4444 00:1a:9999 0 EOF\n"
+                "3: OFDLCK ADVISORY  READ  -1 00:1a:1 0 EOF\n"
+                "3: -> FLOCK  ADVISORY  WRITE 5555 00:1a:1 0 EOF\n";
+        char path[] = "/tmp/standby-locks-XXXXXX";
+        _cleanup_free_ LockWait *w = NULL;
+        size_t n = 0;
+        int fd = mkstemp(path);
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, sample, sizeof(sample) - 1), (ssize_t) sizeof(sample) - 1);
+        close(fd);
+        ck_assert_int_eq(locks_read_waits(path, &w, &n), 0);
+        unlink(path);
+        ck_assert_uint_eq(n, 3);
+        ck_assert_int_eq(w[0].holder, 1234);
+        ck_assert_int_eq(w[0].waiter, 2222);
+        ck_assert_str_eq(w[0].type, "POSIX");
+        ck_assert_int_eq(w[1].waiter, 3333);
+        ck_assert_int_eq(w[2].holder, -1);
+        ck_assert_int_eq(w[2].waiter, 5555);
+}
+END_TEST
+
+static char lockfile[64];
+
+static void hold_then_wait(void *userdata) {
+        int *pipes = userdata;
+        int fd = open(lockfile, O_RDWR | O_CLOEXEC);
+        char c;
+
+        if (fd < 0 || flock(fd, LOCK_EX) < 0)
+                _exit(1);
+        if (write(pipes[1], "L", 1) != 1)
+                _exit(1);
+        (void) !read(pipes[2], &c, 1); /* hold until told */
+        _exit(0);
+}
+
+static void block_on_lock(void *userdata) {
+        int fd = open(lockfile, O_RDWR | O_CLOEXEC);
+        if (fd < 0 || flock(fd, LOCK_EX) < 0)
+                _exit(1);
+        _exit(0);
+}
+
+static pid_t waiter_pid;
+
+static bool waiter_listed(void *userdata) {
+        _cleanup_free_ LockWait *w = NULL;
+        size_t n = 0;
+
+        if (locks_read_waits("/proc/locks", &w, &n) < 0)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (w[i].waiter == waiter_pid && w[i].holder == *(pid_t *) userdata)
+                        return true;
+        return false;
+}
+
+/* The real kernel lists a blocked flock() under its holder. */
+START_TEST(test_real_flock_wait) {
+        int held[2], go[2];
+        char c;
+
+        if (!test_need_root_cgroup2())
+                return;
+        snprintf(lockfile, sizeof(lockfile), "/tmp/standby-lock-%d", (int) getpid());
+        close(open(lockfile, O_CREAT | O_RDWR | O_CLOEXEC, 0600));
+        ck_assert_int_eq(pipe(held), 0);
+        ck_assert_int_eq(pipe(go), 0);
+        int fds[3] = { held[0], held[1], go[0] };
+        pid_t holder = test_fork("holder.service", hold_then_wait, fds);
+        ck_assert_int_eq(read(held[0], &c, 1), 1);
+        waiter_pid = test_fork(NULL, block_on_lock, NULL);
+        ck_assert_msg(test_wait_for(waiter_listed, &holder, 5 * USEC_PER_SEC), "waiter never showed in /proc/locks");
+        ck_assert_int_eq(write(go[1], "x", 1), 1);
+        unlink(lockfile);
+}
+END_TEST
+
+Suite *locks_suite(void) {
+        Suite *s = suite_create("locks");
+        TCase *tc = tcase_create("proc-locks");
+        tcase_add_checked_fixture(tc, test_env_setup, test_env_teardown);
+        tcase_add_unchecked_fixture(tc, NULL, test_env_sweep);
+        tcase_add_test(tc, test_parse_sample);
+        tcase_add_test(tc, test_real_flock_wait);
+        suite_add_tcase(s, tc);
+        return s;
+}

@@ -1,0 +1,559 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* standby-manager end to end: the real binary on real cgroups and processes. */
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <grp.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "cgroup.h"
+#include "journal.h"
+#include "locks.h"
+#include "macro.h"
+#include "proc.h"
+#include "slack.h"
+#include "standby.h"
+#include "test-util.h"
+
+static bool journal_exists(void) {
+        char p[4096];
+        snprintf(p, sizeof(p), "%s/" JOURNAL_FILE, T.state_dir);
+        return access(p, F_OK) == 0;
+}
+
+static bool wait_frozen(const char *sub, bool want) {
+        _cleanup_close_ int fd = test_cgroup(sub);
+        return cgroup_wait_frozen(&fd, 1, want, now_usec(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC, NULL) == 0;
+}
+
+/* Enter stops every unit's progress; exit brings it back; status tells. */
+START_TEST(test_enter_exit_progress) {
+        static const char * const kinds[] = { "nanosleep", "poll", "epoll", "timerfd", "posix-timer", "futex", "busy" };
+        int ticks[ELEMENTSOF(kinds)];
+        char sub[64];
+        _cleanup_free_ char *out = NULL;
+
+        if (!test_need_root_cgroup2())
+                return;
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
+                snprintf(sub, sizeof(sub), "app.slice/%s.service", kinds[i]);
+                test_spawn_workload(sub, kinds[i], 10, 2, &ticks[i]);
+                ck_assert_int_eq(test_ticks(ticks[i], 2, 5 * USEC_PER_SEC), 2);
+        }
+
+        ck_assert_int_eq(test_manager(NULL, "enter", NULL), EXIT_OK);
+        ck_assert(journal_exists());
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
+                snprintf(sub, sizeof(sub), "app.slice/%s.service", kinds[i]);
+                ck_assert_msg(test_frozen(sub), "%s not frozen", sub);
+                test_drain(ticks[i]);
+        }
+        /* 30 periods of quiet across all of them. */
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++)
+                ck_assert_msg(test_ticks(ticks[i], 1, i == 0 ? 300 * USEC_PER_MSEC : 1) == 0, "%s ticked while frozen",
+                              kinds[i]);
+
+        ck_assert_int_eq(test_manager_env(NULL, &out, NULL, "status", "--json", NULL), EXIT_OK);
+        ck_assert_ptr_nonnull(strstr(out, "\"active\":true"));
+        ck_assert_ptr_nonnull(strstr(out, "\"strategy\":\"freeze\""));
+        snprintf(sub, sizeof(sub), "\"cgroup\":\"%s\",\"state\":\"frozen\",\"kernel_frozen\":true",
+                 test_cgpath("app.slice/futex.service"));
+        ck_assert_msg(strstr(out, sub), "status --json lacks %s: %s", sub, out);
+
+        ck_assert_int_eq(test_manager(NULL, "exit", NULL), EXIT_OK);
+        ck_assert(!journal_exists());
+        ck_assert(!test_anything_frozen());
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++)
+                ck_assert_msg(test_ticks(ticks[i], 3, 5 * USEC_PER_SEC) == 3, "%s did not resume", kinds[i]);
+
+        free(TAKE_PTR(out));
+        ck_assert_int_eq(test_manager_env(NULL, &out, NULL, "status", "--json", NULL), EXIT_OK);
+        ck_assert_ptr_nonnull(strstr(out, "\"active\":false"));
+}
+END_TEST
+
+/* Exempt= units and the caller's own cgroup are never frozen. */
+START_TEST(test_exemptions) {
+        int keep, term, other;
+        int status;
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_write_config("Exempt=keep.service\n");
+        test_spawn_workload("keep.service", "nanosleep", 10, 1, &keep);
+        test_spawn_workload("term.scope", "nanosleep", 10, 1, &term);
+        test_spawn_workload("other.service", "nanosleep", 10, 1, &other);
+
+        /* The manager runs from inside term.scope, like a shell in a terminal. */
+        char *argv[] = { (char *) test_bin("standby-manager"), "--config", T.config, "--state-dir", T.state_dir,
+                         "--quiet", "enter", NULL };
+        pid_t pid = test_spawn("term.scope", argv, NULL);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        T.n_pids--; /* reaped */
+        ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == EXIT_OK);
+
+        ck_assert(test_frozen("other.service"));
+        ck_assert(!test_frozen("keep.service"));
+        ck_assert(!test_frozen("term.scope"));
+        test_drain(keep);
+        test_drain(term);
+        ck_assert_int_eq(test_ticks(keep, 3, 5 * USEC_PER_SEC), 3);
+        ck_assert_int_eq(test_ticks(term, 3, 5 * USEC_PER_SEC), 3);
+        ck_assert_int_eq(test_manager(NULL, "exit", NULL), EXIT_OK);
+}
+END_TEST
+
+/* thaw --for: running during the window, frozen again after it, by itself. */
+START_TEST(test_thaw_window) {
+        int a, b;
+        _cleanup_free_ char *out = NULL;
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_spawn_workload("a.service", "nanosleep", 10, 1, &a);
+        test_spawn_workload("b.service", "nanosleep", 10, 1, &b);
+        ck_assert_int_eq(test_manager(NULL, "enter", NULL), EXIT_OK);
+        test_drain(a);
+
+        ck_assert_int_eq(test_manager(NULL, "thaw", "a.service", "--for", "1s", NULL), EXIT_OK);
+        ck_assert(!test_frozen("a.service"));
+        ck_assert(test_frozen("b.service"));
+        ck_assert_int_eq(test_ticks(a, 3, 5 * USEC_PER_SEC), 3);
+        ck_assert_int_eq(test_manager_env(NULL, &out, NULL, "status", "--json", NULL), EXIT_OK);
+        ck_assert_ptr_nonnull(strstr(out, "\"state\":\"thawed\""));
+        ck_assert_ptr_nonnull(strstr(out, "\"thaw_remaining_usec\":"));
+
+        /* The refreezer acts when the window ends: wait for the kernel to say so. */
+        ck_assert(wait_frozen("a.service", true));
+        free(TAKE_PTR(out));
+        ck_assert_int_eq(test_manager_env(NULL, &out, NULL, "status", "--json", NULL), EXIT_OK);
+        ck_assert_ptr_null(strstr(out, "\"state\":\"thawed\""));
+
+        /* Thaw until exit, then exit. */
+        ck_assert_int_eq(test_manager(NULL, "thaw", "b.service", NULL), EXIT_OK);
+        ck_assert(!test_frozen("b.service"));
+        ck_assert_int_eq(test_manager(NULL, "exit", NULL), EXIT_OK);
+        ck_assert(!test_anything_frozen());
+}
+END_TEST
+
+/* freeze/thaw by hand, outside standby; exit also undoes hand freezes. */
+START_TEST(test_freeze_thaw_verbs) {
+        if (!test_need_root_cgroup2())
+                return;
+        test_spawn_workload("x.slice/a.service", "poll", 10, 1, NULL);
+        test_spawn_workload("x.slice/b.service", "poll", 10, 1, NULL);
+        test_spawn_workload("c.service", "poll", 10, 1, NULL);
+
+        /* A slice freezes leaf by leaf, so one unit below can be thawed later. */
+        ck_assert_int_eq(test_manager(NULL, "freeze", test_cgpath("x.slice"), "c.service", NULL), EXIT_OK);
+        ck_assert(test_frozen("x.slice/a.service") && test_frozen("x.slice/b.service") && test_frozen("c.service"));
+        _cleanup_close_ int x = test_cgroup("x.slice");
+        bool f;
+        ck_assert_int_eq(cgroup_get_freeze(x, &f), 0);
+        ck_assert(!f);
+
+        ck_assert_int_eq(test_manager(NULL, "thaw", "a.service", NULL), EXIT_OK);
+        ck_assert(!test_frozen("x.slice/a.service"));
+        ck_assert(test_frozen("x.slice/b.service"));
+        ck_assert_int_eq(test_manager(NULL, "thaw", "a.service", NULL), EXIT_NOT_ACTIVE);
+
+        ck_assert_int_eq(test_manager(NULL, "exit", NULL), EXIT_OK);
+        ck_assert(!test_anything_frozen());
+        ck_assert(!journal_exists());
+}
+END_TEST
+
+typedef struct BadCase {
+        const char *config;           /* NULL: the default test config */
+        const char *args[6];
+        int code;
+        const char *message;
+} BadCase;
+
+/* Every bad input: a clear message, a distinct exit code, nothing changed. */
+START_TEST(test_bad_input) {
+        char escape[4096], cfg[4096];
+        if (!test_need_root_cgroup2())
+                return;
+        snprintf(escape, sizeof(escape), "%s/../..", T.base);
+        snprintf(cfg, sizeof(cfg), "[Standby]\nTargets=%s\nStrategy=deep\n", T.base);
+        const BadCase table[] = {
+                { NULL, { "hibernate" }, EXIT_USAGE, "Unknown verb \"hibernate\"" },
+                { NULL, { NULL }, EXIT_USAGE, "No verb given" },
+                { NULL, { "freeze" }, EXIT_USAGE, "freeze needs at least one unit" },
+                { NULL, { "exit", "now" }, EXIT_USAGE, "exit takes no arguments" },
+                { NULL, { "enter", "--strategy=nap" }, EXIT_USAGE, "--strategy=nap: expected" },
+                { NULL, { "thaw", "a.service", "--for", "later" }, EXIT_USAGE, "--for=later: expected" },
+                { NULL, { "status", "--for", "1s" }, EXIT_USAGE, "--for with thaw" },
+                { cfg, { "enter" }, EXIT_CONFIG, ":3: Strategy=deep: expected \"freeze\" or \"slack\"" },
+                { NULL, { "freeze", "no-such-standby-unit.service" }, EXIT_UNKNOWN_UNIT, "no such unit or cgroup" },
+                { NULL, { "freeze", escape }, EXIT_UNKNOWN_UNIT, "not a valid unit name, nor a cgroup path" },
+                { NULL, { "freeze", "/etc" }, EXIT_UNKNOWN_UNIT, "not a valid unit name" },
+                { NULL, { "freeze", "a.service", "bad name.service" }, EXIT_UNKNOWN_UNIT, "bad name.service" },
+                { NULL, { "exit" }, EXIT_NOT_ACTIVE, "Not in standby" },
+                { NULL, { "thaw", "a.service" }, EXIT_NOT_ACTIVE, "Not frozen by standby" },
+        };
+
+        test_spawn_workload("a.service", "idle", 100, 1, NULL);
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                _cleanup_free_ char *err = NULL;
+                if (table[i].config) {
+                        FILE *f = fopen(T.config, "we");
+                        fputs(table[i].config, f);
+                        fclose(f);
+                } else
+                        test_write_config(NULL);
+                const char * const *a = table[i].args;
+                int code = test_manager(&err, a[0], a[1], a[2], a[3], a[4], NULL);
+                ck_assert_msg(code == table[i].code, "case %zu: exit %d, want %d (%s)", i, code, table[i].code, err);
+                ck_assert_msg(strstr(err, table[i].message), "case %zu: \"%s\" lacks \"%s\"", i, err, table[i].message);
+                ck_assert_msg(!test_anything_frozen() && !journal_exists(), "case %zu changed something", i);
+        }
+
+        /* Standby already entered. */
+        test_write_config(NULL);
+        ck_assert_int_eq(test_manager(NULL, "enter", NULL), EXIT_OK);
+        _cleanup_free_ char *err = NULL;
+        ck_assert_int_eq(test_manager(&err, "enter", NULL), EXIT_ALREADY);
+        ck_assert_ptr_nonnull(strstr(err, "already entered"));
+        ck_assert_int_eq(test_manager(NULL, "exit", NULL), EXIT_OK);
+}
+END_TEST
+
+static int run_in_child(void (*prepare)(void), char **ret_err, const char *verb) {
+        int err[2], status;
+        pid_t pid;
+
+        ck_assert_int_eq(pipe2(err, O_CLOEXEC), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                dup2(err[1], 2);
+                prepare();
+                execl(test_bin("standby-manager"), "standby-manager", "--config", T.config, "--state-dir",
+                      T.state_dir, verb, NULL);
+                _exit(127);
+        }
+        close(err[1]);
+        char buf[4096] = {};
+        size_t len = 0;
+        ssize_t n;
+        while ((n = read(err[0], buf + len, sizeof(buf) - 1 - len)) > 0)
+                len += (size_t) n;
+        close(err[0]);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        *ret_err = strdup(buf);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void become_nobody(void) {
+        if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+                _exit(126);
+}
+
+static void hide_cgroup2(void) {
+        _cleanup_free_ char *m = NULL;
+        /* A private mount namespace in which the cgroup2 mount is gone. */
+        if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+            cgroup_find_mount(&m) < 0 || umount2(m, MNT_DETACH) < 0)
+                _exit(126);
+}
+
+START_TEST(test_not_root_and_no_cgroup2) {
+        _cleanup_free_ char *err = NULL, *err2 = NULL;
+
+        if (!test_need_root_cgroup2())
+                return;
+        chmod(T.config, 0644);
+        char dir[4096];
+        snprintf(dir, sizeof(dir), "%.*s", (int) (strrchr(T.config, '/') - T.config), T.config);
+        chmod(dir, 0755);
+        ck_assert_int_eq(run_in_child(become_nobody, &err, "enter"), EXIT_PERMISSION);
+        ck_assert_ptr_nonnull(strstr(err, "Permission denied"));
+        ck_assert_int_eq(run_in_child(hide_cgroup2, &err2, "enter"), EXIT_NO_CGROUP2);
+        ck_assert_ptr_nonnull(strstr(err2, "No cgroup v2"));
+        ck_assert(!test_anything_frozen());
+        ck_assert(!journal_exists());
+}
+END_TEST
+
+static bool have_fuse(void) {
+        if (access("/dev/fuse", R_OK | W_OK) < 0) {
+                fprintf(stderr, "SKIP: no /dev/fuse: cannot make a task stuck in the kernel here\n");
+                return false;
+        }
+        return true;
+}
+
+/* Starts the never-answering FUSE server outside the targets and its client in
+ * units.slice/stuck.service; returns the client's pid once it is stuck. */
+static pid_t start_stuck_client(void) {
+        char abs[4096], line[64] = {};
+        int out[2];
+        int cg = test_cgroup("units.slice/stuck.service");
+        safe_close(cg);
+        snprintf(abs, sizeof(abs), "%s/%s", T.mount, test_cgpath("units.slice/stuck.service"));
+        ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
+        /* fuse-stuck prints on stdout: hand it the pipe as stdout via a shell-free dup. */
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                dup2(out[1], 1);
+                execl(test_bin("helpers/fuse-stuck"), "fuse-stuck", abs, NULL);
+                _exit(127);
+        }
+        ck_assert_int_lt(T.n_pids, TEST_MAX_PIDS);
+        T.pids[T.n_pids++] = pid;
+        close(out[1]);
+        struct pollfd p = { .fd = out[0], .events = POLLIN };
+        ck_assert_msg(poll(&p, 1, 10000) == 1, "fuse-stuck did not get ready");
+        ck_assert_int_gt(read(out[0], line, sizeof(line) - 1), 0);
+        close(out[0]);
+        int client = 0;
+        ck_assert_msg(sscanf(line, "ready %d", &client) == 1, "fuse-stuck said: %s", line);
+        return client;
+}
+
+/* A task stuck in the kernel (a FUSE read nobody answers) with OnFreezeTimeout=skip:
+ * reported with pid, comm, state and wchan, left running, the rest frozen. */
+START_TEST(test_freeze_timeout_skip) {
+        _cleanup_free_ char *err = NULL, *out = NULL, *cfg = NULL;
+        char want[64];
+
+        if (!test_need_root_cgroup2() || !have_fuse())
+                return;
+        ck_assert_int_ge(asprintf(&cfg, "Targets=\nTargets=%s\nFreezeTimeout=300ms\n", test_cgpath("units.slice")), 0);
+        test_write_config(cfg);
+        test_spawn_workload("units.slice/ok.service", "nanosleep", 10, 1, NULL);
+        pid_t client = start_stuck_client();
+
+        ck_assert_int_eq(test_manager(&err, "enter", NULL), EXIT_OK);
+        snprintf(want, sizeof(want), "pid %d (fuse-stuck) state D wchan ", (int) client);
+        ck_assert_msg(strstr(err, "did not freeze within 300ms") && strstr(err, want), "stderr: %s", err);
+        ck_assert(test_frozen("units.slice/ok.service"));
+        ck_assert(!test_frozen("units.slice/stuck.service"));
+        _cleanup_close_ int fd = test_cgroup("units.slice/stuck.service");
+        bool f;
+        ck_assert_int_eq(cgroup_get_freeze(fd, &f), 0);
+        ck_assert_msg(!f, "a skipped unit must not stay half-frozen");
+
+        ck_assert_int_eq(test_manager_env(NULL, &out, NULL, "status", "--json", NULL), EXIT_OK);
+        ck_assert_ptr_nonnull(strstr(out, "\"state\":\"skipped\""));
+        ck_assert_ptr_nonnull(strstr(out, want));
+        ck_assert_int_eq(test_manager(NULL, "exit", NULL), EXIT_OK);
+        ck_assert(!test_anything_frozen());
+}
+END_TEST
+
+/* The same with OnFreezeTimeout=abort: everything rolled back, exit code 9. */
+START_TEST(test_freeze_timeout_abort) {
+        _cleanup_free_ char *err = NULL, *cfg = NULL;
+        int tick;
+
+        if (!test_need_root_cgroup2() || !have_fuse())
+                return;
+        ck_assert_int_ge(asprintf(&cfg, "Targets=\nTargets=%s\nFreezeTimeout=300ms\nOnFreezeTimeout=abort\n",
+                                  test_cgpath("units.slice")), 0);
+        test_write_config(cfg);
+        test_spawn_workload("units.slice/ok.service", "nanosleep", 10, 1, &tick);
+        start_stuck_client();
+
+        ck_assert_int_eq(test_manager(&err, "enter", NULL), EXIT_ROLLED_BACK);
+        ck_assert_ptr_nonnull(strstr(err, "rolling back"));
+        ck_assert(!test_anything_frozen());
+        ck_assert(!journal_exists());
+        test_drain(tick);
+        ck_assert_int_eq(test_ticks(tick, 3, 5 * USEC_PER_SEC), 3);
+}
+END_TEST
+
+static char lockpath[128];
+
+typedef struct Locker {
+        bool posix;
+        int ready, release;     /* pipe ends */
+} Locker;
+
+static int take_lock(int fd, bool posix) {
+        if (!posix)
+                return flock(fd, LOCK_EX);
+        struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+        return fcntl(fd, F_SETLKW, &fl);
+}
+
+static void hold_lock(void *userdata) {
+        Locker *l = userdata;
+        int fd = open(lockpath, O_RDWR | O_CLOEXEC);
+        char c;
+        if (fd < 0 || take_lock(fd, l->posix) < 0 || write(l->ready, "L", 1) != 1)
+                _exit(1);
+        (void) !read(l->release, &c, 1);
+        _exit(0);
+}
+
+static void wait_lock(void *userdata) {
+        Locker *l = userdata;
+        int fd = open(lockpath, O_RDWR | O_CLOEXEC);
+        if (fd < 0 || take_lock(fd, l->posix) < 0 || write(l->ready, "G", 1) != 1)
+                _exit(1);
+        _exit(0);
+}
+
+static pid_t waiter;
+
+static bool waiter_blocked(void *userdata) {
+        _cleanup_free_ LockWait *w = NULL;
+        size_t n = 0;
+        if (locks_read_waits("/proc/locks", &w, &n) < 0)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (w[i].waiter == waiter)
+                        return true;
+        return false;
+}
+
+/* The deadlock guard, with real flock and fcntl locks: a unit holding a lock
+ * that a running process waits for is left running; when it lets go, the
+ * waiter gets the lock. A unit whose lock nobody outside waits for freezes. */
+static void deadlock_case(bool posix) {
+        _cleanup_free_ char *out = NULL, *err = NULL;
+        int held[2], release[2], got[2];
+        char c;
+
+        if (!test_need_root_cgroup2())
+                return;
+        snprintf(lockpath, sizeof(lockpath), "/tmp/standby-deadlock-%d", (int) getpid());
+        close(open(lockpath, O_CREAT | O_RDWR | O_CLOEXEC, 0600));
+        ck_assert_int_eq(pipe(held), 0);
+        ck_assert_int_eq(pipe(release), 0);
+        ck_assert_int_eq(pipe(got), 0);
+
+        Locker holder = { .posix = posix, .ready = held[1], .release = release[0] };
+        test_fork("holder.service", hold_lock, &holder);
+        ck_assert_int_eq(read(held[0], &c, 1), 1);
+        test_spawn_workload("bystander.service", "poll", 10, 1, NULL);
+
+        /* The waiter runs outside the targets (in the test's own cgroup). */
+        Locker w = { .posix = posix, .ready = got[1] };
+        waiter = test_fork(NULL, wait_lock, &w);
+        ck_assert_msg(test_wait_for(waiter_blocked, NULL, 5 * USEC_PER_SEC), "the waiter never blocked");
+
+        ck_assert_int_eq(test_manager(&err, "enter", NULL), EXIT_OK);
+        ck_assert_msg(strstr(err, posix ? "holds a POSIX lock" : "holds a FLOCK lock"), "stderr: %s", err);
+        ck_assert(!test_frozen("holder.service"));
+        ck_assert(test_frozen("bystander.service"));
+        ck_assert_int_eq(test_manager_env(NULL, &out, NULL, "status", "--json", NULL), EXIT_OK);
+        ck_assert_ptr_nonnull(strstr(out, "\"state\":\"lock-holder\""));
+
+        /* The holder can still run: it lets go and the waiter proceeds. */
+        ck_assert_int_eq(write(release[1], "x", 1), 1);
+        struct pollfd p = { .fd = got[0], .events = POLLIN };
+        ck_assert_int_eq(poll(&p, 1, 5000), 1);
+        ck_assert_int_eq(read(got[0], &c, 1), 1);
+        ck_assert_int_eq(c, 'G');
+
+        ck_assert_int_eq(test_manager(NULL, "exit", NULL), EXIT_OK);
+        ck_assert(!test_anything_frozen());
+        unlink(lockpath);
+}
+
+START_TEST(test_deadlock_guard_flock) {
+        deadlock_case(false);
+}
+END_TEST
+
+START_TEST(test_deadlock_guard_posix) {
+        deadlock_case(true);
+}
+END_TEST
+
+/* Slack strategy: every thread gets the slack, exit restores each thread's own
+ * value, and every kind of timer fires on schedule again afterwards. */
+START_TEST(test_slack_strategy_timers) {
+        static const char * const kinds[] = { "nanosleep", "poll", "select", "epoll", "timerfd", "posix-timer", "futex" };
+        int ticks[ELEMENTSOF(kinds)];
+        pid_t pids[ELEMENTSOF(kinds)];
+        char sub[64];
+        _cleanup_free_ char *out = NULL;
+        uint64_t max;
+
+        if (!test_need_root_cgroup2())
+                return;
+        ck_assert_int_eq(slack_probe_max(&max), 0);
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
+                snprintf(sub, sizeof(sub), "%s.service", kinds[i]);
+                pids[i] = test_spawn_workload(sub, kinds[i], 20, 3, &ticks[i]);
+                ck_assert_int_eq(test_ticks(ticks[i], 6, 5 * USEC_PER_SEC), 6);
+        }
+        /* One thread with a slack of its own, to see it restored exactly. */
+        _cleanup_free_ pid_t *tids = NULL;
+        size_t nt = 0;
+        ck_assert_int_eq(proc_list_tids(pids[0], &tids, &nt), 0);
+        ck_assert_uint_eq(nt, 3);
+        ck_assert_int_eq(slack_set(tids[2], 777777, NULL), 0);
+
+        ck_assert_int_eq(test_manager(NULL, "enter", "--strategy=slack", NULL), EXIT_OK);
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
+                _cleanup_free_ pid_t *t = NULL;
+                size_t n = 0;
+                uint64_t v;
+                ck_assert_int_eq(proc_list_tids(pids[i], &t, &n), 0);
+                for (size_t k = 0; k < n; k++) {
+                        ck_assert_int_eq(slack_get(t[k], &v), 0);
+                        ck_assert_msg(v == max, "%s thread %d slack %llu", kinds[i], (int) t[k], (unsigned long long) v);
+                }
+                snprintf(sub, sizeof(sub), "%s.service", kinds[i]);
+                ck_assert(!test_frozen(sub));
+        }
+        ck_assert_int_eq(test_manager_env(NULL, &out, NULL, "status", "--json", NULL), EXIT_OK);
+        ck_assert_ptr_nonnull(strstr(out, "\"strategy\":\"slack\""));
+        ck_assert_ptr_nonnull(strstr(out, "\"threads_slacked\":21"));
+
+        ck_assert_int_eq(test_manager(NULL, "exit", NULL), EXIT_OK);
+        ck_assert(!test_anything_frozen());
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
+                _cleanup_free_ pid_t *t = NULL;
+                size_t n = 0;
+                uint64_t v;
+                ck_assert_int_eq(proc_list_tids(pids[i], &t, &n), 0);
+                for (size_t k = 0; k < n; k++) {
+                        ck_assert_int_eq(slack_get(t[k], &v), 0);
+                        ck_assert_uint_eq(v, t[k] == tids[2] ? 777777 : SLACK_KERNEL_DEFAULT_NS);
+                }
+        }
+        /* On schedule again: 3 threads x 20 ms period give 15 ticks in ~100 ms;
+         * allow 2 s, i.e. any timer still on its standby range fails this. */
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
+                test_drain(ticks[i]);
+                ck_assert_msg(test_ticks(ticks[i], 15, 2 * USEC_PER_SEC) == 15, "%s timers not back on schedule",
+                              kinds[i]);
+        }
+}
+END_TEST
+
+Suite *manager_suite(void) {
+        Suite *s = suite_create("manager");
+        TCase *tc = tcase_create("cli");
+        tcase_set_timeout(tc, 120);
+        tcase_add_checked_fixture(tc, test_env_setup, test_env_teardown);
+        tcase_add_unchecked_fixture(tc, NULL, test_env_sweep);
+        tcase_add_test(tc, test_enter_exit_progress);
+        tcase_add_test(tc, test_exemptions);
+        tcase_add_test(tc, test_thaw_window);
+        tcase_add_test(tc, test_freeze_thaw_verbs);
+        tcase_add_test(tc, test_bad_input);
+        tcase_add_test(tc, test_not_root_and_no_cgroup2);
+        tcase_add_test(tc, test_freeze_timeout_skip);
+        tcase_add_test(tc, test_freeze_timeout_abort);
+        tcase_add_test(tc, test_deadlock_guard_flock);
+        tcase_add_test(tc, test_deadlock_guard_posix);
+        tcase_add_test(tc, test_slack_strategy_timers);
+        suite_add_tcase(s, tc);
+        return s;
+}

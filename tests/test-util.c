@@ -1,0 +1,501 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "cgroup.h"
+#include "fileio.h"
+#include "macro.h"
+#include "test-util.h"
+
+TestEnv T = { .root_fd = -EBADF };
+
+static const char *runner_id(void) {
+        const char *r = getenv("STANDBY_TEST_RUNNER");
+        return r ? r : "0";
+}
+
+const char *test_bin(const char *name) {
+        static char buf[4][4096];
+        static unsigned k;
+        const char *dir = getenv("STANDBY_BUILD_DIR");
+        char *b = buf[k++ % 4];
+
+        snprintf(b, sizeof(buf[0]), "%s/%s", dir ? dir : "build", name);
+        return b;
+}
+
+bool test_need_root_cgroup2(void) {
+        _cleanup_free_ char *m = NULL;
+
+        if (geteuid() != 0) {
+                fprintf(stderr, "SKIP: needs root\n");
+                return false;
+        }
+        if (cgroup_find_mount(&m) < 0) {
+                fprintf(stderr, "SKIP: no cgroup2 mount\n");
+                return false;
+        }
+        return true;
+}
+
+const char *test_cgpath(const char *sub) {
+        static char buf[8][4096];
+        static unsigned k;
+        char *b = buf[k++ % 8];
+
+        if (isempty(sub))
+                snprintf(b, sizeof(buf[0]), "%s", T.base);
+        else
+                snprintf(b, sizeof(buf[0]), "%s/%s", T.base, sub);
+        return b;
+}
+
+int test_cgroup(const char *sub) {
+        char path[4096];
+        int fd;
+
+        snprintf(path, sizeof(path), "%s", test_cgpath(sub));
+        for (char *p = path + strlen(T.base) + 1; sub && *sub; p++) {
+                if (*p == '/' || *p == 0) {
+                        char c = *p;
+                        *p = 0;
+                        if (mkdirat(T.root_fd, path, 0755) < 0 && errno != EEXIST)
+                                ck_abort_msg("mkdir %s: %s", path, strerror(errno));
+                        *p = c;
+                        if (!c)
+                                break;
+                }
+        }
+        ck_assert_int_ge(cgroup_open(T.root_fd, path, &fd), 0);
+        return fd;
+}
+
+void test_write_config(const char *extra) {
+        FILE *f = fopen(T.config, "we");
+        ck_assert_ptr_nonnull(f);
+        fprintf(f, "[Standby]\nTargets=%s\nFreezeTimeout=2s\n%s", T.base, extra ? extra : "");
+        fclose(f);
+}
+
+static void cleanup_at_exit(void) {
+        /* A failed assertion exits the test's process: clean up there and then,
+         * so that nothing stays frozen and later tests see no leftovers. */
+        if (T.base)
+                test_env_teardown();
+}
+
+void test_env_setup(void) {
+        static unsigned counter;
+        static bool registered;
+        char buf[256];
+
+        if (!registered) {
+                atexit(cleanup_at_exit);
+                /* Orphans of our helpers (a FUSE client whose server died) come
+                 * to us, so teardown reaps them rather than leaving zombies. */
+                (void) prctl(PR_SET_CHILD_SUBREAPER, 1);
+                registered = true;
+        }
+
+        ck_assert_int_ge(cgroup_find_mount(&T.mount), 0);
+        ck_assert_int_ge(cgroup_open_root(T.mount, &T.root_fd), 0);
+        ck_assert_int_ge(asprintf(&T.base, "standby-test.%s.%d.%u", runner_id(), (int) getpid(), counter++), 0);
+        ck_assert_int_eq(cgroup_create(T.root_fd, T.base), 0);
+        snprintf(buf, sizeof(buf), "/tmp/standby-test.%s.%d", runner_id(), (int) getpid());
+        ck_assert_int_ge(mkdir(buf, 0700) >= 0 || errno == EEXIST, 1);
+        ck_assert_int_ge(asprintf(&T.state_dir, "%s/state", buf), 0);
+        ck_assert_int_ge(asprintf(&T.config, "%s/standby.conf", buf), 0);
+        test_write_config(NULL);
+        T.n_pids = 0;
+}
+
+static void thaw_all(int dir_fd) {
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        int fd;
+
+        (void) write_stringat(dir_fd, "cgroup.freeze", "0");
+        fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0 || !(d = fdopendir(fd))) {
+                safe_close(fd);
+                return;
+        }
+        while ((de = readdir(d)))
+                if (de->d_type == DT_DIR && de->d_name[0] != '.') {
+                        _cleanup_close_ int c = openat(dir_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                        if (c >= 0)
+                                thaw_all(c);
+                }
+}
+
+static void kill_all(int dir_fd) {
+        _cleanup_closedir_ DIR *d = NULL;
+        _cleanup_free_ pid_t *pids = NULL;
+        struct dirent *de;
+        size_t n = 0;
+        int fd;
+
+        /* Processes in our own test cgroup: ours, ended by their pid. */
+        if (cgroup_list_pids(dir_fd, false, &pids, &n) >= 0)
+                for (size_t i = 0; i < n; i++)
+                        (void) kill(pids[i], SIGKILL);
+        fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0 || !(d = fdopendir(fd))) {
+                safe_close(fd);
+                return;
+        }
+        while ((de = readdir(d)))
+                if (de->d_type == DT_DIR && de->d_name[0] != '.') {
+                        _cleanup_close_ int c = openat(dir_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                        if (c >= 0)
+                                kill_all(c);
+                }
+}
+
+static void wait_unpopulated(int dir_fd) {
+        _cleanup_close_ int ev = openat(dir_fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC;
+
+        while (ev >= 0) {
+                char buf[256] = {};
+                struct pollfd p = { .fd = ev, .events = POLLPRI };
+
+                if (lseek(ev, 0, SEEK_SET) < 0 || read(ev, buf, sizeof(buf) - 1) < 0)
+                        return;
+                if (strstr(buf, "populated 0"))
+                        return;
+                int t = deadline_poll_timeout(deadline);
+                if (t == 0)
+                        return;
+                (void) poll(&p, 1, t);
+        }
+}
+
+static void remove_tree(int parent_fd, const char *name) {
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        int fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        if (fd < 0 || !(d = fdopendir(fd))) {
+                safe_close(fd);
+                return;
+        }
+        while ((de = readdir(d)))
+                if (de->d_type == DT_DIR && de->d_name[0] != '.')
+                        remove_tree(dirfd(d), de->d_name);
+        (void) unlinkat(parent_fd, name, AT_REMOVEDIR);
+}
+
+static void clean_base(int root_fd, const char *base) {
+        _cleanup_close_ int fd = openat(root_fd, base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        if (fd < 0)
+                return;
+        thaw_all(fd);
+        kill_all(fd);
+        wait_unpopulated(fd);
+        remove_tree(root_fd, base);
+}
+
+static void remove_state(const char *dir) {
+        static const char * const files[] = { "state", "state.tmp", "lock" };
+        char p[4096];
+
+        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                snprintf(p, sizeof(p), "%s/%s", dir, files[i]);
+                (void) unlink(p);
+        }
+        (void) rmdir(dir);
+}
+
+void test_env_teardown(void) {
+        for (size_t i = 0; i < T.n_pids; i++)
+                (void) kill(T.pids[i], SIGKILL);
+        if (T.root_fd >= 0 && T.base)
+                clean_base(T.root_fd, T.base);
+        for (size_t i = 0; i < T.n_pids; i++)
+                (void) waitpid(T.pids[i], NULL, 0);
+        T.n_pids = 0;
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+                ;
+        if (T.state_dir)
+                remove_state(T.state_dir);
+        if (T.config)
+                (void) unlink(T.config);
+        free(T.base);
+        free(T.state_dir);
+        free(T.config);
+        free(T.mount);
+        T.base = T.state_dir = T.config = T.mount = NULL;
+        T.root_fd = safe_close(T.root_fd);
+}
+
+void test_env_sweep(void) {
+        _cleanup_free_ char *mount = NULL, *prefix = NULL;
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+
+        if (geteuid() != 0 || cgroup_find_mount(&mount) < 0 || !(d = opendir(mount)))
+                return;
+        if (asprintf(&prefix, "standby-test.%s.", runner_id()) < 0)
+                return;
+        while ((de = readdir(d)))
+                if (strneq(de->d_name, prefix, strlen(prefix)))
+                        clean_base(dirfd(d), de->d_name);
+
+        _cleanup_closedir_ DIR *t = opendir("/tmp");
+        if (!t)
+                return;
+        prefix[strlen(prefix) - 1] = 0;
+        while ((de = readdir(t)))
+                if (strneq(de->d_name, prefix, strlen(prefix))) {
+                        char p[4096];
+                        snprintf(p, sizeof(p), "/tmp/%s/standby.conf", de->d_name);
+                        (void) unlink(p);
+                        snprintf(p, sizeof(p), "/tmp/%s/state", de->d_name);
+                        remove_state(p);
+                        snprintf(p, sizeof(p), "/tmp/%s", de->d_name);
+                        (void) rmdir(p);
+                }
+}
+
+static void track(pid_t pid) {
+        ck_assert_int_lt(T.n_pids, TEST_MAX_PIDS);
+        T.pids[T.n_pids++] = pid;
+}
+
+/* The child closes (exec, or after joining its cgroup) or writes to the sync
+ * pipe: so when test_fork/test_spawn return, the child is in its cgroup. */
+static void wait_sync(int fd) {
+        char c;
+        ssize_t n = read(fd, &c, 1);
+        close(fd);
+        ck_assert_msg(n == 0 || c == 'k', "child failed to join its cgroup or to exec");
+}
+
+pid_t test_fork(const char *sub, void (*fn)(void *userdata), void *userdata) {
+        int cg = sub ? test_cgroup(sub) : -EBADF, sync[2];
+        pid_t pid;
+
+        ck_assert_int_eq(pipe2(sync, O_CLOEXEC), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                close(sync[0]);
+                if (cg >= 0 && cgroup_attach(cg, getpid()) < 0)
+                        _exit(127);
+                if (write(sync[1], "k", 1) != 1)
+                        _exit(127);
+                close(sync[1]);
+                fn(userdata);
+                _exit(0);
+        }
+        close(sync[1]);
+        safe_close(cg);
+        track(pid);
+        wait_sync(sync[0]);
+        return pid;
+}
+
+pid_t test_spawn(const char *sub, char *const argv[], int *ret_tick_fd) {
+        int cg = test_cgroup(sub), p[2] = { -1, -1 }, sync[2];
+        pid_t pid;
+
+        if (ret_tick_fd)
+                ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+        ck_assert_int_eq(pipe2(sync, O_CLOEXEC), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                close(sync[0]);
+                /* Join the cgroup before exec, so no instruction runs outside it. */
+                if (cgroup_attach(cg, getpid()) < 0)
+                        _exit(127);
+                if (ret_tick_fd && dup2(p[1], 3) != 3)
+                        _exit(127);
+                execv(argv[0], argv);
+                (void) !write(sync[1], "e", 1);
+                _exit(127);
+        }
+        close(sync[1]);
+        safe_close(cg);
+        track(pid);
+        wait_sync(sync[0]);
+        if (ret_tick_fd) {
+                close(p[1]);
+                *ret_tick_fd = p[0];
+        }
+        return pid;
+}
+
+pid_t test_spawn_workload(const char *sub, const char *kind, int period_ms, int threads, int *ret_tick_fd) {
+        char period[16], nthreads[16];
+
+        snprintf(period, sizeof(period), "%d", period_ms);
+        snprintf(nthreads, sizeof(nthreads), "%d", threads);
+        char *argv[] = { (char *) test_bin("standby-workload"), (char *) kind, "--period-ms", period,
+                         "--threads", nthreads, ret_tick_fd ? "--tick-fd" : NULL, "3", NULL };
+        return test_spawn(sub, argv, ret_tick_fd);
+}
+
+static char *read_all(int fd) {
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *m = open_memstream(&buf, &size);
+        char chunk[4096];
+        ssize_t n;
+
+        while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+                fwrite(chunk, 1, (size_t) n, m);
+        fclose(m);
+        return buf;
+}
+
+static int run_manager(const char *env, char **ret_out, char **ret_err, const char *first, va_list ap) {
+        const char *argv[64];
+        size_t n = 0;
+        int out[2], err[2], status;
+        pid_t pid;
+
+        argv[n++] = test_bin("standby-manager");
+        argv[n++] = "--config";
+        argv[n++] = T.config;
+        argv[n++] = "--state-dir";
+        argv[n++] = T.state_dir;
+        for (const char *a = first; a && n < ELEMENTSOF(argv) - 1; a = va_arg(ap, const char *))
+                argv[n++] = a;
+        argv[n] = NULL;
+
+        ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
+        ck_assert_int_eq(pipe2(err, O_CLOEXEC), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                dup2(out[1], 1);
+                dup2(err[1], 2);
+                if (env)
+                        putenv((char *) env);
+                execv(argv[0], (char **) argv);
+                _exit(127);
+        }
+        close(out[1]);
+        close(err[1]);
+        /* Both pipes are read to EOF before waiting: a full pipe must not block it. */
+        char *o = read_all(out[0]);
+        char *e = read_all(err[0]);
+        close(out[0]);
+        close(err[0]);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        if (ret_out)
+                *ret_out = o;
+        else
+                free(o);
+        if (ret_err)
+                *ret_err = e;
+        else {
+                if (e && *e)
+                        fprintf(stderr, "%s", e);
+                free(e);
+        }
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int test_manager(char **ret_err, const char *arg, ...) {
+        va_list ap;
+        va_start(ap, arg);
+        int r = run_manager(NULL, NULL, ret_err, arg, ap);
+        va_end(ap);
+        return r;
+}
+
+int test_manager_env(const char *env, char **ret_out, char **ret_err, const char *arg, ...) {
+        va_list ap;
+        va_start(ap, arg);
+        int r = run_manager(env, ret_out, ret_err, arg, ap);
+        va_end(ap);
+        return r;
+}
+
+int test_ticks(int fd, int n, usec_t timeout) {
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + timeout;
+        int got = 0;
+
+        while (got < n) {
+                struct pollfd p = { .fd = fd, .events = POLLIN };
+                int t = deadline_poll_timeout(deadline);
+                char buf[256];
+
+                if (t == 0 || poll(&p, 1, t) <= 0)
+                        break;
+                ssize_t k = read(fd, buf, (size_t) MIN(n - got, (int) sizeof(buf)));
+                if (k <= 0)
+                        break;
+                got += (int) k;
+        }
+        return got;
+}
+
+void test_drain(int fd) {
+        char buf[4096];
+        int fl = fcntl(fd, F_GETFL);
+
+        fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+        while (read(fd, buf, sizeof(buf)) > 0)
+                ;
+        fcntl(fd, F_SETFL, fl);
+}
+
+bool test_frozen(const char *sub) {
+        _cleanup_close_ int fd = -EBADF;
+        bool frozen = false;
+
+        ck_assert_int_ge(cgroup_open(T.root_fd, test_cgpath(sub), &fd), 0);
+        ck_assert_int_ge(cgroup_get_frozen(fd, &frozen, NULL), 0);
+        return frozen;
+}
+
+static bool any_frozen(int dir_fd) {
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        bool f = false;
+        int fd;
+
+        if (cgroup_get_freeze(dir_fd, &f) >= 0 && f)
+                return true;
+        fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0 || !(d = fdopendir(fd))) {
+                safe_close(fd);
+                return false;
+        }
+        while ((de = readdir(d)))
+                if (de->d_type == DT_DIR && de->d_name[0] != '.') {
+                        _cleanup_close_ int c = openat(dir_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                        if (c >= 0 && any_frozen(c))
+                                return true;
+                }
+        return false;
+}
+
+bool test_anything_frozen(void) {
+        _cleanup_close_ int fd = -EBADF;
+
+        ck_assert_int_ge(cgroup_open(T.root_fd, T.base, &fd), 0);
+        return any_frozen(fd);
+}
+
+bool test_wait_for(bool (*cond)(void *), void *userdata, usec_t timeout) {
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + timeout;
+
+        for (;;) {
+                if (cond(userdata))
+                        return true;
+                if (now_usec(CLOCK_MONOTONIC) >= deadline)
+                        return false;
+                (void) poll(NULL, 0, 1);
+        }
+}

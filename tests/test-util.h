@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Fixtures for tests on the real kernel: a unique cgroup subtree per test with
+ * real processes in it, a private state directory, and the built binaries. */
+
+#include <check.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "time-util.h"
+
+#define TEST_MAX_PIDS 2048
+
+typedef struct TestEnv {
+        char *mount;         /* cgroup2 mount */
+        int root_fd;
+        char *base;          /* rel path of this test's subtree: standby-test.<runner>.<n> */
+        char *state_dir;     /* a fresh --state-dir */
+        char *config;        /* a config file targeting base */
+        pid_t pids[TEST_MAX_PIDS];
+        size_t n_pids;
+} TestEnv;
+
+extern TestEnv T;
+
+/* Skips the calling test (and says why) unless root with cgroup v2. */
+bool test_need_root_cgroup2(void);
+
+/* Checked fixture: create T (base cgroup, state dir, config with Targets=base). */
+void test_env_setup(void);
+/* Checked fixture: thaw, kill (by pid) and remove everything of T. */
+void test_env_teardown(void);
+/* Unchecked fixture (runs in the runner): removes what a failed test left. */
+void test_env_sweep(void);
+
+/* Writes T.config: "[Standby]\nTargets=<base>\n" plus extra lines. */
+void test_write_config(const char *extra);
+
+/* mkdir -p of base/sub; returns an fd of it. */
+int test_cgroup(const char *sub);
+/* Path "base/sub" (static buffer rotation; copy if kept). */
+const char *test_cgpath(const char *sub);
+
+/* Starts argv in cgroup base/sub. With ret_tick_fd, a pipe is passed as fd 3
+ * and "--tick-fd 3" is appended; the read end is returned. */
+pid_t test_spawn(const char *sub, char *const argv[], int *ret_tick_fd);
+/* Starts a standby-workload of the given kind in base/sub. */
+pid_t test_spawn_workload(const char *sub, const char *kind, int period_ms, int threads, int *ret_tick_fd);
+/* Forks a child that joins base/sub (or stays where it is, sub == NULL) and runs fn. */
+pid_t test_fork(const char *sub, void (*fn)(void *userdata), void *userdata);
+
+/* Runs build/standby-manager with T's --config and --state-dir and the given
+ * arguments (NULL-terminated). Returns the exit status, or 128+signal. The
+ * stderr text is returned in ret_err if not NULL (caller frees). */
+int test_manager(char **ret_err, const char *arg, ...);
+int test_manager_env(const char *env, char **ret_out, char **ret_err, const char *arg, ...);
+
+/* Reads ticks from fd until n arrived or timeout passed; returns the count. */
+int test_ticks(int fd, int n, usec_t timeout);
+/* Discards pending ticks. */
+void test_drain(int fd);
+
+/* Kernel state of base/sub: frozen per cgroup.events, and cgroup.freeze. */
+bool test_frozen(const char *sub);
+/* True if any cgroup.freeze below base reads 1. */
+bool test_anything_frozen(void);
+
+/* Path of a built binary (STANDBY_BUILD_DIR, default "build"). */
+const char *test_bin(const char *name);
+
+/* Waits (bounded) for cond(userdata) to be true, for conditions the kernel
+ * sends no event for (a lock wait appearing in /proc/locks). Checks every 1 ms. */
+bool test_wait_for(bool (*cond)(void *), void *userdata, usec_t timeout);
+
+Suite *unit_name_suite(void);
+Suite *config_suite(void);
+Suite *journal_suite(void);
+Suite *cgroup_suite(void);
+Suite *slack_suite(void);
+Suite *locks_suite(void);
+Suite *manager_suite(void);
+Suite *crash_suite(void);
