@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+
+#include "bench.h"
+#include "cgroup.h"
+#include "fileio.h"
+#include "macro.h"
+#include "proc.h"
+
+static int cmp_double(const void *a, const void *b) {
+        double x = *(const double *) a, y = *(const double *) b;
+        return x < y ? -1 : x > y;
+}
+
+double stats_percentile(double *v, size_t n, double p) {
+        if (n == 0)
+                return NAN;
+        qsort(v, n, sizeof(double), cmp_double);
+        if (p <= 0)
+                return v[0];
+        if (p >= 100)
+                return v[n - 1];
+        double rank = p / 100.0 * (double) (n - 1);
+        size_t lo = (size_t) rank;
+        double frac = rank - (double) lo;
+        return lo + 1 < n ? v[lo] + frac * (v[lo + 1] - v[lo]) : v[lo];
+}
+
+double stats_median(double *v, size_t n) {
+        return stats_percentile(v, n, 50);
+}
+
+double stats_min(const double *v, size_t n) {
+        double m = n ? v[0] : NAN;
+        for (size_t i = 1; i < n; i++)
+                m = v[i] < m ? v[i] : m;
+        return m;
+}
+
+double stats_max(const double *v, size_t n) {
+        double m = n ? v[0] : NAN;
+        for (size_t i = 1; i < n; i++)
+                m = v[i] > m ? v[i] : m;
+        return m;
+}
+
+double stats_rate(uint64_t before, uint64_t after, usec_t interval) {
+        if (interval == 0 || after < before)
+                return NAN;
+        return (double) (after - before) * (double) USEC_PER_SEC / (double) interval;
+}
+
+static int add_thread(pid_t tid, uint64_t *runs, uint64_t *cpu) {
+        _cleanup_free_ char *line = NULL;
+        unsigned long long c, w, r;
+        char path[64];
+
+        snprintf(path, sizeof(path), "/proc/%d/schedstat", (int) tid);
+        if (read_one_lineat(AT_FDCWD, path, &line) < 0)
+                return 0; /* gone: its counts go with it */
+        if (sscanf(line, "%llu %llu %llu", &c, &w, &r) != 3)
+                return -EIO;
+        *runs += r;
+        *cpu += c;
+        return 0;
+}
+
+int stats_cgroup_schedstat(int cg_fd, uint64_t *ret_runs, uint64_t *ret_cpu_ns) {
+        _cleanup_free_ pid_t *tids = NULL;
+        uint64_t runs = 0, cpu = 0;
+        size_t n = 0;
+        int r;
+
+        r = cgroup_list_pids(cg_fd, true, &tids, &n);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                r = add_thread(tids[i], &runs, &cpu);
+                if (r < 0)
+                        return r;
+        }
+        *ret_runs = runs;
+        if (ret_cpu_ns)
+                *ret_cpu_ns = cpu;
+        return 0;
+}
+
+int stats_pid_schedstat(pid_t pid, uint64_t *ret_runs, uint64_t *ret_cpu_ns) {
+        _cleanup_free_ pid_t *tids = NULL;
+        uint64_t runs = 0, cpu = 0;
+        size_t n = 0;
+        int r;
+
+        r = proc_list_tids(pid, &tids, &n);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                r = add_thread(tids[i], &runs, &cpu);
+                if (r < 0)
+                        return r;
+        }
+        *ret_runs = runs;
+        if (ret_cpu_ns)
+                *ret_cpu_ns = cpu;
+        return 0;
+}

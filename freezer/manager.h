@@ -55,5 +55,9 @@ int freeze_refreeze_later(Manager *m, char **leaves, usec_t deadline);
 int slack_enter(Manager *m, char **leaves);
 int slack_exit(Manager *m);
 
+/* rearm.c: restarts the nanosleep of every thread of the slacked units that
+ * sleeps in one, so that it runs with the restored slack. */
+int rearm_nanosleepers(Manager *m, size_t *ret_rearmed);
+
 /* status.c */
 int status_print(Manager *m);

@@ -133,7 +133,9 @@ int slack_enter(Manager *m, char **leaves) {
 /* A timer armed during standby keeps the range it was armed with after the
  * slack is restored: a sleeper could stay asleep long after exit. Passing each
  * cgroup through a freeze and thaw interrupts every sleep, and the kernel
- * restarts it (nanosleep, poll, futex) with the restored slack. The units are
+ * restarts poll, select and futex waits with the restored slack (their restart
+ * blocks keep the soft expiry; nanosleep's does not: see rearm.c), and
+ * epoll_wait returns EINTR to its caller's loop. The units are
  * first marked "freezing" in the journal, so that a crash part-way through the
  * kick is undone by the next exit like any other freeze. */
 static int kick_units(Manager *m) {
@@ -222,7 +224,12 @@ int slack_exit(Manager *m) {
                 }
         }
 
-        log_info("Timer slack restored on %zu threads (%zu gone).", restored, gone);
+        /* Before the kick: a kicked nanosleep would restart on its old expiry. */
+        size_t rearmed = 0;
+        (void) rearm_nanosleepers(m, &rearmed);
+
+        log_info("Timer slack restored on %zu threads (%zu gone), %zu sleeps in nanosleep re-armed.", restored, gone,
+                 rearmed);
         m->journal->n_threads = 0;
 
         /* The kicked units are left "freezing" in the journal: freeze_exit()

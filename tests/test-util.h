@@ -81,3 +81,4 @@ Suite *slack_suite(void);
 Suite *locks_suite(void);
 Suite *manager_suite(void);
 Suite *crash_suite(void);
+Suite *bench_suite(void);

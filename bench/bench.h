@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "time-util.h"
+
+/* bench-stats.c: the harness's arithmetic, tested in tests/test-bench.c. */
+
+/* The p-th percentile (0..100) of n values by linear interpolation between
+ * closest ranks; the values are sorted in place. NAN for n == 0. */
+double stats_percentile(double *v, size_t n, double p);
+double stats_median(double *v, size_t n);
+double stats_min(const double *v, size_t n);
+double stats_max(const double *v, size_t n);
+/* Events per second from two counter readings over an interval. */
+double stats_rate(uint64_t before, uint64_t after, usec_t interval);
+
+/* Sum over every thread of a cgroup of the kernel's run count (the third
+ * field of /proc/TID/schedstat: times the thread was switched in, i.e. its
+ * wakeups plus preemptions) and of its CPU time (first field, ns). */
+int stats_cgroup_schedstat(int cg_fd, uint64_t *ret_runs, uint64_t *ret_cpu_ns);
+/* The same for one process (all its threads). */
+int stats_pid_schedstat(pid_t pid, uint64_t *ret_runs, uint64_t *ret_cpu_ns);
+
+/* bench-workloads.c: a scratch cgroup tree with real processes in it. */
+typedef struct Scratch {
+        char *mount;
+        int root_fd;
+        char *base;            /* standby-bench.<pid> */
+        pid_t *pids;
+        size_t n_pids;
+} Scratch;
+
+int scratch_create(Scratch *s);
+/* Thaws, kills (by pid), reaps and removes everything it made. */
+void scratch_destroy(Scratch *s);
+/* Starts argv in base/sub (created as needed). */
+int scratch_spawn(Scratch *s, const char *sub, char *const argv[], pid_t *ret);
+/* Opens base/sub. */
+int scratch_open(Scratch *s, const char *sub, int *ret_fd);

@@ -1,0 +1,472 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* standby-bench: the same workloads under each standby strategy, measured.
+ *
+ *   compare (default)  wakeups/s of each workload before, during and after
+ *                      standby, per strategy, repeated; enter/exit times
+ *   enter-exit         enter/exit time of standby-manager on N units x M
+ *                      processes next to the floor: bare cgroup.freeze
+ *                      writes and waits on the same tree */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+
+#include "bench.h"
+#include "cgroup.h"
+#include "json.h"
+#include "log.h"
+#include "macro.h"
+#include "standby.h"
+#include "strv.h"
+
+#define MAX_REPS 50
+
+typedef struct Options {
+        const char *manager;
+        const char *workload;
+        const char *output;
+        char **strategies;
+        char **workloads;
+        usec_t window;
+        unsigned reps;
+        unsigned period_ms;
+        unsigned units, procs;
+        bool enter_exit;
+} Options;
+
+static Options opt;
+static Scratch scratch = { .root_fd = -EBADF };
+static char tmpdir[256], config_path[300], state_dir[300];
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig) {
+        interrupted = 1;
+}
+
+static void help(void) {
+        printf("Usage: standby-bench [OPTIONS]\n"
+               "\n"
+               "Runs workloads in a scratch cgroup tree and measures what standby costs.\n"
+               "\n"
+               "  --manager PATH        standby-manager to drive (default: build/standby-manager)\n"
+               "  --workload PATH       standby-workload binary (default: build/standby-workload)\n"
+               "  --strategies LIST     comma-separated: freeze,slack (default both)\n"
+               "  --workloads LIST      comma-separated kinds (default nanosleep,poll,epoll,timerfd,\n"
+               "                        posix-timer,futex,busy)\n"
+               "  --period-ms N         timer period of each workload (default 50)\n"
+               "  --duration SECONDS    measuring window per phase (default 2)\n"
+               "  --reps N              repetitions of each configuration (default 3)\n"
+               "  --output DIR          where results.csv and results.json go (default bench-results)\n"
+               "  --enter-exit          measure enter/exit time against the cgroup.freeze floor\n"
+               "  --units N --procs M   size of the enter-exit tree (default 100 x 10)\n"
+               "  -h, --help            this help\n");
+}
+
+static int split_commas(const char *s, char ***ret) {
+        _cleanup_free_ char *c = strdup(s);
+        if (!c)
+                return -ENOMEM;
+        for (char *p = c; *p; p++)
+                if (*p == ',')
+                        *p = ' ';
+        return strv_split_words(c, ret);
+}
+
+/* Runs standby-manager VERB [ARG]; returns its wall time, or USEC_INFINITY on failure. */
+static usec_t run_manager(const char *verb, const char *arg) {
+        usec_t t0 = now_usec(CLOCK_MONOTONIC);
+        int status;
+        pid_t pid = fork();
+
+        if (pid < 0)
+                return USEC_INFINITY;
+        if (pid == 0) {
+                execl(opt.manager, "standby-manager", "--quiet", "--config", config_path, "--state-dir", state_dir, verb,
+                      arg, NULL);
+                _exit(127);
+        }
+        if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+                fprintf(stderr, "standby-bench: standby-manager %s failed (status 0x%x)\n", verb, status);
+                return USEC_INFINITY;
+        }
+        return now_usec(CLOCK_MONOTONIC) - t0;
+}
+
+static int write_config(const char *targets) {
+        FILE *f = fopen(config_path, "we");
+        if (!f)
+                return negative_errno();
+        fprintf(f, "[Standby]\nTargets=%s\nFreezeTimeout=5s\n", targets);
+        return fclose(f) == 0 ? 0 : negative_errno();
+}
+
+/* Waits out a window, returning early (with false) on SIGINT/SIGTERM. */
+static bool wait_window(usec_t window) {
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + window;
+        struct timespec ts = { (time_t) (deadline / USEC_PER_SEC), (long) (deadline % USEC_PER_SEC) * 1000 };
+        while (!interrupted && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+                ;
+        return !interrupted;
+}
+
+enum { PHASE_BEFORE, PHASE_STANDBY, PHASE_AFTER, _PHASE_MAX };
+static const char * const phase_names[_PHASE_MAX] = { "before", "standby", "after" };
+
+typedef struct Result {
+        double rate[_PHASE_MAX][MAX_REPS];       /* wakeups/s */
+        double cpu[_PHASE_MAX][MAX_REPS];        /* CPU ms per s */
+} Result;
+
+/* Measures every workload over one window: wakeups/s and CPU ms/s. */
+static int measure(int *fds, size_t n, usec_t window, double *rates, double *cpus) {
+        uint64_t r0[64], c0[64], r1, c1;
+        usec_t t0, t1;
+
+        t0 = now_usec(CLOCK_MONOTONIC);
+        for (size_t i = 0; i < n; i++)
+                if (stats_cgroup_schedstat(fds[i], &r0[i], &c0[i]) < 0)
+                        return -EIO;
+        if (!wait_window(window))
+                return -EINTR;
+        t1 = now_usec(CLOCK_MONOTONIC);
+        for (size_t i = 0; i < n; i++) {
+                if (stats_cgroup_schedstat(fds[i], &r1, &c1) < 0)
+                        return -EIO;
+                rates[i] = stats_rate(r0[i], r1, t1 - t0);
+                cpus[i] = (double) (c1 - c0[i]) / 1e6 * (double) USEC_PER_SEC / (double) (t1 - t0);
+        }
+        return 0;
+}
+
+static void print_machine(FILE *f) {
+        struct utsname u;
+        uname(&u);
+        fprintf(f, "# machine: %s %s %s, %ld CPUs\n", u.sysname, u.release, u.machine, sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+static int run_compare(void) {
+        size_t nw = strv_length(opt.workloads), ns = strv_length(opt.strategies);
+        _cleanup_free_ Result *res = calloc(nw * ns, sizeof(Result));
+        _cleanup_free_ int *fds = calloc(nw, sizeof(int));
+        double enter_ms[8][MAX_REPS] = {}, exit_ms[8][MAX_REPS] = {};
+        char sub[256], targets[512], period[16];
+        usec_t started = now_usec(CLOCK_MONOTONIC);
+        usec_t total = (usec_t) ns * opt.reps * 3 * opt.window;
+        int r;
+
+        if (!res || !fds || nw > 64 || ns > 8)
+                return -EINVAL;
+        snprintf(period, sizeof(period), "%u", opt.period_ms);
+        for (size_t w = 0; w < nw; w++) {
+                snprintf(sub, sizeof(sub), "workloads.slice/%s.service", opt.workloads[w]);
+                char *argv[] = { (char *) opt.workload, opt.workloads[w], "--period-ms", period, NULL };
+                r = scratch_spawn(&scratch, sub, argv, NULL);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to start workload %s: %m", opt.workloads[w]);
+                r = scratch_open(&scratch, sub, &fds[w]);
+                if (r < 0)
+                        return r;
+        }
+        snprintf(targets, sizeof(targets), "%s/workloads.slice", scratch.base);
+        r = write_config(targets);
+        if (r < 0)
+                return log_error_errno(r, "Failed to write %s: %m", config_path);
+
+        for (unsigned rep = 0; rep < opt.reps; rep++)
+                for (size_t s = 0; s < ns; s++) {
+                        char strat[64];
+                        snprintf(strat, sizeof(strat), "--strategy=%s", opt.strategies[s]);
+                        for (int ph = 0; ph < _PHASE_MAX; ph++) {
+                                usec_t el = now_usec(CLOCK_MONOTONIC) - started;
+                                fprintf(stderr, "[%s %u/%u] %-7s window %.0f s   (about %.0f s left)\n",
+                                        opt.strategies[s], rep + 1, opt.reps, phase_names[ph],
+                                        (double) opt.window / 1e6,
+                                        total > el ? (double) (total - el) / 1e6 : 0.0);
+                                if (ph == PHASE_STANDBY) {
+                                        usec_t t = run_manager("enter", strat);
+                                        if (t == USEC_INFINITY)
+                                                return -EIO;
+                                        enter_ms[s][rep] = (double) t / 1000.0;
+                                }
+                                if (ph == PHASE_AFTER) {
+                                        usec_t t = run_manager("exit", NULL);
+                                        if (t == USEC_INFINITY)
+                                                return -EIO;
+                                        exit_ms[s][rep] = (double) t / 1000.0;
+                                }
+                                double rates[64], cpus[64];
+                                r = measure(fds, nw, opt.window, rates, cpus);
+                                if (r < 0) {
+                                        if (ph == PHASE_STANDBY)
+                                                (void) run_manager("exit", NULL);
+                                        return r;
+                                }
+                                for (size_t w = 0; w < nw; w++) {
+                                        res[s * nw + w].rate[ph][rep] = rates[w];
+                                        res[s * nw + w].cpu[ph][rep] = cpus[w];
+                                }
+                        }
+                }
+
+        for (size_t w = 0; w < nw; w++)
+                safe_close(fds[w]);
+
+        /* The table: medians over repetitions, [min-max] where they differ. */
+        printf("\nWakeups per second (median of %u runs, %.0f s windows, period %u ms)\n\n", opt.reps,
+               (double) opt.window / 1e6, opt.period_ms);
+        printf("%-12s", "workload");
+        for (size_t s = 0; s < ns; s++)
+                printf(" | %-8s %8s %8s %8s", opt.strategies[s], "before", "standby", "after");
+        printf("\n");
+        for (size_t w = 0; w < nw; w++) {
+                printf("%-12s", opt.workloads[w]);
+                for (size_t s = 0; s < ns; s++) {
+                        printf(" | %-8s", "");
+                        for (int ph = 0; ph < _PHASE_MAX; ph++) {
+                                double v[MAX_REPS];
+                                memcpy(v, res[s * nw + w].rate[ph], sizeof(double) * opt.reps);
+                                printf(" %8.1f", stats_median(v, opt.reps));
+                        }
+                }
+                printf("\n");
+        }
+        printf("\n%-12s", "enter ms");
+        for (size_t s = 0; s < ns; s++)
+                printf(" | %-8s %26.2f", opt.strategies[s], stats_median(enter_ms[s], opt.reps));
+        printf("\n%-12s", "exit ms");
+        for (size_t s = 0; s < ns; s++)
+                printf(" | %-8s %26.2f", opt.strategies[s], stats_median(exit_ms[s], opt.reps));
+        printf("\n");
+
+        /* CSV and JSON: every repetition, every phase. */
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/results.csv", opt.output);
+        FILE *csv = fopen(path, "we");
+        snprintf(path, sizeof(path), "%s/results.json", opt.output);
+        FILE *js = fopen(path, "we");
+        if (!csv || !js) {
+                if (csv)
+                        fclose(csv);
+                if (js)
+                        fclose(js);
+                return log_error_errno(-errno, "Failed to write results in %s: %m", opt.output);
+        }
+        print_machine(csv);
+        fprintf(csv, "strategy,workload,rep,phase,wakeups_per_s,cpu_ms_per_s\n");
+        fprintf(js, "{\"period_ms\":%u,\"window_s\":%.3f,\"reps\":%u,\"results\":[", opt.period_ms,
+                (double) opt.window / 1e6, opt.reps);
+        bool first = true;
+        for (size_t s = 0; s < ns; s++)
+                for (size_t w = 0; w < nw; w++)
+                        for (unsigned rep = 0; rep < opt.reps; rep++)
+                                for (int ph = 0; ph < _PHASE_MAX; ph++) {
+                                        const Result *x = &res[s * nw + w];
+                                        fprintf(csv, "%s,%s,%u,%s,%.3f,%.3f\n", opt.strategies[s], opt.workloads[w],
+                                                rep + 1, phase_names[ph], x->rate[ph][rep], x->cpu[ph][rep]);
+                                        fprintf(js, "%s{\"strategy\":", first ? "" : ",");
+                                        json_print_string(js, opt.strategies[s]);
+                                        fprintf(js, ",\"workload\":");
+                                        json_print_string(js, opt.workloads[w]);
+                                        fprintf(js, ",\"rep\":%u,\"phase\":\"%s\",\"wakeups_per_s\":%.3f,\"cpu_ms_per_s\":%.3f}",
+                                                rep + 1, phase_names[ph], x->rate[ph][rep], x->cpu[ph][rep]);
+                                        first = false;
+                                }
+        fprintf(js, "],\"enter_exit_ms\":[");
+        first = true;
+        for (size_t s = 0; s < ns; s++)
+                for (unsigned rep = 0; rep < opt.reps; rep++) {
+                        fprintf(js, "%s{\"strategy\":\"%s\",\"rep\":%u,\"enter_ms\":%.3f,\"exit_ms\":%.3f}",
+                                first ? "" : ",", opt.strategies[s], rep + 1, enter_ms[s][rep], exit_ms[s][rep]);
+                        first = false;
+                }
+        fprintf(js, "]}\n");
+        fclose(csv);
+        fclose(js);
+        printf("\nResults: %s/results.csv, %s/results.json\n", opt.output, opt.output);
+        return 0;
+}
+
+/* The floor: write cgroup.freeze on every unit, wait for all (one poll set). */
+static usec_t floor_pass(int *fds, size_t n, bool freeze) {
+        usec_t t0 = now_usec(CLOCK_MONOTONIC);
+        for (size_t i = 0; i < n; i++)
+                if (cgroup_set_freeze(fds[i], freeze) < 0)
+                        return USEC_INFINITY;
+        if (cgroup_wait_frozen(fds, n, freeze, t0 + 10 * USEC_PER_SEC, NULL) < 0)
+                return USEC_INFINITY;
+        return now_usec(CLOCK_MONOTONIC) - t0;
+}
+
+static int run_enter_exit(void) {
+        _cleanup_free_ int *fds = calloc(opt.units, sizeof(int));
+        double fe[MAX_REPS], fx[MAX_REPS], me[MAX_REPS], mx[MAX_REPS];
+        char sub[256], targets[512];
+        int r;
+
+        if (!fds)
+                return -ENOMEM;
+        fprintf(stderr, "Starting %u units x %u processes...\n", opt.units, opt.procs);
+        for (unsigned u = 0; u < opt.units; u++) {
+                snprintf(sub, sizeof(sub), "units.slice/u%03u.service", u);
+                char *argv[] = { (char *) opt.workload, "idle", NULL };
+                for (unsigned p = 0; p < opt.procs; p++) {
+                        r = scratch_spawn(&scratch, sub, argv, NULL);
+                        if (r < 0)
+                                return log_error_errno(r, "Failed to start a process: %m");
+                }
+                r = scratch_open(&scratch, sub, &fds[u]);
+                if (r < 0)
+                        return r;
+        }
+        snprintf(targets, sizeof(targets), "%s/units.slice", scratch.base);
+        r = write_config(targets);
+        if (r < 0)
+                return r;
+
+        /* Interleaved, so that drift on a shared machine hits both alike. */
+        for (unsigned rep = 0; rep < opt.reps && !interrupted; rep++) {
+                usec_t a = floor_pass(fds, opt.units, true), b = floor_pass(fds, opt.units, false);
+                usec_t c = run_manager("enter", NULL), d = run_manager("exit", NULL);
+                if (a == USEC_INFINITY || b == USEC_INFINITY || c == USEC_INFINITY || d == USEC_INFINITY)
+                        return -EIO;
+                fe[rep] = (double) a / 1000.0;
+                fx[rep] = (double) b / 1000.0;
+                me[rep] = (double) c / 1000.0;
+                mx[rep] = (double) d / 1000.0;
+                fprintf(stderr, "[enter-exit %u/%u] floor %.2f/%.2f ms, manager %.2f/%.2f ms\n", rep + 1, opt.reps,
+                        fe[rep], fx[rep], me[rep], mx[rep]);
+        }
+        for (unsigned u = 0; u < opt.units; u++)
+                safe_close(fds[u]);
+        if (interrupted)
+                return -EINTR;
+
+        double mfe = stats_median(fe, opt.reps), mfx = stats_median(fx, opt.reps);
+        double mme = stats_median(me, opt.reps), mmx = stats_median(mx, opt.reps);
+        printf("\nEnter/exit, %u units x %u processes, median of %u (min-max)\n\n", opt.units, opt.procs, opt.reps);
+        printf("%-28s %10s %21s\n", "", "enter ms", "exit ms");
+        printf("%-28s %10.2f (%.2f-%.2f) %8.2f (%.2f-%.2f)\n", "floor (bare cgroup.freeze)", mfe, stats_min(fe, opt.reps),
+               stats_max(fe, opt.reps), mfx, stats_min(fx, opt.reps), stats_max(fx, opt.reps));
+        printf("%-28s %10.2f (%.2f-%.2f) %8.2f (%.2f-%.2f)\n", "standby-manager (whole run)", mme,
+               stats_min(me, opt.reps), stats_max(me, opt.reps), mmx, stats_min(mx, opt.reps), stats_max(mx, opt.reps));
+        printf("%-28s %10.2fx %20.2fx\n", "ratio manager/floor", mme / mfe, mmx / mfx);
+
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/enter-exit.csv", opt.output);
+        FILE *csv = fopen(path, "we");
+        if (csv) {
+                print_machine(csv);
+                fprintf(csv, "rep,floor_enter_ms,floor_exit_ms,manager_enter_ms,manager_exit_ms\n");
+                for (unsigned rep = 0; rep < opt.reps; rep++)
+                        fprintf(csv, "%u,%.3f,%.3f,%.3f,%.3f\n", rep + 1, fe[rep], fx[rep], me[rep], mx[rep]);
+                fclose(csv);
+                printf("\nResults: %s\n", path);
+        }
+        return 0;
+}
+
+int main(int argc, char *argv[]) {
+        enum { ARG_MANAGER = 0x100, ARG_WORKLOAD, ARG_STRATEGIES, ARG_WORKLOADS, ARG_PERIOD, ARG_DURATION, ARG_REPS,
+               ARG_OUTPUT, ARG_ENTER_EXIT, ARG_UNITS, ARG_PROCS };
+        static const struct option options[] = {
+                { "manager", required_argument, NULL, ARG_MANAGER },
+                { "workload", required_argument, NULL, ARG_WORKLOAD },
+                { "strategies", required_argument, NULL, ARG_STRATEGIES },
+                { "workloads", required_argument, NULL, ARG_WORKLOADS },
+                { "period-ms", required_argument, NULL, ARG_PERIOD },
+                { "duration", required_argument, NULL, ARG_DURATION },
+                { "reps", required_argument, NULL, ARG_REPS },
+                { "output", required_argument, NULL, ARG_OUTPUT },
+                { "enter-exit", no_argument, NULL, ARG_ENTER_EXIT },
+                { "units", required_argument, NULL, ARG_UNITS },
+                { "procs", required_argument, NULL, ARG_PROCS },
+                { "help", no_argument, NULL, 'h' },
+                {}
+        };
+        const char *strategies = "freeze,slack", *workloads = "nanosleep,poll,epoll,timerfd,posix-timer,futex,busy";
+        double duration = 2;
+        int c, r;
+
+        log_set_prefix("standby-bench");
+        opt = (Options) { .manager = "build/standby-manager", .workload = "build/standby-workload",
+                          .output = "bench-results", .reps = 3, .period_ms = 50, .units = 100, .procs = 10 };
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case ARG_MANAGER: opt.manager = optarg; break;
+                case ARG_WORKLOAD: opt.workload = optarg; break;
+                case ARG_STRATEGIES: strategies = optarg; break;
+                case ARG_WORKLOADS: workloads = optarg; break;
+                case ARG_PERIOD: opt.period_ms = (unsigned) strtoul(optarg, NULL, 10); break;
+                case ARG_DURATION: duration = strtod(optarg, NULL); break;
+                case ARG_REPS: opt.reps = (unsigned) strtoul(optarg, NULL, 10); break;
+                case ARG_OUTPUT: opt.output = optarg; break;
+                case ARG_ENTER_EXIT: opt.enter_exit = true; break;
+                case ARG_UNITS: opt.units = (unsigned) strtoul(optarg, NULL, 10); break;
+                case ARG_PROCS: opt.procs = (unsigned) strtoul(optarg, NULL, 10); break;
+                case 'h': help(); return 0;
+                default: fprintf(stderr, "Try 'standby-bench --help'.\n"); return 2;
+                }
+        if (optind != argc || opt.reps < 1 || opt.reps > MAX_REPS || opt.period_ms < 1 || !(duration > 0 && duration <= 3600) ||
+            opt.units < 1 || opt.units > 10000 || opt.procs < 1 || opt.procs > 1000) {
+                fprintf(stderr, "standby-bench: bad arguments: reps 1-%d, duration (0,3600] s, units 1-10000, procs 1-1000\n",
+                        MAX_REPS);
+                return 2;
+        }
+        opt.window = (usec_t) (duration * 1e6);
+        if (split_commas(strategies, &opt.strategies) < 0 || split_commas(workloads, &opt.workloads) < 0)
+                return 1;
+        for (char **s = opt.strategies; *s; s++)
+                if (strategy_from_string(*s) == _STRATEGY_INVALID) {
+                        fprintf(stderr, "standby-bench: unknown strategy \"%s\" (freeze, slack)\n", *s);
+                        return 2;
+                }
+        if (geteuid() != 0) {
+                fprintf(stderr, "standby-bench: needs root (it freezes cgroups and sets timer slack)\n");
+                return 3;
+        }
+        if (access(opt.manager, X_OK) < 0 || access(opt.workload, X_OK) < 0) {
+                fprintf(stderr, "standby-bench: %s or %s is missing: run make first\n", opt.manager, opt.workload);
+                return 1;
+        }
+        if (mkdir(opt.output, 0755) < 0 && errno != EEXIST) {
+                fprintf(stderr, "standby-bench: cannot create %s: %s\n", opt.output, strerror(errno));
+                return 1;
+        }
+
+        snprintf(tmpdir, sizeof(tmpdir), "/tmp/standby-bench.%d", (int) getpid());
+        snprintf(config_path, sizeof(config_path), "%s/standby.conf", tmpdir);
+        snprintf(state_dir, sizeof(state_dir), "%s/state", tmpdir);
+        if (mkdir(tmpdir, 0700) < 0) {
+                fprintf(stderr, "standby-bench: cannot create %s: %s\n", tmpdir, strerror(errno));
+                return 1;
+        }
+        struct sigaction sa = { .sa_handler = on_signal };
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+
+        r = scratch_create(&scratch);
+        if (r < 0)
+                fprintf(stderr, "standby-bench: cannot create a scratch cgroup: %s\n", strerror(-r));
+        else
+                r = opt.enter_exit ? run_enter_exit() : run_compare();
+
+        /* Whatever happened, leave nothing in standby and nothing behind. */
+        char journal[400];
+        snprintf(journal, sizeof(journal), "%s/state/state", tmpdir);
+        if (access(journal, F_OK) == 0)
+                (void) run_manager("exit", NULL);
+        scratch_destroy(&scratch);
+        unlink(config_path);
+        snprintf(journal, sizeof(journal), "%s/state/lock", tmpdir);
+        unlink(journal);
+        rmdir(state_dir);
+        rmdir(tmpdir);
+        strv_free(opt.strategies);
+        strv_free(opt.workloads);
+        return r < 0 ? 1 : 0;
+}

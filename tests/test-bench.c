@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The harness's arithmetic, and that each workload wakes the way it claims. */
+#include <math.h>
+
+#include "../bench/bench.h"
+#include "macro.h"
+#include "test-util.h"
+
+START_TEST(test_percentiles) {
+        double v[] = { 5, 1, 4, 2, 3 };
+        ck_assert_double_eq(stats_median(v, 5), 3);
+        ck_assert_double_eq(stats_percentile(v, 5, 0), 1);
+        ck_assert_double_eq(stats_percentile(v, 5, 100), 5);
+        ck_assert_double_eq_tol(stats_percentile(v, 5, 99), 4.96, 1e-9);
+        ck_assert_double_eq_tol(stats_percentile(v, 5, 25), 2, 1e-9);
+        double even[] = { 10, 20, 30, 40 };
+        ck_assert_double_eq(stats_median(even, 4), 25);
+        double one[] = { 7 };
+        ck_assert_double_eq(stats_percentile(one, 1, 99), 7);
+        ck_assert(isnan(stats_median(NULL, 0)));
+        ck_assert_double_eq(stats_min(even, 4), 10);
+        ck_assert_double_eq(stats_max(even, 4), 40);
+}
+END_TEST
+
+START_TEST(test_rates) {
+        ck_assert_double_eq(stats_rate(100, 300, 2 * USEC_PER_SEC), 100);
+        ck_assert_double_eq(stats_rate(0, 5, 500 * USEC_PER_MSEC), 10);
+        ck_assert(isnan(stats_rate(5, 4, USEC_PER_SEC)));
+        ck_assert(isnan(stats_rate(0, 4, 0)));
+}
+END_TEST
+
+/* A 20 ms timer workload is switched in about 50 times a second (the
+ * counting the bench relies on), and an idle one not at all. */
+START_TEST(test_workload_wakes_as_claimed) {
+        static const char * const kinds[] = { "nanosleep", "poll", "select", "epoll", "timerfd", "posix-timer", "futex" };
+        int fds[ELEMENTSOF(kinds) + 1], ticks[ELEMENTSOF(kinds) + 1];
+        uint64_t r0[ELEMENTSOF(kinds) + 1], r1;
+        char sub[64];
+
+        if (!test_need_root_cgroup2())
+                return;
+        for (size_t i = 0; i <= ELEMENTSOF(kinds); i++) {
+                const char *k = i < ELEMENTSOF(kinds) ? kinds[i] : "idle";
+                snprintf(sub, sizeof(sub), "%s.service", k);
+                test_spawn_workload(sub, k, 20, 1, i < ELEMENTSOF(kinds) ? &ticks[i] : NULL);
+                fds[i] = test_cgroup(sub);
+        }
+        /* Settled once every timer workload has ticked. */
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++)
+                ck_assert_int_eq(test_ticks(ticks[i], 2, 5 * USEC_PER_SEC), 2);
+        for (size_t i = 0; i <= ELEMENTSOF(kinds); i++)
+                ck_assert_int_eq(stats_cgroup_schedstat(fds[i], &r0[i], NULL), 0);
+        usec_t t0 = now_usec(CLOCK_MONOTONIC);
+        /* One second, timed by the timerfd workload's own 50 ticks. */
+        ck_assert_int_eq(test_ticks(ticks[4], 50, 5 * USEC_PER_SEC), 50);
+        usec_t t1 = now_usec(CLOCK_MONOTONIC);
+        for (size_t i = 0; i <= ELEMENTSOF(kinds); i++) {
+                ck_assert_int_eq(stats_cgroup_schedstat(fds[i], &r1, NULL), 0);
+                double rate = stats_rate(r0[i], r1, t1 - t0);
+                if (i == ELEMENTSOF(kinds))
+                        ck_assert_msg(rate < 1, "idle workload woke %.1f/s", rate);
+                else
+                        ck_assert_msg(rate > 35 && rate < 80, "%s: %.1f wakeups/s, expected about 50", kinds[i], rate);
+                safe_close(fds[i]);
+        }
+}
+END_TEST
+
+Suite *bench_suite(void) {
+        Suite *s = suite_create("bench");
+        TCase *tc = tcase_create("stats");
+        tcase_add_test(tc, test_percentiles);
+        tcase_add_test(tc, test_rates);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("workloads");
+        tcase_set_timeout(tc, 60);
+        tcase_add_checked_fixture(tc, test_env_setup, test_env_teardown);
+        tcase_add_unchecked_fixture(tc, NULL, test_env_sweep);
+        tcase_add_test(tc, test_workload_wakes_as_claimed);
+        suite_add_tcase(s, tc);
+        return s;
+}
