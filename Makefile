@@ -70,7 +70,7 @@ PROGRAMS := $(MANAGER) $(BENCH) $(WORKLOAD)
 
 obj = $(patsubst %.c,$(B)/%.o,$(1))
 
-.PHONY: all check check-plain check-san test bench demo install man format lint clean
+.PHONY: all check check-plain check-san test test-binaries bench install man format lint clean
 all: $(PROGRAMS) $(TESTS) $(HELPERS) man
 
 $(B)/%.o: %.c
@@ -113,14 +113,19 @@ man: $(MANPAGES)
 
 # The tests run against the binaries of the same build: tests/run-tests.sh
 # sets up what they need and runs the Check runner.
-check-plain: $(PROGRAMS) $(TESTS) $(HELPERS)
+test-binaries: $(PROGRAMS) $(TESTS) $(HELPERS)
+
+check-plain: test-binaries
 	tests/run-tests.sh $(B)
 
 check-san:
-	$(MAKE) SAN=1 $(PROGRAMS) $(TESTS) $(HELPERS)
+	$(MAKE) SAN=1 test-binaries
 	tests/run-tests.sh build-san
 
-check: check-plain check-san
+# One after the other: the suites share the machine's cgroup tree and CPUs.
+check:
+	$(MAKE) check-plain
+	$(MAKE) check-san
 test: check
 
 bench: $(PROGRAMS)
