@@ -84,7 +84,7 @@ $(LIB): $(call obj,$(COMMON_SRC))
 
 $(MANAGER): $(call obj,$(MANAGER_SRC)) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -pthread
 
 $(BENCH): $(call obj,$(BENCH_SRC)) $(LIB)
 	@$(if $(Q),echo "  LD      $@")

@@ -210,7 +210,6 @@ int journal_save(int dir_fd, const Journal *j) {
         if (journal_is_empty(j)) {
                 if (unlinkat(dir_fd, JOURNAL_FILE, 0) < 0 && errno != ENOENT)
                         return negative_errno();
-                (void) fsync(dir_fd);
                 return 0;
         }
 
@@ -242,19 +241,18 @@ int journal_save(int dir_fd, const Journal *j) {
                         j->threads[i].starttime, j->threads[i].original_ns);
         fprintf(f, "end\n");
 
+        /* No fsync: the journal guards against a crash of standby's processes,
+         * which loses nothing in the page cache; after a kernel crash or power
+         * loss no cgroup is frozen anymore, so a lost journal loses nothing.
+         * rename() alone makes the switch atomic for every reader. */
         if (fflush(f) != 0 || ferror(f)) {
                 r = -EIO;
-                goto fail;
-        }
-        if (fsync(fileno(f)) < 0) {
-                r = negative_errno();
                 goto fail;
         }
         if (renameat(dir_fd, JOURNAL_FILE ".tmp", dir_fd, JOURNAL_FILE) < 0) {
                 r = negative_errno();
                 goto fail;
         }
-        (void) fsync(dir_fd);
         return 0;
 fail:
         (void) unlinkat(dir_fd, JOURNAL_FILE ".tmp", 0);

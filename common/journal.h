@@ -11,7 +11,7 @@
 /* The standby journal: /run/standby/state (the directory can be overridden).
  * It lists every cgroup standby froze or is about to freeze and every thread
  * whose timer slack it changed, with the original value. It is written (to a
- * temporary file, fsync, rename) BEFORE each change it records, under an
+ * temporary file, then rename) BEFORE each change it records, under an
  * exclusive flock on /run/standby/lock, so a crash at any point leaves a
  * journal from which `standby-manager exit` undoes everything.
  * The file exists exactly while something is frozen or slacked. */
