@@ -39,6 +39,7 @@ typedef struct Options {
         unsigned period_ms;
         unsigned units, procs;
         bool enter_exit;
+        bool no_guard;
 } Options;
 
 static Options opt;
@@ -66,6 +67,7 @@ static void help(void) {
                "  --output DIR          where results.csv and results.json go (default bench-results)\n"
                "  --enter-exit          measure enter/exit time against the cgroup.freeze floor\n"
                "  --units N --procs M   size of the enter-exit tree (default 100 x 10)\n"
+               "  --no-deadlock-guard   run the manager with DeadlockGuard=no\n"
                "  -h, --help            this help\n");
 }
 
@@ -103,7 +105,7 @@ static int write_config(const char *targets) {
         FILE *f = fopen(config_path, "we");
         if (!f)
                 return negative_errno();
-        fprintf(f, "[Standby]\nTargets=%s\nFreezeTimeout=5s\n", targets);
+        fprintf(f, "[Standby]\nTargets=%s\nFreezeTimeout=5s\n%s", targets, opt.no_guard ? "DeadlockGuard=no\n" : "");
         return fclose(f) == 0 ? 0 : negative_errno();
 }
 
@@ -374,7 +376,7 @@ static int run_enter_exit(void) {
 
 int main(int argc, char *argv[]) {
         enum { ARG_MANAGER = 0x100, ARG_WORKLOAD, ARG_STRATEGIES, ARG_WORKLOADS, ARG_PERIOD, ARG_DURATION, ARG_REPS,
-               ARG_OUTPUT, ARG_ENTER_EXIT, ARG_UNITS, ARG_PROCS };
+               ARG_OUTPUT, ARG_ENTER_EXIT, ARG_UNITS, ARG_PROCS, ARG_NO_GUARD };
         static const struct option options[] = {
                 { "manager", required_argument, NULL, ARG_MANAGER },
                 { "workload", required_argument, NULL, ARG_WORKLOAD },
@@ -387,6 +389,7 @@ int main(int argc, char *argv[]) {
                 { "enter-exit", no_argument, NULL, ARG_ENTER_EXIT },
                 { "units", required_argument, NULL, ARG_UNITS },
                 { "procs", required_argument, NULL, ARG_PROCS },
+                { "no-deadlock-guard", no_argument, NULL, ARG_NO_GUARD },
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
@@ -410,6 +413,7 @@ int main(int argc, char *argv[]) {
                 case ARG_ENTER_EXIT: opt.enter_exit = true; break;
                 case ARG_UNITS: opt.units = (unsigned) strtoul(optarg, NULL, 10); break;
                 case ARG_PROCS: opt.procs = (unsigned) strtoul(optarg, NULL, 10); break;
+                case ARG_NO_GUARD: opt.no_guard = true; break;
                 case 'h': help(); return 0;
                 default: fprintf(stderr, "Try 'standby-bench --help'.\n"); return 2;
                 }

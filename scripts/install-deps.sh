@@ -1,0 +1,17 @@
+#!/bin/sh
+# Installs, from Debian's archive, everything standby needs to build, test and
+# benchmark. Debian 12, as root. Safe to run again.
+set -eu
+packages="build-essential pkg-config libsystemd-dev libnl-3-dev libnl-route-3-dev
+libinih-dev libevdev-dev check libsubunit-dev scdoc gnuplot-nox dbus-daemon iproute2"
+missing=""
+for p in $packages; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+        echo "== installing:$missing"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq
+        # shellcheck disable=SC2086
+        apt-get install -y -qq --no-install-recommends $missing
+fi
