@@ -36,6 +36,8 @@ endif
 DEPS := libsystemd libnl-route-3.0 inih
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(DEPS))
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(DEPS))
+# standby-manager starts for every verb: it links only what it uses.
+MANAGER_LIBS := $(shell $(PKG_CONFIG) --libs inih)
 CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check)
 CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check)
 
@@ -84,11 +86,11 @@ $(LIB): $(call obj,$(COMMON_SRC))
 
 $(MANAGER): $(call obj,$(MANAGER_SRC)) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -pthread
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(MANAGER_LIBS) -pthread
 
 $(BENCH): $(call obj,$(BENCH_SRC)) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(MANAGER_LIBS) -lm
 
 $(WORKLOAD): $(call obj,$(WORKLOAD_SRC)) $(LIB)
 	@$(if $(Q),echo "  LD      $@")

@@ -284,40 +284,40 @@ finish:
         return r;
 }
 
+/* Takes ownership of dir_fd: the DIR reads it directly, no second open. */
 static int list_leaves_rec(int dir_fd, const char *rel, unsigned depth, char ***leaves, char ***inner) {
         _cleanup_closedir_ DIR *d = NULL;
         bool has_children = false;
         struct dirent *de;
-        int fd, r;
+        int r;
 
-        if (depth > 64)
+        if (depth > 64) {
+                safe_close(dir_fd);
                 return -ELOOP;
-
-        /* A new open file description: a dup would share (and leave at the end) the offset. */
-        fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
-        d = fdopendir(fd);
+        }
+        d = fdopendir(dir_fd);
         if (!d) {
-                safe_close(fd);
+                safe_close(dir_fd);
                 return negative_errno();
         }
 
         while ((de = readdir(d))) {
-                _cleanup_close_ int child = -EBADF;
                 _cleanup_free_ char *crel = NULL;
+                int child;
 
                 if (de->d_type != DT_DIR || streq(de->d_name, ".") || streq(de->d_name, ".."))
                         continue;
                 has_children = true;
-                child = openat(dir_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                child = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
                 if (child < 0) {
                         if (errno == ENOENT)
                                 continue; /* removed under us */
                         return negative_errno();
                 }
-                if (asprintf(&crel, "%s%s%s", rel, *rel ? "/" : "", de->d_name) < 0)
+                if (asprintf(&crel, "%s%s%s", rel, *rel ? "/" : "", de->d_name) < 0) {
+                        safe_close(child);
                         return -ENOMEM;
+                }
                 r = list_leaves_rec(child, crel, depth + 1, leaves, inner);
                 if (r < 0)
                         return r;
@@ -328,7 +328,7 @@ static int list_leaves_rec(int dir_fd, const char *rel, unsigned depth, char ***
 
         if (inner && *rel) {
                 _cleanup_free_ char *procs = NULL;
-                r = read_full_fileat(dir_fd, "cgroup.procs", &procs, NULL);
+                r = read_full_fileat(dirfd(d), "cgroup.procs", &procs, NULL);
                 if (r >= 0 && procs[0])
                         return strv_extend(inner, rel);
         }
@@ -349,7 +349,7 @@ int cgroup_list_leaves(int root_fd, const char *rel, char ***ret, char ***ret_in
         if (!leaves || !inner)
                 return -ENOMEM;
 
-        r = list_leaves_rec(fd, rel, 0, &leaves, ret_inner ? &inner : NULL);
+        r = list_leaves_rec(TAKE_FD(fd), rel, 0, &leaves, ret_inner ? &inner : NULL);
         if (r < 0)
                 return r;
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -16,3 +17,12 @@ typedef struct LockWait {
 
 /* Parses a /proc/locks-format file. Returns 0 and an array (caller frees). */
 int locks_read_waits(const char *path, LockWait **ret, size_t *ret_n);
+
+/* Whether any task on the system is blocked in a lock request: flock() or
+ * fcntl(F_SETLKW / F_OFD_SETLKW), by its wait channel. Reading /proc/locks costs an
+ * RCU grace period (the kernel takes file_rwsem for writing); this scan lets
+ * the deadlock guard skip it when nobody waits. Tasks that vanish count as not
+ * waiting. */
+/* Processes in skip (sorted ascending; may be NULL) are not looked at: an
+ * unwind of every sleeping task's stack costs ~20 us each. */
+int locks_any_blocked_waiter(const pid_t *skip, size_t n_skip, bool *ret);
