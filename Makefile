@@ -33,7 +33,7 @@ ifeq ($(WERROR),1)
 WARNFLAGS += -Werror
 endif
 
-DEPS := libsystemd libnl-route-3.0 inih
+DEPS := libsystemd libnl-route-3.0 inih libevdev
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(DEPS))
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(DEPS))
 # standby-manager starts for every verb: it links only what it uses.
@@ -54,6 +54,7 @@ endif
 
 COMMON_SRC := $(wildcard common/*.c)
 MANAGER_SRC := $(wildcard freezer/*.c)
+LISTENER_SRC := $(wildcard listener/*.c)
 BENCH_SRC := bench/standby-bench.c bench/bench-workloads.c bench/bench-stats.c
 WORKLOAD_SRC := bench/standby-workload.c
 TEST_SRC := $(wildcard tests/*.c)
@@ -61,6 +62,7 @@ HELPER_SRC := $(wildcard tests/helpers/*.c)
 
 LIB := $(B)/libstandby.a
 MANAGER := $(B)/standby-manager
+LISTENER := $(B)/standby-listener
 BENCH := $(B)/standby-bench
 WORKLOAD := $(B)/standby-workload
 TESTS := $(B)/test-standby
@@ -68,7 +70,7 @@ HELPERS := $(patsubst tests/helpers/%.c,$(B)/helpers/%,$(HELPER_SRC))
 MAN_SRC := $(wildcard docs/man/*.scd)
 MANPAGES := $(patsubst docs/man/%.scd,$(B)/man/%,$(MAN_SRC))
 
-PROGRAMS := $(MANAGER) $(BENCH) $(WORKLOAD)
+PROGRAMS := $(MANAGER) $(LISTENER) $(BENCH) $(WORKLOAD)
 
 obj = $(patsubst %.c,$(B)/%.o,$(1))
 
@@ -87,6 +89,10 @@ $(LIB): $(call obj,$(COMMON_SRC))
 $(MANAGER): $(call obj,$(MANAGER_SRC)) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(MANAGER_LIBS) -pthread
+
+$(LISTENER): $(call obj,$(LISTENER_SRC)) $(LIB)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 $(BENCH): $(call obj,$(BENCH_SRC)) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
@@ -133,10 +139,10 @@ test: check
 bench: $(PROGRAMS)
 	$(BENCH) --manager $(MANAGER) --workload $(WORKLOAD) $(BENCH_ARGS)
 
-install: $(MANAGER) man
+install: $(MANAGER) $(LISTENER) man
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5 \
 		$(DESTDIR)$(SYSCONFDIR)/standby $(DESTDIR)$(DOCDIR)
-	install -m 0755 $(MANAGER) $(DESTDIR)$(SBINDIR)/
+	install -m 0755 $(MANAGER) $(LISTENER) $(DESTDIR)$(SBINDIR)/
 	for m in $(MANPAGES); do s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
 		install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
 	test -e $(DESTDIR)$(SYSCONFDIR)/standby/standby.conf || \
@@ -144,11 +150,11 @@ install: $(MANAGER) man
 	install -m 0644 README.md docs/design.md $(DESTDIR)$(DOCDIR)/
 
 format:
-	clang-format -i common/*.[ch] freezer/*.[ch] bench/*.[ch] tests/*.[ch] tests/helpers/*.c
+	clang-format -i common/*.[ch] freezer/*.[ch] listener/*.c bench/*.[ch] tests/*.[ch] tests/helpers/*.c
 
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability -Icommon \
-		--suppress=missingIncludeSystem common freezer bench tests
+		--suppress=missingIncludeSystem common freezer listener bench tests
 
 clean:
 	rm -rf build build-san

@@ -82,3 +82,4 @@ Suite *locks_suite(void);
 Suite *manager_suite(void);
 Suite *crash_suite(void);
 Suite *bench_suite(void);
+Suite *rules_suite(void);
