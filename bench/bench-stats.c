@@ -68,17 +68,11 @@ static int add_thread(pid_t tid, uint64_t *runs, uint64_t *cpu) {
         return 0;
 }
 
-int stats_cgroup_schedstat(int cg_fd, uint64_t *ret_runs, uint64_t *ret_cpu_ns) {
-        _cleanup_free_ pid_t *tids = NULL;
+static int sum_threads(const pid_t *tids, size_t n, uint64_t *ret_runs, uint64_t *ret_cpu_ns) {
         uint64_t runs = 0, cpu = 0;
-        size_t n = 0;
-        int r;
 
-        r = cgroup_list_pids(cg_fd, true, &tids, &n);
-        if (r < 0)
-                return r;
         for (size_t i = 0; i < n; i++) {
-                r = add_thread(tids[i], &runs, &cpu);
+                int r = add_thread(tids[i], &runs, &cpu);
                 if (r < 0)
                         return r;
         }
@@ -88,22 +82,18 @@ int stats_cgroup_schedstat(int cg_fd, uint64_t *ret_runs, uint64_t *ret_cpu_ns) 
         return 0;
 }
 
+int stats_cgroup_schedstat(int cg_fd, uint64_t *ret_runs, uint64_t *ret_cpu_ns) {
+        _cleanup_free_ pid_t *tids = NULL;
+        size_t n = 0;
+        int r = cgroup_list_pids(cg_fd, true, &tids, &n);
+
+        return r < 0 ? r : sum_threads(tids, n, ret_runs, ret_cpu_ns);
+}
+
 int stats_pid_schedstat(pid_t pid, uint64_t *ret_runs, uint64_t *ret_cpu_ns) {
         _cleanup_free_ pid_t *tids = NULL;
-        uint64_t runs = 0, cpu = 0;
         size_t n = 0;
-        int r;
+        int r = proc_list_tids(pid, &tids, &n);
 
-        r = proc_list_tids(pid, &tids, &n);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < n; i++) {
-                r = add_thread(tids[i], &runs, &cpu);
-                if (r < 0)
-                        return r;
-        }
-        *ret_runs = runs;
-        if (ret_cpu_ns)
-                *ret_cpu_ns = cpu;
-        return 0;
+        return r < 0 ? r : sum_threads(tids, n, ret_runs, ret_cpu_ns);
 }

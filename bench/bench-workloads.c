@@ -84,56 +84,22 @@ int scratch_spawn(Scratch *s, const char *sub, char *const argv[], pid_t *ret) {
         return 0;
 }
 
-static void walk(int dir_fd, void (*fn)(int fd)) {
-        _cleanup_closedir_ DIR *d = NULL;
-        struct dirent *de;
-        int fd;
-
-        fn(dir_fd);
-        fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0 || !(d = fdopendir(fd))) {
-                safe_close(fd);
-                return;
-        }
-        while ((de = readdir(d)))
-                if (de->d_type == DT_DIR && de->d_name[0] != '.') {
-                        _cleanup_close_ int c = openat(dir_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                        if (c >= 0)
-                                walk(c, fn);
-                }
-}
-
-static void thaw_one(int fd) {
-        (void) write_stringat(fd, "cgroup.freeze", "0");
-}
-
-static void remove_tree(int parent_fd, const char *name) {
-        _cleanup_closedir_ DIR *d = NULL;
-        struct dirent *de;
-        int fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-        if (fd < 0 || !(d = fdopendir(fd))) {
-                safe_close(fd);
-                return;
-        }
-        while ((de = readdir(d)))
-                if (de->d_type == DT_DIR && de->d_name[0] != '.')
-                        remove_tree(dirfd(d), de->d_name);
-        (void) unlinkat(parent_fd, name, AT_REMOVEDIR);
+static void thaw_one(int fd, void *userdata) {
+        (void) cgroup_set_freeze(fd, false);
 }
 
 void scratch_destroy(Scratch *s) {
         if (s->root_fd >= 0 && s->base) {
                 _cleanup_close_ int fd = -EBADF;
                 if (cgroup_open(s->root_fd, s->base, &fd) >= 0)
-                        walk(fd, thaw_one);
+                        (void) cgroup_walk(fd, thaw_one, NULL);
         }
         for (size_t i = 0; i < s->n_pids; i++)
                 (void) kill(s->pids[i], SIGKILL);
         for (size_t i = 0; i < s->n_pids; i++)
                 (void) waitpid(s->pids[i], NULL, 0);
         if (s->root_fd >= 0 && s->base)
-                remove_tree(s->root_fd, s->base);
+                (void) cgroup_remove_tree(s->root_fd, s->base);
         free(s->pids);
         free(s->base);
         free(s->mount);

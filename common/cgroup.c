@@ -457,6 +457,59 @@ int cgroup_attach(int cg_fd, pid_t pid) {
         return write_stringat(cg_fd, "cgroup.procs", buf);
 }
 
+static int walk_rec(int cg_fd, unsigned depth, void (*fn)(int fd, void *userdata), void *userdata) {
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        int fd;
+
+        fn(cg_fd, userdata);
+        if (depth > 64)
+                return -ELOOP;
+        fd = openat(cg_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        d = fdopendir(fd);
+        if (!d) {
+                safe_close(fd);
+                return negative_errno();
+        }
+        while ((de = readdir(d)))
+                if (de->d_type == DT_DIR && de->d_name[0] != '.') {
+                        _cleanup_close_ int c = openat(cg_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                        if (c >= 0)
+                                (void) walk_rec(c, depth + 1, fn, userdata);
+                }
+        return 0;
+}
+
+int cgroup_walk(int cg_fd, void (*fn)(int fd, void *userdata), void *userdata) {
+        return walk_rec(cg_fd, 0, fn, userdata);
+}
+
+int cgroup_remove_tree(int parent_fd, const char *name) {
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        int fd, r = 0;
+
+        fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return negative_errno();
+        d = fdopendir(fd);
+        if (!d) {
+                safe_close(fd);
+                return negative_errno();
+        }
+        while ((de = readdir(d)))
+                if (de->d_type == DT_DIR && de->d_name[0] != '.') {
+                        int q = cgroup_remove_tree(dirfd(d), de->d_name);
+                        if (q < 0 && r == 0)
+                                r = q;
+                }
+        if (unlinkat(parent_fd, name, AT_REMOVEDIR) < 0 && r == 0)
+                r = negative_errno();
+        return r;
+}
+
 bool cgroup_path_startswith(const char *rel, const char *prefix) {
         size_t n = strlen(prefix);
 

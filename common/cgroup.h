@@ -67,5 +67,14 @@ int cgroup_remove(int root_fd, const char *rel);
 /* Moves a process into the cgroup. */
 int cgroup_attach(int cg_fd, pid_t pid);
 
+/* Calls fn with an fd of the cgroup and of every cgroup below it, parents
+ * first (the fd is valid during the call only). Cgroups that vanish are
+ * skipped. Returns 0, or a negative errno if cg_fd cannot be read. */
+int cgroup_walk(int cg_fd, void (*fn)(int fd, void *userdata), void *userdata);
+
+/* Removes the cgroup name below parent_fd and every cgroup below it (children
+ * first). Cgroups that still hold processes stay; returns the first error. */
+int cgroup_remove_tree(int parent_fd, const char *name);
+
 /* True if rel equals prefix or lies below it. */
 bool cgroup_path_startswith(const char *rel, const char *prefix);

@@ -54,6 +54,8 @@ int freeze_refreeze_later(Manager *m, char **leaves, usec_t deadline);
 /* slack-strategy.c */
 int slack_enter(Manager *m, char **leaves);
 int slack_exit(Manager *m);
+/* Every thread of the units the journal lists as slacked. */
+int slack_unit_threads(Manager *m, pid_t **ret, size_t *ret_n);
 
 /* rearm.c: restarts the nanosleep of every thread of the slacked units that
  * sleeps in one, so that it runs with the restored slack. */

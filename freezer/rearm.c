@@ -77,29 +77,22 @@ detach:
 }
 
 int rearm_nanosleepers(Manager *m, size_t *ret_rearmed) {
-        size_t rearmed = 0;
+        _cleanup_free_ pid_t *tids = NULL;
+        size_t n = 0, rearmed = 0;
+        int r;
 
-        for (size_t i = 0; i < m->journal->n_units; i++) {
-                _cleanup_close_ int fd = -EBADF;
-                _cleanup_free_ pid_t *tids = NULL;
-                size_t n = 0;
-
-                if (m->journal->units[i].state != UNIT_SLACKED)
+        r = slack_unit_threads(m, &tids, &n);
+        if (r < 0)
+                return r;
+        for (size_t k = 0; k < n; k++) {
+                if (!in_nanosleep(tids[k]))
                         continue;
-                if (cgroup_open(m->root_fd, m->journal->units[i].cgroup, &fd) < 0 ||
-                    cgroup_list_pids(fd, true, &tids, &n) < 0)
-                        continue;
-                for (size_t k = 0; k < n; k++) {
-                        if (!in_nanosleep(tids[k]))
-                                continue;
-                        int r = rearm_thread(tids[k]);
-                        if (r < 0 && r != -ESRCH)
-                                log_warning_errno(r, "Cannot re-arm the nanosleep of thread %d (%s): %m; it wakes "
-                                                  "only when its standby slack runs out.",
-                                                  (int) tids[k], m->journal->units[i].cgroup);
-                        if (r > 0)
-                                rearmed++;
-                }
+                r = rearm_thread(tids[k]);
+                if (r < 0 && r != -ESRCH)
+                        log_warning_errno(r, "Cannot re-arm the nanosleep of thread %d: %m; it wakes only when its "
+                                          "standby slack runs out.", (int) tids[k]);
+                if (r > 0)
+                        rearmed++;
         }
         *ret_rearmed = rearmed;
         return 0;

@@ -77,12 +77,17 @@ static int slack_pass(Manager *m, char **leaves, size_t *ret_new) {
 
         for (size_t i = first; i < m->journal->n_threads; i++) {
                 JournalThread *t = &m->journal->threads[i];
-                r = slack_set(t->tid, m->journal->slack_ns, NULL);
+                uint64_t took = 0;
+                r = slack_set(t->tid, m->journal->slack_ns, &took);
                 if (r == -ENOENT || r == -ESRCH)
                         continue;
                 if (r < 0)
                         return log_error_errno(r, "Failed to set the timer slack of thread %d: %m", (int) t->tid);
                 manager_step(m);
+                /* The kernel's word: real-time threads always keep a slack of 0. */
+                if (took != m->journal->slack_ns)
+                        log_notice("Thread %d took a timer slack of %" PRIu64 " ns, not %" PRIu64 " (a real-time "
+                                   "thread?): its timers still fire on time.", (int) t->tid, took, m->journal->slack_ns);
         }
         *ret_new = m->journal->n_threads - first;
         return 0;
@@ -178,6 +183,32 @@ static int kick_units(Manager *m) {
         return r;
 }
 
+int slack_unit_threads(Manager *m, pid_t **ret, size_t *ret_n) {
+        _cleanup_free_ pid_t *all = NULL;
+        size_t n = 0;
+
+        for (size_t i = 0; i < m->journal->n_units; i++) {
+                _cleanup_close_ int fd = -EBADF;
+                _cleanup_free_ pid_t *tids = NULL;
+                size_t k = 0;
+
+                if (m->journal->units[i].state != UNIT_SLACKED)
+                        continue;
+                if (cgroup_open(m->root_fd, m->journal->units[i].cgroup, &fd) < 0 ||
+                    cgroup_list_pids(fd, true, &tids, &k) < 0)
+                        continue; /* gone */
+                pid_t *na = realloc(all, (n + k + 1) * sizeof(pid_t));
+                if (!na)
+                        return -ENOMEM;
+                all = na;
+                memcpy(all + n, tids, k * sizeof(pid_t));
+                n += k;
+        }
+        *ret = TAKE_PTR(all);
+        *ret_n = n;
+        return 0;
+}
+
 int slack_exit(Manager *m) {
         size_t restored = 0, gone = 0;
         int r;
@@ -204,24 +235,18 @@ int slack_exit(Manager *m) {
         }
 
         /* Threads created during standby inherited the standby slack. */
-        for (size_t i = 0; i < m->journal->n_units; i++) {
-                _cleanup_close_ int fd = -EBADF;
-                _cleanup_free_ pid_t *tids = NULL;
-                size_t n = 0;
-
-                if (m->journal->units[i].state != UNIT_SLACKED)
+        _cleanup_free_ pid_t *tids = NULL;
+        size_t n = 0;
+        r = slack_unit_threads(m, &tids, &n);
+        if (r < 0)
+                return r;
+        for (size_t k = 0; k < n; k++) {
+                uint64_t cur;
+                if (journal_find_thread(m->journal, tids[k]) || slack_get(tids[k], &cur) < 0 ||
+                    cur != m->journal->slack_ns)
                         continue;
-                if (cgroup_open(m->root_fd, m->journal->units[i].cgroup, &fd) < 0 ||
-                    cgroup_list_pids(fd, true, &tids, &n) < 0)
-                        continue;
-                for (size_t k = 0; k < n; k++) {
-                        uint64_t cur;
-                        if (journal_find_thread(m->journal, tids[k]) || slack_get(tids[k], &cur) < 0 ||
-                            cur != m->journal->slack_ns)
-                                continue;
-                        if (slack_set(tids[k], SLACK_KERNEL_DEFAULT_NS, NULL) >= 0)
-                                restored++;
-                }
+                if (slack_set(tids[k], SLACK_KERNEL_DEFAULT_NS, NULL) >= 0)
+                        restored++;
         }
 
         /* Before the kick: a kicked nanosleep would restart on its old expiry. */

@@ -114,47 +114,18 @@ void test_env_setup(void) {
         T.n_pids = 0;
 }
 
-static void thaw_all(int dir_fd) {
-        _cleanup_closedir_ DIR *d = NULL;
-        struct dirent *de;
-        int fd;
-
-        (void) write_stringat(dir_fd, "cgroup.freeze", "0");
-        fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0 || !(d = fdopendir(fd))) {
-                safe_close(fd);
-                return;
-        }
-        while ((de = readdir(d)))
-                if (de->d_type == DT_DIR && de->d_name[0] != '.') {
-                        _cleanup_close_ int c = openat(dir_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                        if (c >= 0)
-                                thaw_all(c);
-                }
+static void thaw_one(int fd, void *userdata) {
+        (void) cgroup_set_freeze(fd, false);
 }
 
-static void kill_all(int dir_fd) {
-        _cleanup_closedir_ DIR *d = NULL;
+static void kill_procs(int fd, void *userdata) {
         _cleanup_free_ pid_t *pids = NULL;
-        struct dirent *de;
         size_t n = 0;
-        int fd;
 
         /* Processes in our own test cgroup: ours, ended by their pid. */
-        if (cgroup_list_pids(dir_fd, false, &pids, &n) >= 0)
+        if (cgroup_list_pids(fd, false, &pids, &n) >= 0)
                 for (size_t i = 0; i < n; i++)
                         (void) kill(pids[i], SIGKILL);
-        fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0 || !(d = fdopendir(fd))) {
-                safe_close(fd);
-                return;
-        }
-        while ((de = readdir(d)))
-                if (de->d_type == DT_DIR && de->d_name[0] != '.') {
-                        _cleanup_close_ int c = openat(dir_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                        if (c >= 0)
-                                kill_all(c);
-                }
 }
 
 static void wait_unpopulated(int dir_fd) {
@@ -176,30 +147,15 @@ static void wait_unpopulated(int dir_fd) {
         }
 }
 
-static void remove_tree(int parent_fd, const char *name) {
-        _cleanup_closedir_ DIR *d = NULL;
-        struct dirent *de;
-        int fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-        if (fd < 0 || !(d = fdopendir(fd))) {
-                safe_close(fd);
-                return;
-        }
-        while ((de = readdir(d)))
-                if (de->d_type == DT_DIR && de->d_name[0] != '.')
-                        remove_tree(dirfd(d), de->d_name);
-        (void) unlinkat(parent_fd, name, AT_REMOVEDIR);
-}
-
 static void clean_base(int root_fd, const char *base) {
         _cleanup_close_ int fd = openat(root_fd, base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
         if (fd < 0)
                 return;
-        thaw_all(fd);
-        kill_all(fd);
+        (void) cgroup_walk(fd, thaw_one, NULL);
+        (void) cgroup_walk(fd, kill_procs, NULL);
         wait_unpopulated(fd);
-        remove_tree(root_fd, base);
+        (void) cgroup_remove_tree(root_fd, base);
 }
 
 static void remove_state(const char *dir) {
@@ -459,33 +415,20 @@ bool test_frozen(const char *sub) {
         return frozen;
 }
 
-static bool any_frozen(int dir_fd) {
-        _cleanup_closedir_ DIR *d = NULL;
-        struct dirent *de;
-        bool f = false;
-        int fd;
-
-        if (cgroup_get_freeze(dir_fd, &f) >= 0 && f)
-                return true;
-        fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0 || !(d = fdopendir(fd))) {
-                safe_close(fd);
-                return false;
-        }
-        while ((de = readdir(d)))
-                if (de->d_type == DT_DIR && de->d_name[0] != '.') {
-                        _cleanup_close_ int c = openat(dir_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                        if (c >= 0 && any_frozen(c))
-                                return true;
-                }
-        return false;
+static void note_frozen(int fd, void *userdata) {
+        bool f;
+        if (cgroup_get_freeze(fd, &f) >= 0 && f)
+                *(bool *) userdata = true;
 }
 
 bool test_anything_frozen(void) {
         _cleanup_close_ int fd = -EBADF;
 
+        bool any = false;
+
         ck_assert_int_ge(cgroup_open(T.root_fd, T.base, &fd), 0);
-        return any_frozen(fd);
+        ck_assert_int_eq(cgroup_walk(fd, note_frozen, &any), 0);
+        return any;
 }
 
 bool test_wait_for(bool (*cond)(void *), void *userdata, usec_t timeout) {
