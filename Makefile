@@ -139,11 +139,12 @@ test: check
 bench: $(PROGRAMS)
 	$(BENCH) --manager $(MANAGER) --workload $(WORKLOAD) $(BENCH_ARGS)
 
+# The harness runs from the build tree (make bench); it is not installed.
 install: $(MANAGER) $(LISTENER) man
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5 \
 		$(DESTDIR)$(SYSCONFDIR)/standby $(DESTDIR)$(DOCDIR)
 	install -m 0755 $(MANAGER) $(LISTENER) $(DESTDIR)$(SBINDIR)/
-	for m in $(MANPAGES); do s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
+	for m in $(filter-out %standby-bench.1,$(MANPAGES)); do s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
 		install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
 	test -e $(DESTDIR)$(SYSCONFDIR)/standby/standby.conf || \
 		install -m 0644 units/standby.conf $(DESTDIR)$(SYSCONFDIR)/standby/standby.conf
