@@ -53,17 +53,26 @@ double stats_rate(uint64_t before, uint64_t after, usec_t interval) {
         return (double) (after - before) * (double) USEC_PER_SEC / (double) interval;
 }
 
-static int add_thread(pid_t tid, uint64_t *runs, uint64_t *cpu) {
-        _cleanup_free_ char *line = NULL;
-        unsigned long long c, w, r;
+static int add_thread(pid_t tid, uint64_t *wakeups, uint64_t *cpu) {
+        _cleanup_free_ char *line = NULL, *status = NULL;
+        unsigned long long c;
         char path[64];
 
+        /* CPU time: first field of schedstat. */
         snprintf(path, sizeof(path), "/proc/%d/schedstat", (int) tid);
         if (read_one_lineat(AT_FDCWD, path, &line) < 0)
                 return 0; /* gone: its counts go with it */
-        if (sscanf(line, "%llu %llu %llu", &c, &w, &r) != 3)
+        if (sscanf(line, "%llu", &c) != 1)
                 return -EIO;
-        *runs += r;
+        /* Wakeups: every voluntary switch is a sleep that ended in a wakeup;
+         * preemptions (nonvoluntary) are not wakeups and depend on load. */
+        snprintf(path, sizeof(path), "/proc/%d/status", (int) tid);
+        if (read_full_fileat(AT_FDCWD, path, &status, NULL) < 0)
+                return 0;
+        const char *v = strstr(status, "\nvoluntary_ctxt_switches:");
+        if (!v)
+                return -EIO;
+        *wakeups += strtoull(v + strlen("\nvoluntary_ctxt_switches:"), NULL, 10);
         *cpu += c;
         return 0;
 }

@@ -19,9 +19,10 @@ double stats_max(const double *v, size_t n);
 /* Events per second from two counter readings over an interval. */
 double stats_rate(uint64_t before, uint64_t after, usec_t interval);
 
-/* Sum over every thread of a cgroup of the kernel's run count (the third
- * field of /proc/TID/schedstat: times the thread was switched in, i.e. its
- * wakeups plus preemptions) and of its CPU time (first field, ns). */
+/* Sum over every thread of a cgroup of its wakeups (voluntary context
+ * switches from /proc/TID/status: each one is a sleep, ended by a wakeup;
+ * preemptions are not counted, so the figure does not depend on load) and of
+ * its CPU time (first field of /proc/TID/schedstat, ns). */
 int stats_cgroup_schedstat(int cg_fd, uint64_t *ret_runs, uint64_t *ret_cpu_ns);
 /* The same for one process (all its threads). */
 int stats_pid_schedstat(pid_t pid, uint64_t *ret_runs, uint64_t *ret_cpu_ns);
