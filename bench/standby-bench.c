@@ -81,6 +81,16 @@ static int split_commas(const char *s, char ***ret) {
         return strv_split_words(c, ret);
 }
 
+/* Starts procs copies of argv in the cgroup sub of the scratch tree and opens it. */
+static int start_unit(const char *sub, char *const argv[], unsigned procs, int *ret_fd) {
+        for (unsigned p = 0; p < procs; p++) {
+                int r = scratch_spawn(&scratch, sub, argv, NULL);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to start %s in %s: %m", argv[1], sub);
+        }
+        return scratch_open(&scratch, sub, ret_fd);
+}
+
 /* Runs standby-manager VERB [ARG]; returns its wall time, or USEC_INFINITY on failure. */
 static usec_t run_manager(const char *verb, const char *arg) {
         usec_t t0 = now_usec(CLOCK_MONOTONIC);
@@ -169,10 +179,7 @@ static int run_compare(void) {
         for (size_t w = 0; w < nw; w++) {
                 snprintf(sub, sizeof(sub), "workloads.slice/%s.service", opt.workloads[w]);
                 char *argv[] = { (char *) opt.workload, opt.workloads[w], "--period-ms", period, NULL };
-                r = scratch_spawn(&scratch, sub, argv, NULL);
-                if (r < 0)
-                        return log_error_errno(r, "Failed to start workload %s: %m", opt.workloads[w]);
-                r = scratch_open(&scratch, sub, &fds[w]);
+                r = start_unit(sub, argv, 1, &fds[w]);
                 if (r < 0)
                         return r;
         }
@@ -318,12 +325,7 @@ static int run_enter_exit(void) {
         for (unsigned u = 0; u < opt.units; u++) {
                 snprintf(sub, sizeof(sub), "units.slice/u%03u.service", u);
                 char *argv[] = { (char *) opt.workload, "idle", NULL };
-                for (unsigned p = 0; p < opt.procs; p++) {
-                        r = scratch_spawn(&scratch, sub, argv, NULL);
-                        if (r < 0)
-                                return log_error_errno(r, "Failed to start a process: %m");
-                }
-                r = scratch_open(&scratch, sub, &fds[u]);
+                r = start_unit(sub, argv, opt.procs, &fds[u]);
                 if (r < 0)
                         return r;
         }

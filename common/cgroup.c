@@ -460,19 +460,14 @@ int cgroup_attach(int cg_fd, pid_t pid) {
 static int walk_rec(int cg_fd, unsigned depth, void (*fn)(int fd, void *userdata), void *userdata) {
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
-        int fd;
+        int r;
 
         fn(cg_fd, userdata);
         if (depth > 64)
                 return -ELOOP;
-        fd = openat(cg_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return negative_errno();
-        }
+        r = opendir_at(cg_fd, ".", &d);
+        if (r < 0)
+                return r;
         while ((de = readdir(d)))
                 if (de->d_type == DT_DIR && de->d_name[0] != '.') {
                         _cleanup_close_ int c = openat(cg_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
@@ -489,16 +484,11 @@ int cgroup_walk(int cg_fd, void (*fn)(int fd, void *userdata), void *userdata) {
 int cgroup_remove_tree(int parent_fd, const char *name) {
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
-        int fd, r = 0;
+        int r;
 
-        fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return negative_errno();
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return negative_errno();
-        }
+        r = opendir_at(parent_fd, name, &d);
+        if (r < 0)
+                return r;
         while ((de = readdir(d)))
                 if (de->d_type == DT_DIR && de->d_name[0] != '.') {
                         int q = cgroup_remove_tree(dirfd(d), de->d_name);

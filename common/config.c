@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <ini.h>
-#include <stdarg.h>
 #include <stdio.h>
 
 #include "config.h"
 #include "fileio.h"
+#include "ini-file.h"
 #include "macro.h"
 #include "strv.h"
 
@@ -48,11 +47,8 @@ Config *config_free(Config *c) {
 }
 
 typedef struct ParseState {
+        IniFile ini;
         Config *config;
-        FILE *file;
-        int line;       /* the line inih is handling, counted by our reader */
-        char *error;    /* the first error found by the handler, without file:line */
-        int error_line;
         bool seen_targets, seen_exempt;
 } ParseState;
 
@@ -90,25 +86,13 @@ static int parse_list(const char *v, char ***list, bool *seen) {
         return 0;
 }
 
-_printf_(2, 3) static int fail(ParseState *s, const char *fmt, ...) {
-        if (!s->error) {
-                va_list ap;
-                va_start(ap, fmt);
-                if (vasprintf(&s->error, fmt, ap) < 0)
-                        s->error = NULL;
-                va_end(ap);
-                s->error_line = s->line;
-        }
-        return 0; /* inih: 0 means "error on this line" */
-}
-
 static int handler(void *user, const char *section, const char *name, const char *value) {
         ParseState *s = user;
         Config *c = s->config;
         int r;
 
         if (!streq(section, "Standby"))
-                return fail(s, "unknown section [%s], expected [Standby]", section);
+                return ini_file_fail(&s->ini, s->ini.line, "unknown section [%s], expected [Standby]", section);
 
         if (streq(name, "Targets"))
                 r = parse_list(value, &c->targets, &s->seen_targets);
@@ -117,13 +101,13 @@ static int handler(void *user, const char *section, const char *name, const char
         else if (streq(name, "Strategy")) {
                 Strategy st = strategy_from_string(value);
                 if (st == _STRATEGY_INVALID)
-                        return fail(s, "Strategy=%s: expected \"freeze\" or \"slack\"", value);
+                        return ini_file_fail(&s->ini, s->ini.line, "Strategy=%s: expected \"freeze\" or \"slack\"", value);
                 c->strategy = st;
                 r = 0;
         } else if (streq(name, "FreezeTimeout")) {
                 usec_t t;
                 if (parse_duration(value, &t) < 0 || t == 0)
-                        return fail(s, "FreezeTimeout=%s: expected a positive duration such as \"5s\" or \"500ms\"", value);
+                        return ini_file_fail(&s->ini, s->ini.line, "FreezeTimeout=%s: expected a positive duration such as \"5s\" or \"500ms\"", value);
                 c->freeze_timeout = t;
                 r = 0;
         } else if (streq(name, "OnFreezeTimeout")) {
@@ -132,49 +116,41 @@ static int handler(void *user, const char *section, const char *name, const char
                 else if (streq(value, "abort"))
                         c->on_freeze_timeout = FREEZE_FAILURE_ABORT;
                 else
-                        return fail(s, "OnFreezeTimeout=%s: expected \"skip\" or \"abort\"", value);
+                        return ini_file_fail(&s->ini, s->ini.line, "OnFreezeTimeout=%s: expected \"skip\" or \"abort\"", value);
                 r = 0;
         } else if (streq(name, "TimerSlackNSec")) {
                 uint64_t v;
                 if (streq(value, "max"))
                         c->slack_ns = 0;
                 else if (parse_u64(value, &v) < 0 || v == 0)
-                        return fail(s, "TimerSlackNSec=%s: expected \"max\" or a positive number of nanoseconds", value);
+                        return ini_file_fail(&s->ini, s->ini.line, "TimerSlackNSec=%s: expected \"max\" or a positive number of nanoseconds", value);
                 else
                         c->slack_ns = v;
                 r = 0;
         } else if (streq(name, "DeadlockGuard")) {
                 if (parse_bool(value, &c->deadlock_guard) < 0)
-                        return fail(s, "DeadlockGuard=%s: expected \"yes\" or \"no\"", value);
+                        return ini_file_fail(&s->ini, s->ini.line, "DeadlockGuard=%s: expected \"yes\" or \"no\"", value);
                 r = 0;
         } else if (streq(name, "Group")) {
                 char *g = strdup(value);
                 if (!g)
-                        return fail(s, "out of memory");
+                        return ini_file_fail(&s->ini, s->ini.line, "out of memory");
                 free(c->group);
                 c->group = isempty(g) ? (free(g), NULL) : g;
                 r = 0;
         } else
-                return fail(s, "unknown key \"%s\" in [%s]", name, section);
+                return ini_file_fail(&s->ini, s->ini.line, "unknown key \"%s\" in [%s]", name, section);
 
         if (r < 0)
-                return fail(s, "out of memory");
+                return ini_file_fail(&s->ini, s->ini.line, "out of memory");
         return 1;
-}
-
-static char *read_line(char *buf, int size, void *stream) {
-        ParseState *s = stream;
-        char *r = fgets(buf, size, s->file);
-        if (r)
-                s->line++;
-        return r;
 }
 
 int config_load(const char *path, bool missing_ok, Config **ret, char **ret_error) {
         _cleanup_config_ Config *c = NULL;
         _cleanup_fclose_ FILE *f = NULL;
-        ParseState s = {};
-        int r, line;
+        ParseState s = { .ini.path = path };
+        int r;
 
         *ret_error = NULL;
         r = config_new_default(&c);
@@ -194,19 +170,10 @@ int config_load(const char *path, bool missing_ok, Config **ret, char **ret_erro
         }
 
         s.config = c;
-        s.file = f;
-        line = ini_parse_stream(read_line, &s, handler, &s);
-        if (line != 0) {
-                /* inih reports the first bad line; it is ours if the handler failed there. */
-                bool ours = s.error && s.error_line <= line;
-                int q = asprintf(ret_error, "%s:%d: %s", path, ours ? s.error_line : line,
-                                 ours ? s.error : "syntax error: expected \"[Section]\" or \"Key=Value\"");
-                if (q < 0)
-                        *ret_error = NULL;
-                free(s.error);
-                return -EINVAL;
-        }
-        free(s.error);
+        s.ini.file = f;
+        r = ini_file_parse(&s.ini, handler, &s, NULL, ret_error);
+        if (r < 0)
+                return r;
         *ret = TAKE_PTR(c);
         return 0;
 }

@@ -72,6 +72,22 @@ int read_u64at(int dirfd, const char *path, uint64_t *ret) {
         return parse_u64(line, ret);
 }
 
+int opendir_at(int dir_fd, const char *path, DIR **ret) {
+        int fd = openat(dir_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        DIR *d;
+
+        if (fd < 0)
+                return negative_errno();
+        d = fdopendir(fd);
+        if (!d) {
+                int r = negative_errno();
+                safe_close(fd);
+                return r;
+        }
+        *ret = d;
+        return 0;
+}
+
 int write_stringat(int dirfd, const char *path, const char *s) {
         _cleanup_close_ int fd = -EBADF;
         size_t len = strlen(s);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <dirent.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,6 +21,12 @@ int read_u64at(int dirfd, const char *path, uint64_t *ret);
 /* Writes s in a single write(2) to an existing file, as kernfs and procfs want
  * it. Returns 0 or a negative errno (the kernel's verdict on the value). */
 int write_stringat(int dirfd, const char *path, const char *s);
+
+/* Opens path below dir_fd ("." for dir_fd itself) as a directory stream of its
+ * own: a new open file description, so that its read offset is not shared
+ * with dir_fd (a dup would share it, and a second walk would see nothing).
+ * Does not follow a final symlink. */
+int opendir_at(int dir_fd, const char *path, DIR **ret);
 
 /* Parses an unsigned decimal number, the whole string. -EINVAL, -ERANGE. */
 int parse_u64(const char *s, uint64_t *ret);

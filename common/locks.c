@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 
+#include "fileio.h"
 #include "locks.h"
 #include "macro.h"
 
@@ -107,7 +108,6 @@ int locks_any_blocked_waiter(const pid_t *skip, size_t n_skip, bool *ret) {
                 _cleanup_closedir_ DIR *tasks = NULL;
                 struct dirent *te;
                 char path[300];
-                int fd;
 
                 if (de->d_name[0] < '1' || de->d_name[0] > '9')
                         continue;
@@ -115,14 +115,8 @@ int locks_any_blocked_waiter(const pid_t *skip, size_t n_skip, bool *ret) {
                 if (skip && bsearch(&pid, skip, n_skip, sizeof(pid_t), cmp_pid))
                         continue;
                 snprintf(path, sizeof(path), "%s/task", de->d_name);
-                fd = openat(dirfd(proc), path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (fd < 0)
+                if (opendir_at(dirfd(proc), path, &tasks) < 0)
                         continue; /* gone */
-                tasks = fdopendir(fd);
-                if (!tasks) {
-                        close(fd);
-                        continue;
-                }
                 while ((te = readdir(tasks)))
                         if (te->d_name[0] >= '1' && te->d_name[0] <= '9' &&
                             task_blocked_on_lock(dirfd(tasks), te->d_name)) {

@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <dirent.h>
 #include <fcntl.h>
-#include <ini.h>
 #include <libevdev/libevdev.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include "ini-file.h"
 #include "macro.h"
 #include "rules.h"
 #include "strv.h"
@@ -86,29 +85,13 @@ static const char * const changes[_EVENT_KIND_MAX] = {
 };
 
 typedef struct ParseState {
-        FILE *file;
-        const char *path;
-        int line;
+        IniFile ini;
         Rule rule;
         unsigned seen;            /* K_* bits set */
         int key_line[16];         /* line of each K_* key, by bit index */
         int event_line, thaw_line;
         bool seen_event, seen_thaw, seen_for;
-        char *error;
-        int error_line;
 } ParseState;
-
-_printf_(3, 4) static int fail_at(ParseState *s, int line, const char *fmt, ...) {
-        if (!s->error) {
-                va_list ap;
-                va_start(ap, fmt);
-                if (vasprintf(&s->error, fmt, ap) < 0)
-                        s->error = NULL;
-                va_end(ap);
-                s->error_line = line;
-        }
-        return 0;
-}
 
 static int set_string(char **field, const char *value) {
         char *v = strdup(value);
@@ -129,10 +112,10 @@ static int handle_match(ParseState *s, const char *name, const char *value) {
         if (streq(name, "Event")) {
                 r->event = event_kind_from_string(value);
                 if (r->event == _EVENT_KIND_INVALID)
-                        return fail_at(s, s->line, "Event=%s: expected one of push, dbus-signal, dbus-call, link, "
+                        return ini_file_fail(&s->ini, s->ini.line, "Event=%s: expected one of push, dbus-signal, dbus-call, link, "
                                        "address, socket, input, uevent", value);
                 s->seen_event = true;
-                s->event_line = s->line;
+                s->event_line = s->ini.line;
                 return 1;
         }
 
@@ -141,31 +124,31 @@ static int handle_match(ParseState *s, const char *name, const char *value) {
                 if (streq(name, match_keys[i].name))
                         bit = match_keys[i].bit;
         if (!bit)
-                return fail_at(s, s->line, "unknown key \"%s\" in [Match]", name);
+                return ini_file_fail(&s->ini, s->ini.line, "unknown key \"%s\" in [Match]", name);
         s->seen |= bit;
-        s->key_line[bit_index(bit)] = s->line;
+        s->key_line[bit_index(bit)] = s->ini.line;
 
         int q = 0;
         switch (bit) {
         case K_UNIT:
                 if (!unit_name_is_valid(value))
-                        return fail_at(s, s->line, "Unit=%s: expected a unit name such as mail-sync.service", value);
+                        return ini_file_fail(&s->ini, s->ini.line, "Unit=%s: expected a unit name such as mail-sync.service", value);
                 q = set_string(&r->unit, value);
                 break;
         case K_MATCH:
                 if (!*value)
-                        return fail_at(s, s->line, "Match=: expected a D-Bus match rule such as "
+                        return ini_file_fail(&s->ini, s->ini.line, "Match=: expected a D-Bus match rule such as "
                                        "\"type='signal',interface='org.example.Push'\"");
                 q = set_string(&r->match, value);
                 break;
         case K_BUSNAME:
                 if (!*value || strchr(value, ' '))
-                        return fail_at(s, s->line, "BusName=%s: expected a bus name such as org.example.Mail", value);
+                        return ini_file_fail(&s->ini, s->ini.line, "BusName=%s: expected a bus name such as org.example.Mail", value);
                 q = set_string(&r->bus_name, value);
                 break;
         case K_INTERFACE:
                 if (!*value || strlen(value) >= 16 || strchr(value, '/') || strchr(value, ' '))
-                        return fail_at(s, s->line, "Interface=%s: expected a network interface name (at most 15 "
+                        return ini_file_fail(&s->ini, s->ini.line, "Interface=%s: expected a network interface name (at most 15 "
                                        "bytes, no '/' or space)", value);
                 q = set_string(&r->interface, value);
                 break;
@@ -175,14 +158,14 @@ static int handle_match(ParseState *s, const char *name, const char *value) {
                 else if (streq(value, "ipv6"))
                         r->family = AF_INET6;
                 else
-                        return fail_at(s, s->line, "Family=%s: expected \"ipv4\" or \"ipv6\"", value);
+                        return ini_file_fail(&s->ini, s->ini.line, "Family=%s: expected \"ipv4\" or \"ipv6\"", value);
                 break;
         case K_CHANGE:
                 q = set_string(&r->change, value);
                 break;
         case K_DEVICE:
                 if (!*value)
-                        return fail_at(s, s->line, "Device=: expected a device name or a /dev/input path");
+                        return ini_file_fail(&s->ini, s->ini.line, "Device=: expected a device name or a /dev/input path");
                 q = set_string(&r->device, value);
                 break;
         case K_KEY:
@@ -190,7 +173,7 @@ static int handle_match(ParseState *s, const char *name, const char *value) {
                 int type = bit == K_KEY ? EV_KEY : EV_SW;
                 int code = libevdev_event_code_from_name((unsigned) type, value);
                 if (code < 0)
-                        return fail_at(s, s->line, "%s=%s: expected an evdev %s name such as %s", name, value,
+                        return ini_file_fail(&s->ini, s->ini.line, "%s=%s: expected an evdev %s name such as %s", name, value,
                                        bit == K_KEY ? "key" : "switch", bit == K_KEY ? "KEY_POWER" : "SW_LID");
                 r->key_type = type;
                 r->key_code = code;
@@ -200,7 +183,7 @@ static int handle_match(ParseState *s, const char *name, const char *value) {
                 if (streq(value, "0") || streq(value, "1") || streq(value, "2"))
                         r->value = value[0] - '0';
                 else
-                        return fail_at(s, s->line, "Value=%s: expected 0 (released/off), 1 (pressed/on) or 2 (repeat)",
+                        return ini_file_fail(&s->ini, s->ini.line, "Value=%s: expected 0 (released/off), 1 (pressed/on) or 2 (repeat)",
                                        value);
                 break;
         case K_SUBSYSTEM:
@@ -208,7 +191,7 @@ static int handle_match(ParseState *s, const char *name, const char *value) {
                 break;
         }
         if (q < 0)
-                return fail_at(s, s->line, "out of memory");
+                return ini_file_fail(&s->ini, s->ini.line, "out of memory");
         return 1;
 }
 
@@ -218,7 +201,7 @@ static int handle_action(ParseState *s, const char *name, const char *value) {
         if (streq(name, "Thaw")) {
                 _cleanup_strv_free_ char **words = NULL;
                 if (strv_split_words(value, &words) < 0)
-                        return fail_at(s, s->line, "out of memory");
+                        return ini_file_fail(&s->ini, s->ini.line, "out of memory");
                 if (!words[0]) { /* an empty assignment resets the list */
                         strv_free(r->thaw);
                         r->thaw = NULL;
@@ -226,18 +209,18 @@ static int handle_action(ParseState *s, const char *name, const char *value) {
                 }
                 for (char **w = words; *w; w++) {
                         if (!unit_name_is_valid(*w))
-                                return fail_at(s, s->line, "Thaw=: \"%s\" is not a unit name", *w);
+                                return ini_file_fail(&s->ini, s->ini.line, "Thaw=: \"%s\" is not a unit name", *w);
                         if (strv_extend(&r->thaw, *w) < 0)
-                                return fail_at(s, s->line, "out of memory");
+                                return ini_file_fail(&s->ini, s->ini.line, "out of memory");
                 }
                 s->seen_thaw = true;
-                s->thaw_line = s->line;
+                s->thaw_line = s->ini.line;
         } else if (streq(name, "For")) {
                 usec_t t;
                 if (streq(value, "standby"))
                         t = USEC_INFINITY;
                 else if (parse_duration(value, &t) < 0 || t == 0)
-                        return fail_at(s, s->line, "For=%s: expected a duration such as \"30s\", or \"standby\" "
+                        return ini_file_fail(&s->ini, s->ini.line, "For=%s: expected a duration such as \"30s\", or \"standby\" "
                                        "(until standby ends)", value);
                 r->duration = t;
                 s->seen_for = true;
@@ -247,9 +230,9 @@ static int handle_action(ParseState *s, const char *name, const char *value) {
                 else if (streq(value, "no") || streq(value, "false"))
                         r->exit_standby = false;
                 else
-                        return fail_at(s, s->line, "ExitStandby=%s: expected \"yes\" or \"no\"", value);
+                        return ini_file_fail(&s->ini, s->ini.line, "ExitStandby=%s: expected \"yes\" or \"no\"", value);
         } else
-                return fail_at(s, s->line, "unknown key \"%s\" in [Action]", name);
+                return ini_file_fail(&s->ini, s->ini.line, "unknown key \"%s\" in [Action]", name);
         return 1;
 }
 
@@ -260,29 +243,22 @@ static int handler(void *user, const char *section, const char *name, const char
                 return handle_match(s, name, value);
         if (streq(section, "Action"))
                 return handle_action(s, name, value);
-        return fail_at(s, s->line, "unknown section [%s], expected [Match] or [Action]", section);
-}
-
-static char *read_line(char *buf, int size, void *stream) {
-        ParseState *s = stream;
-        char *r = fgets(buf, size, s->file);
-        if (r)
-                s->line++;
-        return r;
+        return ini_file_fail(&s->ini, s->ini.line, "unknown section [%s], expected [Match] or [Action]", section);
 }
 
 /* After the whole file: what the event needs, and what it does not take. */
-static void validate(ParseState *s) {
+static void validate(void *userdata) {
+        ParseState *s = userdata;
         Rule *r = &s->rule;
 
         if (!s->seen_event) {
-                fail_at(s, 0, "no Event= in [Match]");
+                ini_file_fail(&s->ini, 0, "no Event= in [Match]");
                 return;
         }
         for (size_t i = 0; i < ELEMENTSOF(match_keys); i++) {
                 unsigned bit = match_keys[i].bit;
                 if ((s->seen & bit) && !(allowed[r->event] & bit)) {
-                        fail_at(s, s->key_line[bit_index(bit)], "%s= does not apply to Event=%s", match_keys[i].name,
+                        ini_file_fail(&s->ini, s->key_line[bit_index(bit)], "%s= does not apply to Event=%s", match_keys[i].name,
                                 event_kind_to_string(r->event));
                         return;
                 }
@@ -290,32 +266,32 @@ static void validate(ParseState *s) {
         if (r->change) {
                 _cleanup_strv_free_ char **ok = NULL;
                 if (strv_split_words(changes[r->event], &ok) >= 0 && !strv_contains(ok, r->change)) {
-                        fail_at(s, s->key_line[bit_index(K_CHANGE)], "Change=%s: Event=%s expects one of: %s",
+                        ini_file_fail(&s->ini, s->key_line[bit_index(K_CHANGE)], "Change=%s: Event=%s expects one of: %s",
                                 r->change, event_kind_to_string(r->event), changes[r->event]);
                         return;
                 }
         }
         if (r->event == EVENT_DBUS_SIGNAL && !r->match)
-                fail_at(s, s->event_line, "Event=dbus-signal needs Match=");
+                ini_file_fail(&s->ini, s->event_line, "Event=dbus-signal needs Match=");
         else if (r->event == EVENT_DBUS_CALL && !r->bus_name)
-                fail_at(s, s->event_line, "Event=dbus-call needs BusName=");
+                ini_file_fail(&s->ini, s->event_line, "Event=dbus-call needs BusName=");
         else if (r->event == EVENT_SOCKET && !r->unit)
-                fail_at(s, s->event_line, "Event=socket needs Unit= (whose sockets to watch)");
+                ini_file_fail(&s->ini, s->event_line, "Event=socket needs Unit= (whose sockets to watch)");
         else if (r->event == EVENT_INPUT && (s->seen & K_KEY) && (s->seen & K_SWITCH))
-                fail_at(s, s->key_line[bit_index(K_SWITCH)], "Event=input takes Key= or Switch=, not both");
+                ini_file_fail(&s->ini, s->key_line[bit_index(K_SWITCH)], "Event=input takes Key= or Switch=, not both");
         else if (r->event == EVENT_INPUT && r->key_type < 0)
-                fail_at(s, s->event_line, "Event=input needs Key= or Switch=");
+                ini_file_fail(&s->ini, s->event_line, "Event=input needs Key= or Switch=");
         else if (!r->thaw && !r->exit_standby)
-                fail_at(s, 0, "[Action] needs Thaw= or ExitStandby=yes");
+                ini_file_fail(&s->ini, 0, "[Action] needs Thaw= or ExitStandby=yes");
         else if (s->seen_for && !r->thaw)
-                fail_at(s, 0, "For= needs Thaw=");
+                ini_file_fail(&s->ini, 0, "For= needs Thaw=");
 }
 
 int rules_parse_file(RuleSet *set, const char *path, bool check_owner, char **ret_error) {
         _cleanup_fclose_ FILE *f = NULL;
-        ParseState s = { .path = path };
+        ParseState s = { .ini.path = path };
         struct stat st;
-        int r, line;
+        int r;
 
         *ret_error = NULL;
         f = fopen(path, "re");
@@ -339,28 +315,12 @@ int rules_parse_file(RuleSet *set, const char *path, bool check_owner, char **re
                 return -EPERM;
         }
 
-        s.file = f;
+        s.ini.file = f;
         s.rule = (Rule) { .event = _EVENT_KIND_INVALID, .key_type = -1, .value = -1, .duration = USEC_INFINITY };
-        line = ini_parse_stream(read_line, &s, handler, &s);
-        if (line < 0) {
+        r = ini_file_parse(&s.ini, handler, &s, validate, ret_error);
+        if (r < 0) {
                 rule_done(&s.rule);
-                return -EIO;
-        }
-        if (line == 0 && !s.error)
-                validate(&s);
-        if (line != 0 || s.error) {
-                bool ours = s.error && (line == 0 || s.error_line <= line);
-                int q;
-                if (ours && s.error_line == 0)
-                        q = asprintf(ret_error, "%s: %s", path, s.error);
-                else
-                        q = asprintf(ret_error, "%s:%d: %s", path, ours ? s.error_line : line,
-                                     ours ? s.error : "syntax error: expected \"[Section]\" or \"Key=Value\"");
-                if (q < 0)
-                        *ret_error = NULL;
-                free(s.error);
-                rule_done(&s.rule);
-                return -EINVAL;
+                return r;
         }
 
         Rule *nr = realloc(set->rules, (set->n_rules + 1) * sizeof(Rule));

@@ -2,6 +2,7 @@
 #include <fcntl.h>
 
 #include "cgroup.h"
+#include "fileio.h"
 #include "macro.h"
 #include "strv.h"
 #include "unit-name.h"
@@ -87,19 +88,13 @@ int unit_slice_path(const char *slice, char **ret) {
 static int find_named(int dir_fd, const char *rel, const char *name, unsigned depth, char ***found) {
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
-        int fd, r;
+        int r;
 
         if (depth > 64)
                 return 0;
-        /* A new open file description: a dup would share (and leave at the end) the offset. */
-        fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return negative_errno();
-        }
+        r = opendir_at(dir_fd, ".", &d);
+        if (r < 0)
+                return r;
         while ((de = readdir(d))) {
                 _cleanup_close_ int child = -EBADF;
                 _cleanup_free_ char *crel = NULL;

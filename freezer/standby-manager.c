@@ -187,16 +187,23 @@ static int verb_exit(Manager *m) {
         return EXIT_OK;
 }
 
+/* The unit arguments of freeze and thaw, resolved before the journal is locked:
+ * returns EXIT_OK or the exit status to give. */
+static int resolve_and_lock(Manager *m, char **args, char ***ret_leaves) {
+        if (resolve_units(m, args, ret_leaves) < 0)
+                return EXIT_UNKNOWN_UNIT;
+        if (manager_lock_journal(m, true) < 0)
+                return EXIT_FAILURE_GENERIC;
+        return EXIT_OK;
+}
+
 static int verb_freeze(Manager *m, char **args) {
         _cleanup_strv_free_ char **leaves = NULL;
         int r;
 
-        r = resolve_units(m, args, &leaves);
-        if (r < 0)
-                return EXIT_UNKNOWN_UNIT;
-        r = manager_lock_journal(m, true);
-        if (r < 0)
-                return EXIT_FAILURE_GENERIC;
+        r = resolve_and_lock(m, args, &leaves);
+        if (r != EXIT_OK)
+                return r;
         r = freeze_units(m, leaves);
         if (r == -ECANCELED)
                 return EXIT_ROLLED_BACK;
@@ -207,12 +214,9 @@ static int verb_thaw(Manager *m, char **args, usec_t duration) {
         _cleanup_strv_free_ char **leaves = NULL, **ours = NULL;
         int r;
 
-        r = resolve_units(m, args, &leaves);
-        if (r < 0)
-                return EXIT_UNKNOWN_UNIT;
-        r = manager_lock_journal(m, true);
-        if (r < 0)
-                return EXIT_FAILURE_GENERIC;
+        r = resolve_and_lock(m, args, &leaves);
+        if (r != EXIT_OK)
+                return r;
         if (duration != USEC_INFINITY && m->journal->phase != JOURNAL_ACTIVE) {
                 log_error("--for needs standby to be active (a refreeze outside standby would outlive its reason).");
                 return EXIT_NOT_ACTIVE;

@@ -6,15 +6,6 @@
 #include "strv.h"
 #include "test-util.h"
 
-static char *write_tmp(const char *text) {
-        char *path = strdup("/tmp/standby-mountinfo-XXXXXX");
-        int fd = mkstemp(path);
-        ck_assert_int_ge(fd, 0);
-        ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t) strlen(text));
-        close(fd);
-        return path;
-}
-
 START_TEST(test_mountinfo_variants) {
         static const struct {
                 const char *text, *want;
@@ -32,12 +23,12 @@ START_TEST(test_mountinfo_variants) {
                 { "41 31 0:38 / /mnt/my\\040cgroup rw - cgroup2 none rw\n", "/mnt/my cgroup" },
         };
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
-                _cleanup_free_ char *p = write_tmp(table[i].text), *m = NULL;
+                _cleanup_free_ char *p = test_write_tmp(table[i].text), *m = NULL;
                 ck_assert_int_eq(cgroup_find_mount_in(p, &m), 0);
                 ck_assert_str_eq(m, table[i].want);
                 unlink(p);
         }
-        _cleanup_free_ char *p = write_tmp("32 31 0:29 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n");
+        _cleanup_free_ char *p = test_write_tmp("32 31 0:29 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n");
         char *m = NULL;
         ck_assert_int_eq(cgroup_find_mount_in(p, &m), -ENOMEDIUM);
         unlink(p);

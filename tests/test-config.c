@@ -6,15 +6,6 @@
 #include "strv.h"
 #include "test-util.h"
 
-static char *write_tmp(const char *text) {
-        char *path = strdup("/tmp/standby-config-XXXXXX");
-        int fd = mkstemp(path);
-        ck_assert_int_ge(fd, 0);
-        ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t) strlen(text));
-        close(fd);
-        return path;
-}
-
 START_TEST(test_defaults) {
         _cleanup_config_ Config *c = NULL;
         _cleanup_free_ char *err = NULL;
@@ -34,7 +25,7 @@ END_TEST
 START_TEST(test_full_file) {
         _cleanup_config_ Config *c = NULL;
         _cleanup_free_ char *err = NULL;
-        _cleanup_free_ char *p = write_tmp("# comment\n[Standby]\nTargets=user.slice apps.slice\nTargets=x/y\n"
+        _cleanup_free_ char *p = test_write_tmp("# comment\n[Standby]\nTargets=user.slice apps.slice\nTargets=x/y\n"
                                            "Exempt=\nExempt=foo.service\nStrategy=slack\nFreezeTimeout=1min 30s\n"
                                            "OnFreezeTimeout=abort\nTimerSlackNSec=1000000\nDeadlockGuard=no\n"
                                            "Group=standby\n");
@@ -74,7 +65,7 @@ START_TEST(test_errors_table) {
                 { "[Standby]\nStrategy=freeze\nbad line\nStrategy=nope\n", 3, "syntax error" },
         };
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
-                _cleanup_free_ char *p = write_tmp(table[i].text), *err = NULL, *want = NULL;
+                _cleanup_free_ char *p = test_write_tmp(table[i].text), *err = NULL, *want = NULL;
                 Config *c = NULL;
 
                 ck_assert_int_eq(config_load(p, false, &c, &err), -EINVAL);

@@ -16,14 +16,10 @@ START_TEST(test_parse_sample) {
                 "2: FLOCK  ADVISORY  WRITE 4444 00:1a:9999 0 EOF\n"
                 "3: OFDLCK ADVISORY  READ  -1 00:1a:1 0 EOF\n"
                 "3: -> FLOCK  ADVISORY  WRITE 5555 00:1a:1 0 EOF\n";
-        char path[] = "/tmp/standby-locks-XXXXXX";
+        _cleanup_free_ char *path = test_write_tmp(sample);
         _cleanup_free_ LockWait *w = NULL;
         size_t n = 0;
-        int fd = mkstemp(path);
 
-        ck_assert_int_ge(fd, 0);
-        ck_assert_int_eq(write(fd, sample, sizeof(sample) - 1), (ssize_t) sizeof(sample) - 1);
-        close(fd);
         ck_assert_int_eq(locks_read_waits(path, &w, &n), 0);
         unlink(path);
         ck_assert_uint_eq(n, 3);

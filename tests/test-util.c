@@ -19,6 +19,18 @@ static const char *runner_id(void) {
         return r ? r : "0";
 }
 
+char *test_write_tmp(const char *text) {
+        char *path = strdup("/tmp/standby-test-XXXXXX");
+        int fd;
+
+        ck_assert_ptr_nonnull(path);
+        fd = mkstemp(path);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t) strlen(text));
+        close(fd);
+        return path;
+}
+
 const char *test_bin(const char *name) {
         static char buf[4][4096];
         static unsigned k;

@@ -66,6 +66,10 @@ bool test_frozen(const char *sub);
 /* True if any cgroup.freeze below base reads 1. */
 bool test_anything_frozen(void);
 
+/* Writes text to a new file /tmp/standby-test-XXXXXX; returns its path (caller
+ * frees and unlinks). */
+char *test_write_tmp(const char *text);
+
 /* Path of a built binary (STANDBY_BUILD_DIR, default "build"). */
 const char *test_bin(const char *name);
 
