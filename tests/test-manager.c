@@ -473,6 +473,21 @@ START_TEST(test_deadlock_guard_posix) {
 }
 END_TEST
 
+/* Every thread of pid has slack `others`, except thread `special` (0: none). */
+static void assert_threads_slack(pid_t pid, pid_t special, uint64_t special_ns, uint64_t others) {
+        _cleanup_free_ pid_t *t = NULL;
+        size_t n = 0;
+        uint64_t v;
+
+        ck_assert_int_eq(proc_list_tids(pid, &t, &n), 0);
+        for (size_t k = 0; k < n; k++) {
+                uint64_t want = t[k] == special ? special_ns : others;
+                ck_assert_int_eq(slack_get(t[k], &v), 0);
+                ck_assert_msg(v == want, "pid %d thread %d: slack %llu, want %llu", (int) pid, (int) t[k],
+                              (unsigned long long) v, (unsigned long long) want);
+        }
+}
+
 /* Slack strategy: every thread gets the slack, exit restores each thread's own
  * value, and every kind of timer fires on schedule again afterwards. */
 START_TEST(test_slack_strategy_timers) {
@@ -500,14 +515,7 @@ START_TEST(test_slack_strategy_timers) {
 
         ck_assert_int_eq(test_manager(NULL, "enter", "--strategy=slack", NULL), EXIT_OK);
         for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
-                _cleanup_free_ pid_t *t = NULL;
-                size_t n = 0;
-                uint64_t v;
-                ck_assert_int_eq(proc_list_tids(pids[i], &t, &n), 0);
-                for (size_t k = 0; k < n; k++) {
-                        ck_assert_int_eq(slack_get(t[k], &v), 0);
-                        ck_assert_msg(v == max, "%s thread %d slack %llu", kinds[i], (int) t[k], (unsigned long long) v);
-                }
+                assert_threads_slack(pids[i], 0, max, max);
                 snprintf(sub, sizeof(sub), "%s.service", kinds[i]);
                 ck_assert(!test_frozen(sub));
         }
@@ -521,16 +529,8 @@ START_TEST(test_slack_strategy_timers) {
 
         ck_assert_int_eq(test_manager(NULL, "exit", NULL), EXIT_OK);
         ck_assert(!test_anything_frozen());
-        for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
-                _cleanup_free_ pid_t *t = NULL;
-                size_t n = 0;
-                uint64_t v;
-                ck_assert_int_eq(proc_list_tids(pids[i], &t, &n), 0);
-                for (size_t k = 0; k < n; k++) {
-                        ck_assert_int_eq(slack_get(t[k], &v), 0);
-                        ck_assert_uint_eq(v, t[k] == tids[2] ? 777777 : SLACK_KERNEL_DEFAULT_NS);
-                }
-        }
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++)
+                assert_threads_slack(pids[i], tids[2], 777777, SLACK_KERNEL_DEFAULT_NS);
         /* On schedule again: 3 threads x 20 ms period give 15 ticks in ~100 ms;
          * allow 2 s, i.e. any timer still on its standby range fails this. */
         for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
