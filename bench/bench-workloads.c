@@ -84,16 +84,14 @@ int scratch_spawn(Scratch *s, const char *sub, char *const argv[], pid_t *ret) {
         return 0;
 }
 
-static void thaw_one(int fd, void *userdata) {
+static int thaw_one(int fd, const char *rel, void *userdata) {
         (void) cgroup_set_freeze(fd, false);
+        return CGROUP_WALK_CONTINUE;
 }
 
 void scratch_destroy(Scratch *s) {
-        if (s->root_fd >= 0 && s->base) {
-                _cleanup_close_ int fd = -EBADF;
-                if (cgroup_open(s->root_fd, s->base, &fd) >= 0)
-                        (void) cgroup_walk(fd, thaw_one, NULL);
-        }
+        if (s->root_fd >= 0 && s->base)
+                (void) cgroup_walk(s->root_fd, s->base, thaw_one, NULL);
         for (size_t i = 0; i < s->n_pids; i++)
                 (void) kill(s->pids[i], SIGKILL);
         for (size_t i = 0; i < s->n_pids; i++)

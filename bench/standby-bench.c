@@ -26,7 +26,7 @@
 #include "standby.h"
 #include "strv.h"
 
-#define MAX_REPS 50
+#define MAX_REPS 200
 
 typedef struct Options {
         const char *manager;
@@ -334,10 +334,22 @@ static int run_enter_exit(void) {
         if (r < 0)
                 return r;
 
-        /* Interleaved, so that drift on a shared machine hits both alike. */
+        /* Interleaved, so that drift on a shared machine hits both alike, and
+         * in alternating order: the first freeze of a pair starts while the
+         * thawed tasks of the last pair are still waking up. */
         for (unsigned rep = 0; rep < opt.reps && !interrupted; rep++) {
-                usec_t a = floor_pass(fds, opt.units, true), b = floor_pass(fds, opt.units, false);
-                usec_t c = run_manager("enter", NULL), d = run_manager("exit", NULL);
+                usec_t a, b, c, d;
+                if (rep % 2 == 0) {
+                        a = floor_pass(fds, opt.units, true);
+                        b = floor_pass(fds, opt.units, false);
+                        c = run_manager("enter", NULL);
+                        d = run_manager("exit", NULL);
+                } else {
+                        c = run_manager("enter", NULL);
+                        d = run_manager("exit", NULL);
+                        a = floor_pass(fds, opt.units, true);
+                        b = floor_pass(fds, opt.units, false);
+                }
                 if (a == USEC_INFINITY || b == USEC_INFINITY || c == USEC_INFINITY || d == USEC_INFINITY)
                         return -EIO;
                 fe[rep] = (double) a / 1000.0;

@@ -151,6 +151,48 @@ int cgroup_open(int root_fd, const char *rel, int *ret_fd) {
         return 0;
 }
 
+int cgroup_opener_open(CgroupOpener *o, const char *rel, int *ret_fd) {
+        const char *slash;
+        int r, fd;
+
+        r = cgroup_path_validate(rel);
+        if (r < 0)
+                return r;
+        slash = strrchr(rel, '/');
+        if (!slash)
+                return cgroup_open(o->root_fd, rel, ret_fd);
+
+        size_t plen = (size_t) (slash - rel);
+        if (!o->parent || strlen(o->parent) != plen || !strneq(o->parent, rel, plen)) {
+                _cleanup_free_ char *parent = strndup(rel, plen);
+                int pfd;
+
+                if (!parent)
+                        return -ENOMEM;
+                r = cgroup_open(o->root_fd, parent, &pfd);
+                if (r < 0)
+                        return r;
+                safe_close(o->parent_fd);
+                free(o->parent);
+                o->parent_fd = pfd;
+                o->parent = TAKE_PTR(parent);
+        }
+        /* The last component is a plain name (validated): no "..", no "/". */
+        fd = openat(o->parent_fd, slash + 1, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return negative_errno();
+        *ret_fd = fd;
+        return 0;
+}
+
+void cgroup_opener_done(CgroupOpener *o) {
+        /* parent_fd is valid exactly when parent is set (a zeroed opener is fine). */
+        if (o->parent)
+                safe_close(o->parent_fd);
+        free(o->parent);
+        *o = CGROUP_OPENER_INIT(o->root_fd);
+}
+
 int cgroup_set_freeze(int cg_fd, bool freeze) {
         int r = write_stringat(cg_fd, "cgroup.freeze", freeze ? "1" : "0");
         /* The cgroup directory was removed while we held its fd. */
@@ -284,10 +326,30 @@ finish:
         return r;
 }
 
-/* Takes ownership of dir_fd: the DIR reads it directly, no second open. */
+/* nr_descendants from cgroup.stat: 0 for a leaf. */
+static int read_nr_descendants(int cg_fd, uint64_t *ret) {
+        _cleanup_free_ char *buf = NULL;
+        const char *p;
+        int r;
+
+        r = read_full_fileat(cg_fd, "cgroup.stat", &buf, NULL);
+        if (r < 0)
+                return r;
+        p = strstr(buf, "nr_descendants ");
+        if (!p)
+                return -EIO;
+        *ret = strtoull(p + strlen("nr_descendants "), NULL, 10);
+        return 0;
+}
+
+/* Takes ownership of dir_fd. A directory listing on kernfs costs ~15 us, so
+ * the walk opens as few as it can: cgroup.stat's nr_descendants tells a leaf
+ * without listing it, and when a cgroup has exactly as many descendants as
+ * children, all its children are leaves and none of them is opened. */
 static int list_leaves_rec(int dir_fd, const char *rel, unsigned depth, char ***leaves, char ***inner) {
         _cleanup_closedir_ DIR *d = NULL;
-        bool has_children = false;
+        _cleanup_strv_free_ char **children = NULL;
+        uint64_t descendants;
         struct dirent *de;
         int r;
 
@@ -295,36 +357,52 @@ static int list_leaves_rec(int dir_fd, const char *rel, unsigned depth, char ***
                 safe_close(dir_fd);
                 return -ELOOP;
         }
+        r = read_nr_descendants(dir_fd, &descendants);
+        if (r < 0) {
+                safe_close(dir_fd);
+                return r;
+        }
+        if (descendants == 0) {
+                safe_close(dir_fd);
+                return strv_extend(leaves, rel);
+        }
         d = fdopendir(dir_fd);
         if (!d) {
                 safe_close(dir_fd);
                 return negative_errno();
         }
+        if (strv_split_words("", &children) < 0)
+                return -ENOMEM;
+        while ((de = readdir(d)))
+                if (de->d_type == DT_DIR && !streq(de->d_name, ".") && !streq(de->d_name, "..")) {
+                        r = strv_extend(&children, de->d_name);
+                        if (r < 0)
+                                return r;
+                }
+        bool all_leaves = strv_length(children) == descendants;
 
-        while ((de = readdir(d))) {
+        for (char **c = children; *c; c++) {
                 _cleanup_free_ char *crel = NULL;
                 int child;
 
-                if (de->d_type != DT_DIR || streq(de->d_name, ".") || streq(de->d_name, ".."))
+                if (asprintf(&crel, "%s%s%s", rel, *rel ? "/" : "", *c) < 0)
+                        return -ENOMEM;
+                if (all_leaves) {
+                        r = strv_extend(leaves, crel);
+                        if (r < 0)
+                                return r;
                         continue;
-                has_children = true;
-                child = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                }
+                child = openat(dirfd(d), *c, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
                 if (child < 0) {
                         if (errno == ENOENT)
                                 continue; /* removed under us */
                         return negative_errno();
                 }
-                if (asprintf(&crel, "%s%s%s", rel, *rel ? "/" : "", de->d_name) < 0) {
-                        safe_close(child);
-                        return -ENOMEM;
-                }
                 r = list_leaves_rec(child, crel, depth + 1, leaves, inner);
-                if (r < 0)
+                if (r < 0 && r != -ENOENT && r != -ENODEV)
                         return r;
         }
-
-        if (!has_children)
-                return strv_extend(leaves, rel);
 
         if (inner && *rel) {
                 _cleanup_free_ char *procs = NULL;
@@ -457,12 +535,13 @@ int cgroup_attach(int cg_fd, pid_t pid) {
         return write_stringat(cg_fd, "cgroup.procs", buf);
 }
 
-static int walk_rec(int cg_fd, unsigned depth, void (*fn)(int fd, void *userdata), void *userdata) {
+static int walk_rec(int cg_fd, const char *rel, unsigned depth, cgroup_walk_fn fn, void *userdata) {
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
         int r;
 
-        fn(cg_fd, userdata);
+        if (fn(cg_fd, rel, userdata) == CGROUP_WALK_SKIP)
+                return 0;
         if (depth > 64)
                 return -ELOOP;
         r = opendir_at(cg_fd, ".", &d);
@@ -471,14 +550,25 @@ static int walk_rec(int cg_fd, unsigned depth, void (*fn)(int fd, void *userdata
         while ((de = readdir(d)))
                 if (de->d_type == DT_DIR && de->d_name[0] != '.') {
                         _cleanup_close_ int c = openat(cg_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-                        if (c >= 0)
-                                (void) walk_rec(c, depth + 1, fn, userdata);
+                        _cleanup_free_ char *crel = NULL;
+
+                        if (c < 0)
+                                continue;
+                        if (asprintf(&crel, "%s%s%s", rel, *rel ? "/" : "", de->d_name) < 0)
+                                return -ENOMEM;
+                        (void) walk_rec(c, crel, depth + 1, fn, userdata);
                 }
         return 0;
 }
 
-int cgroup_walk(int cg_fd, void (*fn)(int fd, void *userdata), void *userdata) {
-        return walk_rec(cg_fd, 0, fn, userdata);
+int cgroup_walk(int root_fd, const char *rel, cgroup_walk_fn fn, void *userdata) {
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        r = cgroup_open(root_fd, rel, &fd);
+        if (r < 0)
+                return r;
+        return walk_rec(fd, rel, 0, fn, userdata);
 }
 
 int cgroup_remove_tree(int parent_fd, const char *name) {

@@ -30,6 +30,19 @@ int cgroup_path_validate(const char *rel);
  * -ELOOP (a symlink), -EXDEV (would leave the tree). */
 int cgroup_open(int root_fd, const char *rel, int *ret_fd);
 
+/* Opens many cgroups that share parents (the leaves of one slice) for the
+ * price of one openat() each: the last parent directory is kept open and the
+ * leaf is opened below it with O_NOFOLLOW. Same checks and errors as
+ * cgroup_open(). */
+typedef struct CgroupOpener {
+        int root_fd;
+        char *parent;
+        int parent_fd;
+} CgroupOpener;
+#define CGROUP_OPENER_INIT(root) ((CgroupOpener) { .root_fd = (root), .parent_fd = -EBADF })
+int cgroup_opener_open(CgroupOpener *o, const char *rel, int *ret_fd);
+void cgroup_opener_done(CgroupOpener *o);
+
 /* Writes cgroup.freeze. -ENOENT if the cgroup is gone, -EOPNOTSUPP for the
  * root cgroup or a kernel without the v2 freezer. */
 int cgroup_set_freeze(int cg_fd, bool freeze);
@@ -67,10 +80,14 @@ int cgroup_remove(int root_fd, const char *rel);
 /* Moves a process into the cgroup. */
 int cgroup_attach(int cg_fd, pid_t pid);
 
-/* Calls fn with an fd of the cgroup and of every cgroup below it, parents
- * first (the fd is valid during the call only). Cgroups that vanish are
- * skipped. Returns 0, or a negative errno if cg_fd cannot be read. */
-int cgroup_walk(int cg_fd, void (*fn)(int fd, void *userdata), void *userdata);
+/* Calls fn with an fd and the rel path of the cgroup rel and of every cgroup
+ * below it, parents first (the fd is valid during the call only). fn returns
+ * CGROUP_WALK_SKIP to leave out what lies below that cgroup. Cgroups that
+ * vanish are skipped. Returns 0, or a negative errno if rel cannot be opened. */
+#define CGROUP_WALK_CONTINUE 0
+#define CGROUP_WALK_SKIP 1
+typedef int (*cgroup_walk_fn)(int fd, const char *rel, void *userdata);
+int cgroup_walk(int root_fd, const char *rel, cgroup_walk_fn fn, void *userdata);
 
 /* Removes the cgroup name below parent_fd and every cgroup below it (children
  * first). Cgroups that still hold processes stay; returns the first error. */

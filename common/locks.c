@@ -93,28 +93,56 @@ static bool task_blocked_on_lock(int task_dir_fd, const char *tid) {
         return false;
 }
 
-static int cmp_pid(const void *a, const void *b) {
-        pid_t x = *(const pid_t *) a, y = *(const pid_t *) b;
-        return x < y ? -1 : x > y;
+#define PF_KTHREAD_FLAG 0x00200000U
+
+/* From /proc/PID/stat: whether it is a kernel thread, and how many threads. */
+static bool read_flags_threads(int proc_fd, pid_t pid, unsigned *ret_flags, long *ret_threads) {
+        char path[64], buf[1024];
+        ssize_t n;
+        int fd;
+
+        snprintf(path, sizeof(path), "%d/stat", (int) pid);
+        fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return false;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+                return false;
+        buf[n] = 0;
+        /* Fields after the comm: 3 state ... 9 flags ... 20 num_threads. */
+        const char *p = strrchr(buf, ')');
+        return p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %ld",
+                           ret_flags, ret_threads) == 2;
 }
 
-int locks_any_blocked_waiter(const pid_t *skip, size_t n_skip, bool *ret) {
+int locks_any_blocked_waiter(const pid_t *pids, size_t n, bool *ret) {
         _cleanup_closedir_ DIR *proc = opendir("/proc");
-        struct dirent *de;
 
         if (!proc)
                 return negative_errno();
-        while ((de = readdir(proc))) {
+        for (size_t i = 0; i < n; i++) {
                 _cleanup_closedir_ DIR *tasks = NULL;
                 struct dirent *te;
-                char path[300];
+                char path[64];
+                unsigned flags;
+                long threads;
 
-                if (de->d_name[0] < '1' || de->d_name[0] > '9')
+                /* Kernel threads take no file locks; a single-threaded process
+                 * is asked directly, without listing its tasks. */
+                if (!read_flags_threads(dirfd(proc), pids[i], &flags, &threads))
+                        continue; /* gone */
+                if (flags & PF_KTHREAD_FLAG)
                         continue;
-                pid_t pid = (pid_t) atoi(de->d_name);
-                if (skip && bsearch(&pid, skip, n_skip, sizeof(pid_t), cmp_pid))
+                if (threads == 1) {
+                        snprintf(path, sizeof(path), "%d", (int) pids[i]);
+                        if (task_blocked_on_lock(dirfd(proc), path)) {
+                                *ret = true;
+                                return 0;
+                        }
                         continue;
-                snprintf(path, sizeof(path), "%s/task", de->d_name);
+                }
+                snprintf(path, sizeof(path), "%d/task", (int) pids[i]);
                 if (opendir_at(dirfd(proc), path, &tasks) < 0)
                         continue; /* gone */
                 while ((te = readdir(tasks)))

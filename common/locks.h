@@ -18,11 +18,9 @@ typedef struct LockWait {
 /* Parses a /proc/locks-format file. Returns 0 and an array (caller frees). */
 int locks_read_waits(const char *path, LockWait **ret, size_t *ret_n);
 
-/* Whether any task on the system is blocked in a lock request: flock() or
- * fcntl(F_SETLKW / F_OFD_SETLKW), by its wait channel. Reading /proc/locks costs an
- * RCU grace period (the kernel takes file_rwsem for writing); this scan lets
- * the deadlock guard skip it when nobody waits. Tasks that vanish count as not
- * waiting. */
-/* Processes in skip (sorted ascending; may be NULL) are not looked at: an
- * unwind of every sleeping task's stack costs ~20 us each. */
-int locks_any_blocked_waiter(const pid_t *skip, size_t n_skip, bool *ret);
+/* Whether any thread of the given processes is blocked in a lock request:
+ * flock() or fcntl(F_SETLKW / F_OFD_SETLKW), by its wait channel. Reading
+ * /proc/locks costs an RCU grace period (the kernel takes file_rwsem for
+ * writing); this check lets the deadlock guard skip it when nobody waits.
+ * Processes that vanish count as not waiting. */
+int locks_any_blocked_waiter(const pid_t *pids, size_t n, bool *ret);

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The freeze strategy: cgroup v2 cgroup.freeze on each unit (leaf) cgroup. */
 #include <fcntl.h>
-#include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <time.h>
@@ -20,6 +19,7 @@ typedef struct Batch {
         int *fds;
         bool *done;
         size_t n;
+        CgroupOpener opener;
 } Batch;
 
 static void batch_done(Batch *b) {
@@ -28,6 +28,7 @@ static void batch_done(Batch *b) {
         free(b->fds);
         free(b->done);
         strv_free(b->cgroups);
+        cgroup_opener_done(&b->opener);
         *b = (Batch) {};
 }
 
@@ -36,7 +37,9 @@ static int batch_add(Manager *m, Batch *b, const char *cgroup) {
         int *nf;
         bool *nd;
 
-        r = cgroup_open(m->root_fd, cgroup, &fd);
+        if (!b->opener.parent)
+                b->opener = CGROUP_OPENER_INIT(m->root_fd);
+        r = cgroup_opener_open(&b->opener, cgroup, &fd);
         if (r < 0)
                 return r;
         nf = realloc(b->fds, (b->n + 1) * sizeof(int));
@@ -129,101 +132,19 @@ static int batch_freeze(Manager *m, Batch *b, bool freeze, usec_t timeout) {
         return r;
 }
 
-/* Reading /proc/locks takes the kernel's file_rwsem for writing, which waits
- * for an RCU grace period: 12-30 ms here, longer than freezing 100 units. So
- * enter reads it only when some task is blocked in a lock request, and in a
- * thread while it freezes. The snapshot holds the lock
- * waits present during the freeze; a wait that begins later is not seen. */
-typedef struct LocksSnapshot {
-        int root_fd;
-        char **cgroups;        /* borrowed: the units being frozen */
-        pthread_t thread;
-        bool started;
-        LockWait *waits;
-        size_t n;
-        int r;
-} LocksSnapshot;
-
-static int cmp_pid(const void *a, const void *b) {
-        pid_t x = *(const pid_t *) a, y = *(const pid_t *) b;
-        return x < y ? -1 : x > y;
-}
-
-/* The pids of the units being frozen: waiters among them do not matter. */
-static void frozen_set(LocksSnapshot *s, pid_t **ret, size_t *ret_n) {
-        pid_t *all = NULL;
-        size_t n = 0;
-
-        for (char **c = s->cgroups; c && *c; c++) {
-                _cleanup_close_ int fd = -EBADF;
-                _cleanup_free_ pid_t *pids = NULL;
-                size_t k = 0;
-
-                if (cgroup_open(s->root_fd, *c, &fd) < 0 || cgroup_list_pids(fd, false, &pids, &k) < 0)
-                        continue;
-                pid_t *na = realloc(all, (n + k) * sizeof(pid_t));
-                if (!na)
-                        break;
-                all = na;
-                memcpy(all + n, pids, k * sizeof(pid_t));
-                n += k;
-        }
-        if (all)
-                qsort(all, n, sizeof(pid_t), cmp_pid);
-        *ret = all;
-        *ret_n = all ? n : 0;
-}
-
-static void *snapshot_thread(void *userdata) {
-        LocksSnapshot *s = userdata;
-        _cleanup_free_ pid_t *skip = NULL;
-        size_t n_skip = 0;
-        bool any = true;
-
-        /* Nobody outside blocked in flock()/fcntl(F_SETLKW): no waits to read. */
-        frozen_set(s, &skip, &n_skip);
-        if (locks_any_blocked_waiter(skip, n_skip, &any) >= 0 && !any) {
-                s->r = 0;
-                return NULL;
-        }
-        s->r = locks_read_waits("/proc/locks", &s->waits, &s->n);
-        return NULL;
-}
-
-static void snapshot_start(LocksSnapshot *s, int root_fd, char **cgroups) {
-        *s = (LocksSnapshot) { .root_fd = root_fd, .cgroups = cgroups };
-        s->started = pthread_create(&s->thread, NULL, snapshot_thread, s) == 0;
-        if (!s->started)
-                snapshot_thread(s);
-}
-
-static void snapshot_join(LocksSnapshot *s) {
-        if (s->started)
-                (void) pthread_join(s->thread, NULL);
-        s->started = false;
-}
-
-static void snapshot_done(LocksSnapshot *s) {
-        snapshot_join(s);
-        free(s->waits);
-        *s = (LocksSnapshot) {};
-}
-
 /* The deadlock guard: a frozen process holding a file lock that a process
  * outside the frozen set is blocked on would block that process for the whole
  * standby. Thaw the holder's unit and say why. */
-static int guard_lock_holders(Manager *m, Batch *b, LocksSnapshot *snap) {
-        LockWait *waits;
-        size_t n_waits;
+static int guard_lock_holders(Manager *m, Batch *b, LockScan *scan, char **kept) {
+        _cleanup_free_ LockWait *waits = NULL;
+        size_t n_waits = 0;
         int r;
 
-        snapshot_join(snap);
-        if (snap->r < 0)
-                return log_warning_errno(snap->r, "Cannot read /proc/locks, deadlock guard skipped: %m");
-        waits = snap->waits;
-        n_waits = snap->n;
-        if (n_waits == 0)
-                return 0;
+        if (!lock_scan_finish(scan, m->root_fd, kept))
+                return 0; /* nobody that stays running waits for a lock */
+        r = locks_read_waits("/proc/locks", &waits, &n_waits);
+        if (r < 0)
+                return log_warning_errno(r, "Cannot read /proc/locks, deadlock guard skipped: %m");
 
         for (size_t i = 0; i < b->n; i++) {
                 _cleanup_free_ pid_t *pids = NULL;
@@ -272,11 +193,12 @@ static int guard_lock_holders(Manager *m, Batch *b, LocksSnapshot *snap) {
 
 /* Freezes leaves, recording them in the journal first. Units that time out
  * are handled by OnFreezeTimeout=; with abort, everything this call froze is
- * thawed again and -ECANCELED returned. */
-static int freeze_leaves(Manager *m, char **leaves, bool guard, size_t *ret_frozen, size_t *ret_skipped) {
+ * thawed again and -ECANCELED returned. With scan (started by the caller),
+ * the deadlock guard runs; kept are the cgroups the scan skipped that stay
+ * running. */
+static int freeze_leaves(Manager *m, char **leaves, LockScan *scan, char **kept, size_t *ret_frozen,
+                         size_t *ret_skipped) {
         _cleanup_(batch_done) Batch b = {};
-        /* After b: cleanups run in reverse, so the thread is joined before b is freed. */
-        _cleanup_(snapshot_done) LocksSnapshot snap = {};
         size_t frozen = 0, skipped = 0;
         int r;
 
@@ -296,9 +218,6 @@ static int freeze_leaves(Manager *m, char **leaves, bool guard, size_t *ret_froz
                 } else
                         u->state = UNIT_FREEZING;
         }
-
-        if (guard && m->config->deadlock_guard)
-                snapshot_start(&snap, m->root_fd, b.cgroups);
 
         /* The journal names every cgroup before any of them is frozen. */
         r = manager_save_journal(m);
@@ -363,8 +282,8 @@ static int freeze_leaves(Manager *m, char **leaves, bool guard, size_t *ret_froz
                 }
         }
 
-        if (guard && m->config->deadlock_guard) {
-                r = guard_lock_holders(m, &b, &snap);
+        if (scan) {
+                r = guard_lock_holders(m, &b, scan, kept);
                 log_debug("Deadlock guard done %.2f ms after the freeze writes.",
                           (double) (now_usec(CLOCK_MONOTONIC) - t0) / 1000.0);
                 if (r < 0)
@@ -384,12 +303,19 @@ static int freeze_leaves(Manager *m, char **leaves, bool guard, size_t *ret_froz
 }
 
 int freeze_enter(Manager *m) {
-        _cleanup_strv_free_ char **units = NULL;
+        _cleanup_strv_free_ char **targets = NULL, **units = NULL, **kept = NULL;
+        _cleanup_(lock_scan_done) LockScan scan = {};
         size_t frozen = 0, skipped = 0;
         usec_t t0 = now_usec(CLOCK_MONOTONIC);
         int r;
 
-        r = select_units(m, &units);
+        r = select_targets(m, &targets);
+        if (r < 0)
+                return r;
+        /* Started first: it mostly runs while the units are selected. */
+        if (m->config->deadlock_guard)
+                lock_scan_start(&scan, m->root_fd, targets);
+        r = select_units(m, targets, &units, &kept);
         if (r < 0)
                 return r;
         log_debug("Selected %zu units in %.2f ms.", strv_length(units), (double) (now_usec(CLOCK_MONOTONIC) - t0) / 1000.0);
@@ -398,7 +324,7 @@ int freeze_enter(Manager *m) {
         m->journal->strategy = STRATEGY_FREEZE;
         m->journal->since = now_usec(CLOCK_REALTIME);
 
-        r = freeze_leaves(m, units, true, &frozen, &skipped);
+        r = freeze_leaves(m, units, m->config->deadlock_guard ? &scan : NULL, kept, &frozen, &skipped);
         if (r == -ECANCELED) {
                 m->journal->phase = JOURNAL_NONE;
                 (void) manager_save_journal(m);
@@ -421,7 +347,7 @@ int freeze_units(Manager *m, char **leaves) {
         size_t frozen = 0, skipped = 0;
         int r;
 
-        r = freeze_leaves(m, leaves, false, &frozen, &skipped);
+        r = freeze_leaves(m, leaves, NULL, NULL, &frozen, &skipped);
         if (r < 0)
                 return r;
         r = manager_save_journal(m);
@@ -569,7 +495,12 @@ int freeze_refreeze_later(Manager *m, char **leaves, usec_t deadline) {
                 if (u && u->state == UNIT_THAWED && u->thaw_until == deadline)
                         (void) strv_extend(&due, *l);
         }
-        if (due[0] && freeze_leaves(m, due, true, NULL, NULL) >= 0)
-                (void) manager_save_journal(m);
+        if (due[0]) {
+                _cleanup_(lock_scan_done) LockScan scan = {};
+                if (m->config->deadlock_guard)
+                        lock_scan_start(&scan, m->root_fd, due);
+                if (freeze_leaves(m, due, m->config->deadlock_guard ? &scan : NULL, NULL, NULL, NULL) >= 0)
+                        (void) manager_save_journal(m);
+        }
         _exit(EXIT_OK);
 }

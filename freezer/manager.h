@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -35,12 +36,32 @@ int manager_lock_journal(Manager *m, bool exclusive);
 int manager_save_journal(Manager *m);
 
 /* select.c: the unit (leaf) cgroups below the configured targets that standby
- * may touch: not the manager, not its callers, nor anything exempt. */
-int select_units(Manager *m, char ***ret);
+ * may touch: not the manager, not its callers, nor anything exempt. The leaves
+ * below the targets left running are returned in ret_kept (may be NULL). */
+/* The configured targets that exist, as cgroup rel paths. */
+int select_targets(Manager *m, char ***ret);
+int select_units(Manager *m, char **targets, char ***ret, char ***ret_kept);
 /* The leaves below one unit or path given on the command line, minus those that
  * hold the manager or its callers. -EINVAL/-ENOENT/-ENOTUNIQ as
  * unit_resolve_cgroup(); -EDEADLK when the unit holds the manager itself. */
 int select_named_unit(Manager *m, const char *name, char ***ret);
+
+/* lock-scan.c: whether any thread that stays running waits for a file lock,
+ * found in a background thread (see there for why). */
+typedef struct LockScan {
+        int root_fd;
+        char **skip;             /* subtrees not scanned: they will be frozen */
+        pthread_t thread;
+        bool started;
+        bool any;
+        int r;
+} LockScan;
+/* Starts scanning every cgroup except those in skip (and what lies below). */
+void lock_scan_start(LockScan *s, int root_fd, char **skip);
+/* Waits for the scan; then also checks the cgroups in also (running ones inside
+ * the skipped subtrees). True if a waiter was found, or the scan failed. */
+bool lock_scan_finish(LockScan *s, int root_fd, char **also);
+void lock_scan_done(LockScan *s);
 
 /* freeze.c: the freeze strategy and the freeze/thaw verbs. */
 int freeze_enter(Manager *m);

@@ -63,19 +63,14 @@ static bool holds_caller(char **callers, const char *leaf) {
         return false;
 }
 
-int select_units(Manager *m, char ***ret) {
-        _cleanup_strv_free_ char **callers = NULL, **units = NULL;
+int select_targets(Manager *m, char ***ret) {
+        _cleanup_strv_free_ char **rels = NULL;
         int r;
 
-        r = caller_cgroups(&callers);
+        r = strv_split_words("", &rels);
         if (r < 0)
                 return r;
-        r = strv_split_words("", &units);
-        if (r < 0)
-                return r;
-
         for (char **t = m->config->targets; *t; t++) {
-                _cleanup_strv_free_ char **leaves = NULL, **inner = NULL;
                 _cleanup_free_ char *rel = NULL;
 
                 r = unit_resolve_cgroup(m->root_fd, *t, &rel);
@@ -87,31 +82,56 @@ int select_units(Manager *m, char ***ret) {
                         return log_error_errno(r, "Target %s in %s: cannot resolve: %m", *t, m->config_path);
                 if (isempty(rel))
                         return log_error_errno(-EINVAL, "Target %s in %s: refusing the root cgroup.", *t, m->config_path);
+                if (!strv_contains(rels, rel) && (r = strv_consume(&rels, TAKE_PTR(rel))) < 0)
+                        return r;
+        }
+        *ret = TAKE_PTR(rels);
+        return 0;
+}
 
-                r = cgroup_list_leaves(m->root_fd, rel, &leaves, &inner);
+int select_units(Manager *m, char **targets, char ***ret, char ***ret_kept) {
+        _cleanup_strv_free_ char **callers = NULL, **units = NULL, **kept = NULL;
+        int r;
+
+        r = caller_cgroups(&callers);
+        if (r < 0)
+                return r;
+        if (strv_split_words("", &units) < 0 || strv_split_words("", &kept) < 0)
+                return -ENOMEM;
+
+        for (char **t = targets; *t; t++) {
+                _cleanup_strv_free_ char **leaves = NULL, **inner = NULL;
+
+                r = cgroup_list_leaves(m->root_fd, *t, &leaves, &inner);
                 if (r < 0)
-                        return log_error_errno(r, "Failed to list cgroups below %s: %m", rel);
-                for (char **i = inner; *i; i++)
+                        return log_error_errno(r, "Failed to list cgroups below %s: %m", *t);
+                for (char **i = inner; *i; i++) {
                         if (!is_exempt(m->config->exempt, *i) && !holds_caller(callers, *i))
                                 log_warning("Cgroup %s has processes of its own besides child cgroups; those stay running.", *i);
+                        if ((r = strv_extend(&kept, *i)) < 0)
+                                return r;
+                }
 
                 for (char **l = leaves; *l; l++) {
                         if (strv_contains(units, *l))
                                 continue;
-                        if (holds_caller(callers, *l)) {
+                        if (holds_caller(callers, *l))
                                 log_info("Leaving %s running: it holds standby-manager or its caller.", *l);
-                                continue;
-                        }
-                        if (is_exempt(m->config->exempt, *l)) {
+                        else if (is_exempt(m->config->exempt, *l))
                                 log_debug("Leaving %s running: exempt.", *l);
+                        else {
+                                r = strv_extend(&units, *l);
+                                if (r < 0)
+                                        return r;
                                 continue;
                         }
-                        r = strv_extend(&units, *l);
-                        if (r < 0)
+                        if ((r = strv_extend(&kept, *l)) < 0)
                                 return r;
                 }
         }
         *ret = TAKE_PTR(units);
+        if (ret_kept)
+                *ret_kept = TAKE_PTR(kept);
         return 0;
 }
 

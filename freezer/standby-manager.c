@@ -141,7 +141,10 @@ static int verb_enter(Manager *m, Strategy strategy) {
         if (strategy == STRATEGY_FREEZE)
                 r = freeze_enter(m);
         else {
-                r = select_units(m, &units);
+                _cleanup_strv_free_ char **targets = NULL;
+                r = select_targets(m, &targets);
+                if (r >= 0)
+                        r = select_units(m, targets, &units, NULL);
                 if (r >= 0)
                         r = slack_enter(m, units);
         }

@@ -7,4 +7,4 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 make -j"$(nproc)"
 build/standby-bench --output bench-results "$@"
-build/standby-bench --enter-exit --reps 10 --output bench-results
+build/standby-bench --enter-exit --reps 30 --output bench-results

@@ -126,11 +126,12 @@ void test_env_setup(void) {
         T.n_pids = 0;
 }
 
-static void thaw_one(int fd, void *userdata) {
+static int thaw_one(int fd, const char *rel, void *userdata) {
         (void) cgroup_set_freeze(fd, false);
+        return CGROUP_WALK_CONTINUE;
 }
 
-static void kill_procs(int fd, void *userdata) {
+static int kill_procs(int fd, const char *rel, void *userdata) {
         _cleanup_free_ pid_t *pids = NULL;
         size_t n = 0;
 
@@ -138,6 +139,7 @@ static void kill_procs(int fd, void *userdata) {
         if (cgroup_list_pids(fd, false, &pids, &n) >= 0)
                 for (size_t i = 0; i < n; i++)
                         (void) kill(pids[i], SIGKILL);
+        return CGROUP_WALK_CONTINUE;
 }
 
 static void wait_unpopulated(int dir_fd) {
@@ -164,8 +166,8 @@ static void clean_base(int root_fd, const char *base) {
 
         if (fd < 0)
                 return;
-        (void) cgroup_walk(fd, thaw_one, NULL);
-        (void) cgroup_walk(fd, kill_procs, NULL);
+        (void) cgroup_walk(root_fd, base, thaw_one, NULL);
+        (void) cgroup_walk(root_fd, base, kill_procs, NULL);
         wait_unpopulated(fd);
         (void) cgroup_remove_tree(root_fd, base);
 }
@@ -427,19 +429,17 @@ bool test_frozen(const char *sub) {
         return frozen;
 }
 
-static void note_frozen(int fd, void *userdata) {
+static int note_frozen(int fd, const char *rel, void *userdata) {
         bool f;
         if (cgroup_get_freeze(fd, &f) >= 0 && f)
                 *(bool *) userdata = true;
+        return CGROUP_WALK_CONTINUE;
 }
 
 bool test_anything_frozen(void) {
-        _cleanup_close_ int fd = -EBADF;
-
         bool any = false;
 
-        ck_assert_int_ge(cgroup_open(T.root_fd, T.base, &fd), 0);
-        ck_assert_int_eq(cgroup_walk(fd, note_frozen, &any), 0);
+        ck_assert_int_eq(cgroup_walk(T.root_fd, T.base, note_frozen, &any), 0);
         return any;
 }
 
