@@ -53,7 +53,8 @@ Q := @
 endif
 
 COMMON_SRC := $(wildcard common/*.c)
-MANAGER_SRC := $(wildcard freezer/*.c)
+FREEZER_SRC := $(filter-out freezer/standby-manager.c,$(wildcard freezer/*.c))
+MANAGER_SRC := freezer/standby-manager.c
 LISTENER_SRC := $(wildcard listener/*.c)
 BENCH_SRC := bench/standby-bench.c bench/bench-workloads.c bench/bench-stats.c
 WORKLOAD_SRC := bench/standby-workload.c
@@ -61,6 +62,7 @@ TEST_SRC := $(wildcard tests/*.c)
 HELPER_SRC := $(wildcard tests/helpers/*.c)
 
 LIB := $(B)/libstandby.a
+FREEZER_LIB := $(B)/libfreezer.a
 MANAGER := $(B)/standby-manager
 LISTENER := $(B)/standby-listener
 BENCH := $(B)/standby-bench
@@ -86,13 +88,19 @@ $(LIB): $(call obj,$(COMMON_SRC))
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(MANAGER): $(call obj,$(MANAGER_SRC)) $(LIB)
+# The freezing engine (Manager, freeze, slack, selection): the manager's verbs
+# and the listener's thaws are the same code.
+$(FREEZER_LIB): $(call obj,$(FREEZER_SRC))
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(MANAGER): $(call obj,$(MANAGER_SRC)) $(FREEZER_LIB) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(MANAGER_LIBS) -pthread
 
-$(LISTENER): $(call obj,$(LISTENER_SRC)) $(LIB)
+$(LISTENER): $(call obj,$(LISTENER_SRC)) $(FREEZER_LIB) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -pthread
 
 $(BENCH): $(call obj,$(BENCH_SRC)) $(LIB)
 	@$(if $(Q),echo "  LD      $@")

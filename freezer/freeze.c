@@ -482,25 +482,37 @@ int freeze_refreeze_later(Manager *m, char **leaves, usec_t deadline) {
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
                 ;
 
-        _cleanup_strv_free_ char **due = NULL;
         if (manager_lock_journal(m, true) < 0)
                 _exit(EXIT_FAILURE_GENERIC);
+        (void) freeze_refreeze_due(m, leaves, deadline);
+        _exit(EXIT_OK);
+}
+
+int freeze_refreeze_due(Manager *m, char **leaves, usec_t deadline) {
+        _cleanup_strv_free_ char **due = NULL;
+        _cleanup_(lock_scan_done) LockScan scan = {};
+        int r;
+
         if (m->journal->phase != JOURNAL_ACTIVE)
-                _exit(EXIT_OK);
-        if (strv_split_words("", &due) < 0)
-                _exit(EXIT_FAILURE_GENERIC);
+                return 0;
+        r = strv_split_words("", &due);
+        if (r < 0)
+                return r;
         for (char **l = leaves; *l; l++) {
                 JournalUnit *u = journal_find_unit(m->journal, *l);
-                /* A later thaw (or exit) superseded ours: leave it be. */
-                if (u && u->state == UNIT_THAWED && u->thaw_until == deadline)
-                        (void) strv_extend(&due, *l);
+                /* A later thaw (or exit) superseded this one: leave it be. */
+                if (u && u->state == UNIT_THAWED && u->thaw_until == deadline && (r = strv_extend(&due, *l)) < 0)
+                        return r;
         }
-        if (due[0]) {
-                _cleanup_(lock_scan_done) LockScan scan = {};
-                if (m->config->deadlock_guard)
-                        lock_scan_start(&scan, m->root_fd, due);
-                if (freeze_leaves(m, due, m->config->deadlock_guard ? &scan : NULL, NULL, NULL, NULL) >= 0)
-                        (void) manager_save_journal(m);
-        }
-        _exit(EXIT_OK);
+        if (!due[0])
+                return 0;
+        if (m->config->deadlock_guard)
+                lock_scan_start(&scan, m->root_fd, due);
+        r = freeze_leaves(m, due, m->config->deadlock_guard ? &scan : NULL, NULL, NULL, NULL);
+        if (r < 0)
+                return r;
+        r = manager_save_journal(m);
+        if (r < 0)
+                return r;
+        return (int) strv_length(due);
 }

@@ -30,8 +30,14 @@ typedef struct Manager {
  * as `kill -9` would. */
 void manager_step(Manager *m);
 
-/* Locks and loads the journal (an empty one when there is none). */
+/* Locks and loads the journal (an empty one when there is none); the lock is
+ * kept until manager_unlock_journal() (or the process ends). */
 int manager_lock_journal(Manager *m, bool exclusive);
+int manager_unlock_journal(Manager *m);
+
+/* Leaves standby: thaws and restores everything the journal lists (the
+ * journal must be locked and loaded). -ENOENT when there is nothing. */
+int manager_exit_standby(Manager *m);
 /* Saves m->journal, counting a step. */
 int manager_save_journal(Manager *m);
 
@@ -71,6 +77,10 @@ int thaw_units(Manager *m, char **leaves, usec_t duration);
 int freeze_exit(Manager *m);
 /* The background refreezer of `thaw --for`. */
 int freeze_refreeze_later(Manager *m, char **leaves, usec_t deadline);
+/* With the journal locked and loaded: freezes again those of leaves that are
+ * still thawed for the window ending at deadline, if standby is active.
+ * Returns how many. */
+int freeze_refreeze_due(Manager *m, char **leaves, usec_t deadline);
 
 /* slack-strategy.c */
 int slack_enter(Manager *m, char **leaves);

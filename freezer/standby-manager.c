@@ -41,39 +41,6 @@ static void help(void) {
                "8 unknown or refused unit, 9 enter rolled back. See standby-manager(8).\n");
 }
 
-void manager_step(Manager *m) {
-        if (m->crash_after > 0 && ++m->steps == m->crash_after)
-                raise(SIGKILL);
-}
-
-int manager_lock_journal(Manager *m, bool exclusive) {
-        Journal *j = NULL;
-        int r;
-
-        if (m->lock_fd < 0) {
-                r = journal_lock(m->state_fd, exclusive ? LOCK_EX : LOCK_SH, &m->lock_fd);
-                if (r < 0)
-                        return log_error_errno(r, "Failed to lock the journal in %s: %m", m->state_dir);
-        }
-        r = journal_load(m->state_fd, &j);
-        if (r == -ENOENT) {
-                j = journal_new();
-                if (!j)
-                        return -ENOMEM;
-        } else if (r < 0)
-                return log_error_errno(r, "Failed to read the journal %s/" JOURNAL_FILE ": %m", m->state_dir);
-        journal_free(m->journal);
-        m->journal = j;
-        return 0;
-}
-
-int manager_save_journal(Manager *m) {
-        int r = journal_save(m->state_fd, m->journal);
-        if (r >= 0)
-                manager_step(m);
-        return r;
-}
-
 static bool allowed(const Config *c) {
         if (geteuid() == 0)
                 return true;
@@ -158,32 +125,16 @@ static int verb_enter(Manager *m, Strategy strategy) {
 }
 
 static int verb_exit(Manager *m) {
-        int r, q = 0;
+        int r;
 
         r = manager_lock_journal(m, true);
         if (r < 0)
                 return EXIT_FAILURE_GENERIC;
-        if (journal_is_empty(m->journal)) {
+        r = manager_exit_standby(m);
+        if (r == -ENOENT) {
                 log_error("Not in standby: nothing to undo.");
                 return EXIT_NOT_ACTIVE;
         }
-
-        m->journal->phase = JOURNAL_EXITING;
-        r = manager_save_journal(m);
-        if (r < 0)
-                return log_error_errno(r, "Failed to write the journal: %m"), EXIT_FAILURE_GENERIC;
-
-        if (m->journal->n_threads > 0 || m->journal->strategy == STRATEGY_SLACK)
-                q = slack_exit(m);
-        r = freeze_exit(m);
-        if (q < 0 && r >= 0)
-                r = q;
-
-        /* Only what is known to be undone leaves the journal. */
-        m->journal->phase = r < 0 ? JOURNAL_EXITING : JOURNAL_NONE;
-        q = manager_save_journal(m);
-        if (q < 0)
-                return log_error_errno(q, "Failed to write the journal: %m"), EXIT_FAILURE_GENERIC;
         if (r < 0)
                 return EXIT_FAILURE_GENERIC;
         log_info("Standby left.");
