@@ -43,7 +43,7 @@ CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check)
 
 ALL_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(OPTFLAGS) $(WARNFLAGS) -fstack-protector-strong \
 	-DSTANDBY_SYSCONFDIR='"$(SYSCONFDIR)"' -DSTANDBY_LIBEXECDIR='"$(LIBEXECDIR)"' \
-	-Icommon $(SANFLAGS) $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
+	-Icommon -Ifreezer $(SANFLAGS) $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
 ALL_LDFLAGS := $(SANFLAGS) $(LDFLAGS)
 
 ifeq ($(V),1)

@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* standby-listener: the always-runnable daemon that thaws the units an event
- * concerns. This build has its rule files and --check; the event loop itself
- * is being built (docs/design.md, "Not yet built"). */
+/* standby-listener: the always-runnable daemon that thaws exactly the units
+ * an event concerns. One single-threaded sd-event loop with no periodic timer:
+ * idle in standby it does not wake at all. */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
+#include <sys/inotify.h>
+#include <sys/mman.h>
+#include <systemd/sd-daemon.h>
 
+#include "cgroup.h"
+#include "listener.h"
 #include "log.h"
 #include "macro.h"
 #include "rules.h"
@@ -19,32 +25,185 @@ static void help(void) {
                "\n"
                "  --check [FILE...]   Validate rule files (default: every *.rule in the rule\n"
                "                      directories) and print what was understood\n"
+               "  -c, --config FILE   Configuration (default " STANDBY_CONFIG_PATH ")\n"
+               "  --state-dir DIR     Journal directory (default " STANDBY_STATE_DIR ")\n"
+               "  --bus-address ADDR  Connect to this D-Bus address instead of the system bus\n"
+               "  -v, --verbose       Log debug messages\n"
                "  --rules-dir DIR     Read rules from DIR instead of /etc/standby/rules.d,\n"
                "                      /run/standby/rules.d, /usr/lib/standby/rules.d (repeatable,\n"
                "                      highest priority first)\n"
                "  -h, --help          Show this help\n"
                "      --version       Show the version\n"
                "\n"
-               "Exit status: 0 rules valid, 1 failure, 2 usage, 5 a rule file is invalid or refused.\n");
+               "Exit status: 0 success (or rules valid), 1 failure, 2 usage, 3 not root,\n"
+               "4 no cgroup v2, 5 a rule file or the configuration is invalid.\n");
+}
+
+static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Listener *l = userdata;
+
+        if (si->ssi_signo == SIGHUP) {
+                _cleanup_rule_set_ RuleSet *set = NULL;
+                _cleanup_free_ char *error = NULL;
+                char buf[64];
+
+                snprintf(buf, sizeof(buf), "RELOADING=1\nMONOTONIC_USEC=%llu",
+                         (unsigned long long) now_usec(CLOCK_MONOTONIC));
+                (void) sd_notify(false, buf);
+                /* All or nothing: a rule set that does not load changes nothing. */
+                if (rules_load(l->rules_dirs, true, &set, &error) < 0)
+                        log_error("Reload refused, keeping the %zu rules in force: %s", l->rules->n_rules,
+                                  error ? error : "cannot load the rules");
+                else {
+                        rule_set_free(l->rules);
+                        l->rules = TAKE_PTR(set);
+                        log_info("Reloaded %zu rules.", l->rules->n_rules);
+                }
+                (void) sd_notify(false, "READY=1");
+                return 0;
+        }
+        (void) sd_notify(false, "STOPPING=1");
+        return sd_event_exit(sd_event_source_get_event(s), 0);
+}
+
+/* The manager's journal tells when standby begins and ends. */
+static int on_state_change(sd_event_source *s, const struct inotify_event *ev, void *userdata) {
+        Listener *l = userdata;
+        bool was = l->standby_active;
+
+        if (!(ev->mask & IN_Q_OVERFLOW) && (ev->len == 0 || !streq(ev->name, JOURNAL_FILE)))
+                return 0;
+        if (manager_lock_journal(&l->m, false) >= 0)
+                l->standby_active = l->m.journal->phase == JOURNAL_ACTIVE;
+        manager_unlock_journal(&l->m);
+        if (l->standby_active == was)
+                return 0;
+        log_info("Standby %s.", l->standby_active ? "entered" : "left");
+        if (l->standby_active)
+                return listener_reconcile(l);
+        listener_drop_windows(l);
+        return 0;
+}
+
+static int run_daemon(const char *config_path, const char *state_dir, const char *bus_address, const char **dirs) {
+        _cleanup_free_ char *error = NULL;
+        Listener l = { .bus_address = bus_address, .rules_dirs = dirs };
+        int r, ret = EXIT_FAILURE_GENERIC;
+
+        l.m = (Manager) { .root_fd = -EBADF, .state_fd = -EBADF, .lock_fd = -EBADF, .state_dir = state_dir };
+        l.m.config_path = config_path ? config_path : STANDBY_CONFIG_PATH;
+        r = config_load(l.m.config_path, !config_path, &l.m.config, &error);
+        if (r < 0) {
+                log_error("%s", error ? error : "Failed to load the configuration.");
+                return EXIT_CONFIG;
+        }
+        if (geteuid() != 0) {
+                log_error("standby-listener needs root: it thaws and freezes cgroups.");
+                ret = EXIT_PERMISSION;
+                goto finish;
+        }
+        if (cgroup_find_mount(&l.m.cgroup_mount) < 0 || cgroup_open_root(l.m.cgroup_mount, &l.m.root_fd) < 0) {
+                log_error("No cgroup v2 file system is mounted; standby needs one.");
+                ret = EXIT_NO_CGROUP2;
+                goto finish;
+        }
+        r = journal_dir_open(state_dir, true, &l.m.state_fd);
+        if (r < 0) {
+                log_error_errno(r, "Cannot use the state directory %s: %m", state_dir);
+                goto finish;
+        }
+        free(TAKE_PTR(error));
+        r = rules_load(dirs, true, &l.rules, &error);
+        if (r < 0) {
+                log_error("%s", error ? error : "Failed to load the rules.");
+                ret = EXIT_CONFIG;
+                goto finish;
+        }
+
+        /* Stay responsive under memory pressure, without touching pages early. */
+        if (mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) < 0)
+                log_warning_errno(-errno, "mlockall failed, memory may be swapped out: %m");
+
+        r = sd_event_default(&l.event);
+        if (r < 0)
+                goto fail;
+        sigset_t mask;
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+        if ((r = sd_event_add_signal(l.event, NULL, SIGTERM, on_signal, &l)) < 0 ||
+            (r = sd_event_add_signal(l.event, NULL, SIGINT, on_signal, &l)) < 0 ||
+            (r = sd_event_add_signal(l.event, NULL, SIGHUP, on_signal, &l)) < 0)
+                goto fail;
+        r = sd_event_add_inotify(l.event, NULL, state_dir, IN_MOVED_TO | IN_DELETE | IN_ONLYDIR, on_state_change, &l);
+        if (r < 0)
+                goto fail;
+        r = listener_setup_bus(&l);
+        if (r < 0)
+                goto finish;
+        r = listener_reconcile(&l);
+        if (r < 0)
+                goto fail;
+
+        log_info("Ready: %zu rules, standby %s.", l.rules->n_rules, l.standby_active ? "active" : "inactive");
+        (void) sd_notify(false, "READY=1");
+        r = sd_event_loop(l.event);
+        if (r < 0)
+                goto fail;
+        ret = EXIT_OK;
+        goto finish;
+fail:
+        log_error_errno(r, "standby-listener failed: %m");
+finish:
+        listener_drop_windows(&l);
+        sd_bus_flush_close_unref(l.bus);
+        sd_event_unref(l.event);
+        rule_set_free(l.rules);
+        journal_free(l.m.journal);
+        config_free(l.m.config);
+        free(l.m.cgroup_mount);
+        safe_close(l.m.root_fd);
+        safe_close(l.m.state_fd);
+        safe_close(l.m.lock_fd);
+        return ret;
 }
 
 int main(int argc, char *argv[]) {
-        enum { ARG_CHECK = 0x100, ARG_RULES_DIR, ARG_VERSION };
+        enum { ARG_CHECK = 0x100, ARG_RULES_DIR, ARG_VERSION, ARG_STATE_DIR, ARG_BUS_ADDRESS };
         static const struct option options[] = {
                 { "check", no_argument, NULL, ARG_CHECK },
                 { "rules-dir", required_argument, NULL, ARG_RULES_DIR },
+                { "config", required_argument, NULL, 'c' },
+                { "state-dir", required_argument, NULL, ARG_STATE_DIR },
+                { "bus-address", required_argument, NULL, ARG_BUS_ADDRESS },
+                { "verbose", no_argument, NULL, 'v' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
                 {}
         };
         const char *dirs[RULES_DIRS_MAX + 1] = {};
+        const char *config_path = NULL, *state_dir = STANDBY_STATE_DIR, *bus_address = NULL;
         size_t n_dirs = 0;
         bool check = false;
         int c, r;
 
         log_set_prefix("standby-listener");
-        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "c:vh", options, NULL)) >= 0)
                 switch (c) {
+                case 'c':
+                        config_path = optarg;
+                        break;
+                case ARG_STATE_DIR:
+                        state_dir = optarg;
+                        break;
+                case ARG_BUS_ADDRESS:
+                        bus_address = optarg;
+                        break;
+                case 'v':
+                        log_set_max_level(LOG_DEBUG);
+                        break;
                 case ARG_CHECK:
                         check = true;
                         break;
@@ -66,18 +225,17 @@ int main(int argc, char *argv[]) {
                         return EXIT_USAGE;
                 }
 
+        if (n_dirs == 0) {
+                dirs[n_dirs++] = STANDBY_SYSCONFDIR "/standby/rules.d";
+                dirs[n_dirs++] = "/run/standby/rules.d";
+                dirs[n_dirs++] = "/usr/lib/standby/rules.d";
+        }
         if (!check) {
                 if (optind < argc) {
                         log_error("Files are only taken with --check.");
                         return EXIT_USAGE;
                 }
-                log_error("The listener's event loop is not built yet; only --check works in this version.");
-                return EXIT_FAILURE_GENERIC;
-        }
-        if (n_dirs == 0) {
-                dirs[n_dirs++] = STANDBY_SYSCONFDIR "/standby/rules.d";
-                dirs[n_dirs++] = "/run/standby/rules.d";
-                dirs[n_dirs++] = "/usr/lib/standby/rules.d";
+                return run_daemon(config_path, state_dir, bus_address, dirs);
         }
 
         _cleanup_rule_set_ RuleSet *set = NULL;

@@ -87,3 +87,4 @@ Suite *manager_suite(void);
 Suite *crash_suite(void);
 Suite *bench_suite(void);
 Suite *rules_suite(void);
+Suite *listener_suite(void);

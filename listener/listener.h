@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include "manager.h"
+#include "rules.h"
+
+#define LISTENER_BUS_NAME "org.standby.Listener1"
+#define LISTENER_OBJECT_PATH "/org/standby/Listener1"
+#define LISTENER_INTERFACE "org.standby.Listener1"
+
+typedef struct Statistics {
+        uint64_t events;          /* every event any source delivered */
+        uint64_t matched;         /* events that matched a rule */
+        uint64_t thaws;           /* thaws done (one per window) */
+        uint64_t coalesced;       /* matched events inside an open window */
+        uint64_t refreezes;       /* windows closed by freezing again */
+        uint64_t exits;           /* ExitStandby= actions */
+        uint64_t thaw_usec_total; /* event received -> units thawed */
+        uint64_t thaw_usec_max;
+} Statistics;
+
+/* A thaw window: units thawed by a rule until deadline, then frozen again. */
+typedef struct Window {
+        struct Listener *listener;
+        char **leaves;
+        usec_t deadline;          /* CLOCK_MONOTONIC */
+        sd_event_source *timer;
+        struct Window *next;
+} Window;
+
+/* The daemon: one sd-event loop, no periodic timer (only window deadlines). */
+typedef struct Listener {
+        sd_event *event;
+        sd_bus *bus;
+        const char *bus_address;  /* NULL: the system bus */
+        Manager m;                /* the freezing engine, journal and config */
+        RuleSet *rules;
+        const char **rules_dirs;
+        bool standby_active;
+        Window *windows;
+        Statistics stats;
+} Listener;
+
+/* thaw.c */
+/* Runs every rule of kind that matches unit (NULL: any); returns how many matched. */
+int listener_dispatch(Listener *l, EventKind kind, const char *unit, usec_t received);
+/* Re-arms windows from the journal (start, restart, standby change). */
+int listener_reconcile(Listener *l);
+void listener_drop_windows(Listener *l);
+
+/* push.c */
+int listener_setup_bus(Listener *l);

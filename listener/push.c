@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The D-Bus face of the listener: Push(unit, reason) and GetStatistics(). */
+#include <grp.h>
+
+#include "listener.h"
+#include "log.h"
+#include "unit-name.h"
+
+/* Root, or a member of the configured Group=, may push. */
+static int check_access(Listener *l, sd_bus_message *msg, sd_bus_error *error) {
+        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+        uid_t uid;
+        int r;
+
+        r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID | SD_BUS_CREDS_SUPPLEMENTARY_GIDS | SD_BUS_CREDS_AUGMENT,
+                                      &creds);
+        if (r < 0)
+                return r;
+        r = sd_bus_creds_get_euid(creds, &uid);
+        if (r < 0)
+                return r;
+        if (uid == 0)
+                return 0;
+        if (l->m.config->group) {
+                struct group *g = getgrnam(l->m.config->group);
+                const gid_t *gids = NULL;
+                int n = g ? sd_bus_creds_get_supplementary_gids(creds, &gids) : -ENOENT;
+                for (int i = 0; i < n; i++)
+                        if (gids[i] == g->gr_gid)
+                                return 0;
+        }
+        return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
+                                 "Only root%s%s%s may push to standby-listener.", l->m.config->group ? " or members of \"" : "",
+                                 l->m.config->group ?: "", l->m.config->group ? "\"" : "");
+}
+
+static int method_push(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Listener *l = userdata;
+        usec_t received = now_usec(CLOCK_MONOTONIC);
+        const char *unit, *reason;
+        int r;
+
+        r = sd_bus_message_read(msg, "ss", &unit, &reason);
+        if (r < 0)
+                return r;
+        r = check_access(l, msg, error);
+        if (r != 0)
+                return r;
+        if (!unit_name_is_valid(unit))
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "\"%s\" is not a unit name.", unit);
+
+        log_debug("Push for %s: %s", unit, reason);
+        r = listener_dispatch(l, EVENT_PUSH, unit, received);
+        return sd_bus_reply_method_return(msg, "b", r > 0);
+}
+
+static int method_statistics(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        Listener *l = userdata;
+        const Statistics *s = &l->stats;
+        int r;
+
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(reply, "a{st}", 8, "events", s->events, "matched", s->matched, "thaws", s->thaws,
+                                  "coalesced", s->coalesced, "refreezes", s->refreezes, "exits", s->exits,
+                                  "thaw_usec_total", s->thaw_usec_total, "thaw_usec_max", s->thaw_usec_max);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+static const sd_bus_vtable listener_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_METHOD("Push", "ss", "b", method_push, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD("GetStatistics", "", "a{st}", method_statistics, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_VTABLE_END
+};
+
+int listener_setup_bus(Listener *l) {
+        int r;
+
+        if (l->bus_address) {
+                r = sd_bus_new(&l->bus);
+                if (r >= 0)
+                        r = sd_bus_set_address(l->bus, l->bus_address);
+                if (r >= 0)
+                        r = sd_bus_set_bus_client(l->bus, true);
+                if (r >= 0)
+                        r = sd_bus_start(l->bus);
+        } else
+                r = sd_bus_open_system(&l->bus);
+        if (r < 0)
+                return log_error_errno(r, "Failed to connect to the bus %s: %m", l->bus_address ?: "(system)");
+
+        r = sd_bus_add_object_vtable(l->bus, NULL, LISTENER_OBJECT_PATH, LISTENER_INTERFACE, listener_vtable, l);
+        if (r < 0)
+                return log_error_errno(r, "Failed to add the D-Bus object: %m");
+        r = sd_bus_request_name(l->bus, LISTENER_BUS_NAME, 0);
+        if (r < 0)
+                return log_error_errno(r, "Failed to own the bus name " LISTENER_BUS_NAME ": %m");
+        r = sd_bus_attach_event(l->bus, l->event, SD_EVENT_PRIORITY_NORMAL);
+        if (r < 0)
+                return log_error_errno(r, "Failed to attach the bus to the event loop: %m");
+        return 0;
+}

@@ -1,0 +1,397 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* standby-listener end to end: a real dbus-daemon on a private address, the
+ * real listener binary, real frozen processes woken by a real Push. */
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <systemd/sd-bus.h>
+
+#include "cgroup.h"
+#include "fileio.h"
+#include "journal.h"
+#include "macro.h"
+#include "standby.h"
+#include "test-util.h"
+
+static char dir[64], bus_address[512], rules_dir[256];
+static pid_t dbus_pid, listener_pid;
+static int notify_fd = -EBADF;
+
+static void write_rule(const char *name, const char *text) {
+        char p[512];
+        snprintf(p, sizeof(p), "%s/%s", rules_dir, name);
+        FILE *f = fopen(p, "we");
+        ck_assert_ptr_nonnull(f);
+        fputs(text, f);
+        fclose(f);
+}
+
+/* Waits (bounded) for the listener to say text over its notify socket. */
+static bool wait_notify(const char *text) {
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC;
+        for (;;) {
+                struct pollfd p = { .fd = notify_fd, .events = POLLIN };
+                char buf[512];
+                int t = deadline_poll_timeout(deadline);
+                if (t == 0 || poll(&p, 1, t) <= 0)
+                        return false;
+                ssize_t n = recv(notify_fd, buf, sizeof(buf) - 1, 0);
+                if (n <= 0)
+                        return false;
+                buf[n] = 0;
+                if (strstr(buf, text))
+                        return true;
+        }
+}
+
+static void start_listener(void) {
+        char notify_path[300], env[320];
+        snprintf(notify_path, sizeof(notify_path), "%s/notify", dir);
+        snprintf(env, sizeof(env), "NOTIFY_SOCKET=%s", notify_path);
+
+        listener_pid = fork();
+        ck_assert_int_ge(listener_pid, 0);
+        if (listener_pid == 0) {
+                putenv(env);
+                execl(test_bin("standby-listener"), "standby-listener", "--config", T.config, "--state-dir",
+                      T.state_dir, "--rules-dir", rules_dir, "--bus-address", bus_address, NULL);
+                _exit(127);
+        }
+        ck_assert_msg(wait_notify("READY=1"), "the listener never said READY=1");
+}
+
+static void stop_listener(int sig) {
+        int status;
+        if (listener_pid <= 0)
+                return;
+        (void) kill(listener_pid, sig);
+        (void) waitpid(listener_pid, &status, 0);
+        listener_pid = 0;
+}
+
+static void setup(void) {
+        char conf[512], sock[128];
+        int out[2];
+
+        test_env_setup();
+        /* World-readable, so that an unprivileged client can reach the bus. */
+        snprintf(dir, sizeof(dir), "/tmp/standby-listener-test.%d", (int) getpid());
+        ck_assert_int_eq(mkdir(dir, 0755) == 0 || errno == EEXIST, 1);
+        chmod(dir, 0755);
+        snprintf(rules_dir, sizeof(rules_dir), "%s/rules", dir);
+        (void) mkdir(rules_dir, 0755);
+        snprintf(sock, sizeof(sock), "%s/bus", dir);
+        snprintf(bus_address, sizeof(bus_address), "unix:path=%s", sock);
+
+        /* The datagram socket for sd_notify(). */
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/notify", dir);
+        (void) unlink(sa.sun_path);
+        notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        ck_assert_int_ge(notify_fd, 0);
+        ck_assert_int_eq(bind(notify_fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+
+        /* dbus-daemon prints its address once it listens: wait for that line. */
+        const char *data = getenv("STANDBY_TEST_DATA");
+        snprintf(conf, sizeof(conf), "--config-file=%s/dbus-test.conf", data ? data : "tests/data");
+        char addr_arg[600];
+        snprintf(addr_arg, sizeof(addr_arg), "--address=%s", bus_address);
+        ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
+        dbus_pid = fork();
+        ck_assert_int_ge(dbus_pid, 0);
+        if (dbus_pid == 0) {
+                dup2(out[1], 1);
+                int null = open("/dev/null", O_WRONLY);
+                dup2(null, 2);
+                execlp("dbus-daemon", "dbus-daemon", conf, addr_arg, "--nofork", "--print-address=1", NULL);
+                _exit(127);
+        }
+        close(out[1]);
+        struct pollfd p = { .fd = out[0], .events = POLLIN };
+        char line[512] = {};
+        ck_assert_msg(poll(&p, 1, 10000) == 1 && read(out[0], line, sizeof(line) - 1) > 0,
+                      "dbus-daemon did not start");
+        close(out[0]);
+        ck_assert_ptr_nonnull(strstr(line, sock));
+
+        write_rule("10-mail.rule", "[Match]\nEvent=push\nUnit=mail.service\n[Action]\nThaw=mail.service\nFor=1s\n");
+        write_rule("20-lid.rule", "[Match]\nEvent=push\nUnit=lid.service\n[Action]\nExitStandby=yes\n");
+}
+
+static void teardown(void) {
+        char cmd[300];
+        stop_listener(SIGTERM);
+        if (dbus_pid > 0) {
+                (void) kill(dbus_pid, SIGTERM);
+                (void) waitpid(dbus_pid, NULL, 0);
+                dbus_pid = 0;
+        }
+        notify_fd = safe_close(notify_fd);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+        (void) !system(cmd);
+        test_env_teardown();
+}
+
+static sd_bus *client(void) {
+        sd_bus *bus = NULL;
+        ck_assert_int_ge(sd_bus_new(&bus), 0);
+        ck_assert_int_ge(sd_bus_set_address(bus, bus_address), 0);
+        ck_assert_int_ge(sd_bus_set_bus_client(bus, true), 0);
+        ck_assert_int_ge(sd_bus_start(bus), 0);
+        return bus;
+}
+
+/* Push(unit, reason); returns the bus error name, or NULL and *ret_acted. */
+static char *push(sd_bus *bus, const char *unit, int *ret_acted) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *reply = NULL;
+        char *name = NULL;
+        int acted = 0;
+
+        if (sd_bus_call_method(bus, "org.standby.Listener1", "/org/standby/Listener1", "org.standby.Listener1", "Push",
+                               &error, &reply, "ss", unit, "test") < 0)
+                name = strdup(error.name ? error.name : "?");
+        else
+                ck_assert_int_ge(sd_bus_message_read(reply, "b", &acted), 0);
+        sd_bus_error_free(&error);
+        sd_bus_message_unref(reply);
+        if (ret_acted)
+                *ret_acted = acted;
+        return name;
+}
+
+static uint64_t statistic(sd_bus *bus, const char *key) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *reply = NULL;
+        uint64_t v = UINT64_MAX;
+        const char *k;
+        uint64_t x;
+
+        ck_assert_int_ge(sd_bus_call_method(bus, "org.standby.Listener1", "/org/standby/Listener1",
+                                            "org.standby.Listener1", "GetStatistics", &error, &reply, ""),
+                         0);
+        ck_assert_int_ge(sd_bus_message_enter_container(reply, 'a', "{st}"), 0);
+        while (sd_bus_message_read(reply, "{st}", &k, &x) > 0)
+                if (streq(k, key))
+                        v = x;
+        sd_bus_message_unref(reply);
+        return v;
+}
+
+static bool wait_frozen(const char *sub, bool want) {
+        _cleanup_close_ int fd = test_cgroup(sub);
+        return cgroup_wait_frozen(&fd, 1, want, now_usec(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC, NULL) == 0;
+}
+
+/* A push thaws its unit for the window (and only it), which then freezes again. */
+START_TEST(test_push_thaws_for_window) {
+        int mail, other, acted;
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_spawn_workload("mail.service", "nanosleep", 10, 1, &mail);
+        test_spawn_workload("other.service", "nanosleep", 10, 1, &other);
+        start_listener();
+        sd_bus *bus = client();
+
+        /* Outside standby a push does nothing. */
+        ck_assert_ptr_null(push(bus, "mail.service", &acted));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        test_drain(mail);
+        test_drain(other);
+        ck_assert_ptr_null(push(bus, "mail.service", &acted));
+        ck_assert_int_eq(acted, 1);
+        ck_assert(!test_frozen("mail.service"));
+        ck_assert_int_eq(test_ticks(mail, 3, 5 * USEC_PER_SEC), 3);
+        ck_assert(test_frozen("other.service"));
+        ck_assert_int_eq(test_ticks(other, 1, 1), 0);
+
+        /* The window (1 s) closes by itself. */
+        ck_assert(wait_frozen("mail.service", true));
+        ck_assert_uint_eq(statistic(bus, "thaws"), 1);
+        ck_assert_uint_eq(statistic(bus, "refreezes"), 1);
+        ck_assert_uint_eq(statistic(bus, "matched"), 2);
+
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        ck_assert(!test_anything_frozen());
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
+/* A storm of pushes inside one window: one thaw, the rest coalesce. */
+START_TEST(test_push_storm_coalesces) {
+        int acted;
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_spawn_workload("mail.service", "idle", 100, 1, NULL);
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        for (int i = 0; i < 200; i++)
+                ck_assert_ptr_null(push(bus, "mail.service", &acted));
+        ck_assert_uint_eq(statistic(bus, "thaws"), 1);
+        ck_assert_uint_eq(statistic(bus, "coalesced"), 199);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
+/* Only root (or Group=) may push: others get AccessDenied and change nothing. */
+START_TEST(test_push_access_denied) {
+        int status;
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_spawn_workload("mail.service", "idle", 100, 1, NULL);
+        start_listener();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+                        _exit(2);
+                sd_bus *bus = NULL;
+                if (sd_bus_new(&bus) < 0 || sd_bus_set_address(bus, bus_address) < 0 ||
+                    sd_bus_set_bus_client(bus, true) < 0 || sd_bus_start(bus) < 0)
+                        _exit(3);
+                char *name = push(bus, "mail.service", NULL);
+                _exit(name && streq(name, SD_BUS_ERROR_ACCESS_DENIED) ? 0 : 1);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "unprivileged push was not denied (%d)", status);
+        ck_assert(test_frozen("mail.service"));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+}
+END_TEST
+
+/* ExitStandby=yes ends standby altogether. */
+START_TEST(test_exit_standby_rule) {
+        char p[512];
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_spawn_workload("mail.service", "idle", 100, 1, NULL);
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert_ptr_null(push(bus, "lid.service", NULL));
+        ck_assert(!test_anything_frozen());
+        snprintf(p, sizeof(p), "%s/" JOURNAL_FILE, T.state_dir);
+        ck_assert_int_ne(access(p, F_OK), 0);
+        ck_assert_uint_eq(statistic(bus, "exits"), 1);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
+/* SIGHUP: a bad rule set is refused and the old one stays; a good one is taken. */
+START_TEST(test_reload) {
+        int acted;
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_spawn_workload("mail.service", "idle", 100, 1, NULL);
+        test_spawn_workload("chat.service", "idle", 100, 1, NULL);
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+
+        write_rule("30-chat.rule", "[Match]\nEvent=push\nUnit=chat.service\n[Action]\nThaw=chat.service\nFor=teatime\n");
+        ck_assert_int_eq(kill(listener_pid, SIGHUP), 0);
+        ck_assert(wait_notify("RELOADING=1"));
+        ck_assert(wait_notify("READY=1"));
+        ck_assert_ptr_null(push(bus, "chat.service", &acted));
+        ck_assert_int_eq(acted, 0);
+        ck_assert(test_frozen("chat.service"));
+
+        write_rule("30-chat.rule", "[Match]\nEvent=push\nUnit=chat.service\n[Action]\nThaw=chat.service\n");
+        ck_assert_int_eq(kill(listener_pid, SIGHUP), 0);
+        ck_assert(wait_notify("READY=1"));
+        ck_assert_ptr_null(push(bus, "chat.service", &acted));
+        ck_assert_int_eq(acted, 1);
+        ck_assert(!test_frozen("chat.service"));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
+static bool thread_runs(pid_t pid, uint64_t *ret) {
+        _cleanup_free_ char *line = NULL;
+        unsigned long long a, b, c;
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/schedstat", (int) pid);
+        if (read_one_lineat(AT_FDCWD, path, &line) < 0 || sscanf(line, "%llu %llu %llu", &a, &b, &c) != 3)
+                return false;
+        *ret = c;
+        return true;
+}
+
+/* Idle in standby the listener does not run at all: no timer, no polling. */
+START_TEST(test_idle_no_wakeups) {
+        uint64_t before, after;
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_spawn_workload("mail.service", "idle", 100, 1, NULL);
+        start_listener();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        /* The journal changes woke it; two round trips over the bus make sure
+         * it has dealt with them (it serves one source after another without
+         * sleeping in between), then the count starts. */
+        sd_bus *bus = client();
+        (void) statistic(bus, "events");
+        (void) statistic(bus, "events");
+        ck_assert(thread_runs(listener_pid, &before));
+        /* A quiet interval: 3 s in which nothing is sent to it. */
+        (void) poll(NULL, 0, 3000);
+        ck_assert(thread_runs(listener_pid, &after));
+        ck_assert_msg(after == before, "listener ran %llu times while idle", (unsigned long long) (after - before));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
+/* kill -9 and restart during a window: the new listener closes it on time. */
+START_TEST(test_restart_reconciles) {
+        int acted;
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_spawn_workload("mail.service", "idle", 100, 1, NULL);
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert_ptr_null(push(bus, "mail.service", &acted));
+        ck_assert(!test_frozen("mail.service"));
+        sd_bus_flush_close_unref(bus);
+
+        stop_listener(SIGKILL);
+        start_listener();
+        ck_assert(wait_frozen("mail.service", true));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+}
+END_TEST
+
+Suite *listener_suite(void) {
+        Suite *s = suite_create("listener");
+        TCase *tc = tcase_create("dbus");
+        tcase_set_timeout(tc, 60);
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_add_unchecked_fixture(tc, NULL, test_env_sweep);
+        tcase_add_test(tc, test_push_thaws_for_window);
+        tcase_add_test(tc, test_push_storm_coalesces);
+        tcase_add_test(tc, test_push_access_denied);
+        tcase_add_test(tc, test_exit_standby_rule);
+        tcase_add_test(tc, test_reload);
+        tcase_add_test(tc, test_idle_no_wakeups);
+        tcase_add_test(tc, test_restart_reconciles);
+        suite_add_tcase(s, tc);
+        return s;
+}
