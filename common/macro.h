@@ -84,6 +84,7 @@ static inline void strv_freep(char ***l) {
 #define streq(a, b) (strcmp((a), (b)) == 0)
 #define strneq(a, b, n) (strncmp((a), (b), (n)) == 0)
 #define isempty(s) (!(s) || !*(s))
+#define strna(s) ((s) ? (s) : "n/a")
 
 /* errno as a negative return value, never 0 (a failed call that forgot errno). */
 static inline int negative_errno(void) {

@@ -42,6 +42,7 @@ typedef struct Rule {
         char **thaw;         /* Thaw= units */
         usec_t duration;     /* For=; USEC_INFINITY: until standby ends */
         bool exit_standby;   /* ExitStandby= */
+        void *userdata;      /* for the listener's sources */
 } Rule;
 
 typedef struct RuleSet {

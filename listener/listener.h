@@ -38,18 +38,36 @@ typedef struct Listener {
         const char *bus_address;  /* NULL: the system bus */
         Manager m;                /* the freezing engine, journal and config */
         RuleSet *rules;
+        sd_bus_slot **signal_slots;      /* one per dbus-signal rule */
+        size_t n_signal_slots;
         const char **rules_dirs;
         bool standby_active;
         Window *windows;
         Statistics stats;
 } Listener;
 
+/* One event from any source, as the rules see it; unset fields are NULL/0. */
+typedef struct Event {
+        EventKind kind;
+        const char *unit;          /* push, socket */
+        const char *interface;     /* link, address */
+        int family;                /* address */
+        const char *change;        /* link: up/down/carrier; address: added/removed; uevent */
+        const char *device;        /* input: device name */
+        const char *device_path;   /* input: /dev/input path */
+        int key_type, key_code, value;
+        const char *subsystem;     /* uevent */
+        const Rule *rule;          /* dbus-signal: the rule whose match fired */
+} Event;
+
 /* thaw.c */
-/* Runs every rule of kind that matches unit (NULL: any); returns how many matched. */
-int listener_dispatch(Listener *l, EventKind kind, const char *unit, usec_t received);
+/* Runs every rule that matches ev; returns how many matched. */
+int listener_dispatch(Listener *l, const Event *ev, usec_t received);
 /* Re-arms windows from the journal (start, restart, standby change). */
 int listener_reconcile(Listener *l);
 void listener_drop_windows(Listener *l);
 
 /* push.c */
 int listener_setup_bus(Listener *l);
+/* Adds a bus match for every Event=dbus-signal rule (after a reload too). */
+int listener_setup_signal_matches(Listener *l);

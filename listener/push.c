@@ -50,7 +50,7 @@ static int method_push(sd_bus_message *msg, void *userdata, sd_bus_error *error)
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "\"%s\" is not a unit name.", unit);
 
         log_debug("Push for %s: %s", unit, reason);
-        r = listener_dispatch(l, EVENT_PUSH, unit, received);
+        r = listener_dispatch(l, &(Event) { .kind = EVENT_PUSH, .unit = unit }, received);
         return sd_bus_reply_method_return(msg, "b", r > 0);
 }
 
@@ -77,6 +77,47 @@ static const sd_bus_vtable listener_vtable[] = {
         SD_BUS_METHOD("GetStatistics", "", "a{st}", method_statistics, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END
 };
+
+static int on_signal_match(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        const Rule *rule = userdata;
+        Listener *l = rule->userdata;
+
+        log_debug("D-Bus signal %s.%s matched %s.", strna(sd_bus_message_get_interface(msg)),
+                  strna(sd_bus_message_get_member(msg)), rule->path);
+        (void) listener_dispatch(l, &(Event) { .kind = EVENT_DBUS_SIGNAL, .rule = rule }, now_usec(CLOCK_MONOTONIC));
+        return 0;
+}
+
+int listener_setup_signal_matches(Listener *l) {
+        int r;
+
+        for (size_t i = 0; i < l->n_signal_slots; i++)
+                sd_bus_slot_unref(l->signal_slots[i]);
+        free(l->signal_slots);
+        l->signal_slots = NULL;
+        l->n_signal_slots = 0;
+
+        for (size_t i = 0; l->rules && i < l->rules->n_rules; i++) {
+                Rule *rule = &l->rules->rules[i];
+                sd_bus_slot **ns;
+
+                if (rule->event != EVENT_DBUS_SIGNAL)
+                        continue;
+                ns = realloc(l->signal_slots, (l->n_signal_slots + 1) * sizeof(sd_bus_slot *));
+                if (!ns)
+                        return -ENOMEM;
+                l->signal_slots = ns;
+                rule->userdata = l;
+                r = sd_bus_add_match(l->bus, &l->signal_slots[l->n_signal_slots], rule->match, on_signal_match, rule);
+                if (r < 0) {
+                        log_error_errno(r, "%s: Match=%s: not a D-Bus match rule the bus takes: %m", rule->path,
+                                        rule->match);
+                        continue;
+                }
+                l->n_signal_slots++;
+        }
+        return 0;
+}
 
 int listener_setup_bus(Listener *l) {
         int r;

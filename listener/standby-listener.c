@@ -57,6 +57,7 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
                 else {
                         rule_set_free(l->rules);
                         l->rules = TAKE_PTR(set);
+                        (void) listener_setup_signal_matches(l);
                         log_info("Reloaded %zu rules.", l->rules->n_rules);
                 }
                 (void) sd_notify(false, "READY=1");
@@ -143,6 +144,9 @@ static int run_daemon(const char *config_path, const char *state_dir, const char
         r = listener_setup_bus(&l);
         if (r < 0)
                 goto finish;
+        r = listener_setup_signal_matches(&l);
+        if (r < 0)
+                goto fail;
         r = listener_reconcile(&l);
         if (r < 0)
                 goto fail;
@@ -158,6 +162,9 @@ fail:
         log_error_errno(r, "standby-listener failed: %m");
 finish:
         listener_drop_windows(&l);
+        for (size_t i = 0; i < l.n_signal_slots; i++)
+                sd_bus_slot_unref(l.signal_slots[i]);
+        free(l.signal_slots);
         sd_bus_flush_close_unref(l.bus);
         sd_event_unref(l.event);
         rule_set_free(l.rules);

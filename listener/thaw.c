@@ -114,22 +114,44 @@ static int thaw_for(Listener *l, const char *unit, usec_t duration, usec_t recei
         return add_window(l, todo, u ? u->thaw_until : now + duration);
 }
 
-static bool rule_matches(const Rule *rule, EventKind kind, const char *unit) {
-        if (rule->event != kind)
-                return false;
-        if (rule->unit && (!unit || !streq(rule->unit, unit)))
-                return false;
-        return true;
+static bool str_matches(const char *want, const char *have) {
+        return !want || (have && streq(want, have));
 }
 
-int listener_dispatch(Listener *l, EventKind kind, const char *unit, usec_t received) {
+/* A key a rule leaves out matches anything. */
+static bool rule_matches(const Rule *rule, const Event *ev) {
+        if (rule->event != ev->kind)
+                return false;
+        if (ev->rule)
+                return rule == ev->rule; /* a D-Bus match belongs to its rule */
+        switch (ev->kind) {
+        case EVENT_PUSH:
+        case EVENT_SOCKET:
+                return str_matches(rule->unit, ev->unit);
+        case EVENT_LINK:
+        case EVENT_ADDRESS:
+                return str_matches(rule->interface, ev->interface) && str_matches(rule->change, ev->change) &&
+                       (!rule->family || rule->family == ev->family);
+        case EVENT_INPUT:
+                return (!rule->device || (ev->device && streq(rule->device, ev->device)) ||
+                        (ev->device_path && streq(rule->device, ev->device_path))) &&
+                       rule->key_type == ev->key_type && rule->key_code == ev->key_code &&
+                       (rule->value < 0 || rule->value == ev->value);
+        case EVENT_UEVENT:
+                return str_matches(rule->subsystem, ev->subsystem) && str_matches(rule->change, ev->change);
+        default:
+                return false;
+        }
+}
+
+int listener_dispatch(Listener *l, const Event *ev, usec_t received) {
         int matched = 0, r;
 
         l->stats.events++;
         for (size_t i = 0; l->rules && i < l->rules->n_rules; i++) {
                 const Rule *rule = &l->rules->rules[i];
 
-                if (!rule_matches(rule, kind, unit))
+                if (!rule_matches(rule, ev))
                         continue;
                 matched++;
                 l->stats.matched++;

@@ -379,6 +379,29 @@ START_TEST(test_restart_reconciles) {
 }
 END_TEST
 
+/* Event=dbus-signal: a signal that matches the rule's Match= thaws its units;
+ * another signal does not. */
+START_TEST(test_dbus_signal_rule) {
+        if (!test_need_root_cgroup2())
+                return;
+        write_rule("40-sig.rule", "[Match]\nEvent=dbus-signal\nMatch=type='signal',interface='org.example.Push',"
+                                  "member='NewMail'\n[Action]\nThaw=mail.service\n");
+        test_spawn_workload("mail.service", "idle", 100, 1, NULL);
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+
+        ck_assert_int_ge(sd_bus_emit_signal(bus, "/org/example", "org.example.Push", "Other", ""), 0);
+        ck_assert_int_ge(sd_bus_emit_signal(bus, "/org/example", "org.example.Push", "NewMail", ""), 0);
+        ck_assert_int_ge(sd_bus_flush(bus), 0);
+        ck_assert(wait_frozen("mail.service", false));
+        /* Both signals reached it (in order): only one matched. */
+        ck_assert_uint_eq(statistic(bus, "matched"), 1);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 Suite *listener_suite(void) {
         Suite *s = suite_create("listener");
         TCase *tc = tcase_create("dbus");
@@ -392,6 +415,7 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_reload);
         tcase_add_test(tc, test_idle_no_wakeups);
         tcase_add_test(tc, test_restart_reconciles);
+        tcase_add_test(tc, test_dbus_signal_rule);
         suite_add_tcase(s, tc);
         return s;
 }
