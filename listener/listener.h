@@ -18,6 +18,7 @@ typedef struct Statistics {
         uint64_t coalesced;       /* matched events inside an open window */
         uint64_t refreezes;       /* windows closed by freezing again */
         uint64_t exits;           /* ExitStandby= actions */
+        uint64_t resyncs;         /* netlink overruns answered by a fresh dump */
         uint64_t thaw_usec_total; /* event received -> units thawed */
         uint64_t thaw_usec_max;
 } Statistics;
@@ -31,6 +32,8 @@ typedef struct Window {
         struct Window *next;
 } Window;
 
+typedef struct NetlinkWatch NetlinkWatch;
+
 /* The daemon: one sd-event loop, no periodic timer (only window deadlines). */
 typedef struct Listener {
         sd_event *event;
@@ -43,6 +46,7 @@ typedef struct Listener {
         const char **rules_dirs;
         bool standby_active;
         Window *windows;
+        NetlinkWatch *netlink;
         Statistics stats;
 } Listener;
 
@@ -66,6 +70,10 @@ int listener_dispatch(Listener *l, const Event *ev, usec_t received);
 /* Re-arms windows from the journal (start, restart, standby change). */
 int listener_reconcile(Listener *l);
 void listener_drop_windows(Listener *l);
+
+/* netlink.c */
+int listener_setup_netlink(Listener *l);
+void listener_free_netlink(Listener *l);
 
 /* push.c */
 int listener_setup_bus(Listener *l);

@@ -147,6 +147,9 @@ static int run_daemon(const char *config_path, const char *state_dir, const char
         r = listener_setup_signal_matches(&l);
         if (r < 0)
                 goto fail;
+        r = listener_setup_netlink(&l);
+        if (r < 0)
+                goto finish;
         r = listener_reconcile(&l);
         if (r < 0)
                 goto fail;
@@ -162,6 +165,7 @@ fail:
         log_error_errno(r, "standby-listener failed: %m");
 finish:
         listener_drop_windows(&l);
+        listener_free_netlink(&l);
         for (size_t i = 0; i < l.n_signal_slots; i++)
                 sd_bus_slot_unref(l.signal_slots[i]);
         free(l.signal_slots);

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -21,6 +22,7 @@
 
 static char dir[64], bus_address[512], rules_dir[256];
 static pid_t dbus_pid, listener_pid;
+static char netns[64];        /* when set, the listener starts inside it */
 static int notify_fd = -EBADF;
 
 static void write_rule(const char *name, const char *text) {
@@ -59,6 +61,15 @@ static void start_listener(void) {
         ck_assert_int_ge(listener_pid, 0);
         if (listener_pid == 0) {
                 putenv(env);
+                if (netns[0]) {
+                        char p[128];
+                        snprintf(p, sizeof(p), "/run/netns/%s", netns);
+                        int fd = open(p, O_RDONLY | O_CLOEXEC);
+                        /* Only the network namespace: ip netns exec would also
+                         * remount /sys, and with it the cgroup2 mount. */
+                        if (fd < 0 || setns(fd, CLONE_NEWNET) < 0)
+                                _exit(126);
+                }
                 execl(test_bin("standby-listener"), "standby-listener", "--config", T.config, "--state-dir",
                       T.state_dir, "--rules-dir", rules_dir, "--bus-address", bus_address, NULL);
                 _exit(127);
@@ -73,6 +84,20 @@ static void stop_listener(int sig) {
         (void) kill(listener_pid, sig);
         (void) waitpid(listener_pid, &status, 0);
         listener_pid = 0;
+}
+
+/* Runs ip(8) with up to 8 arguments; asserts success. */
+static void run_ip(const char *a, const char *b, const char *c, const char *d, const char *e, const char *f,
+                   const char *g, const char *h) {
+        int status;
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                execlp("ip", "ip", a, b, c, d, e, f, g, h, NULL);
+                _exit(127);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "ip %s %s %s %s failed", a, b, c, d ? d : "");
 }
 
 static void setup(void) {
@@ -127,6 +152,10 @@ static void setup(void) {
 static void teardown(void) {
         char cmd[300];
         stop_listener(SIGTERM);
+        if (netns[0]) {
+                run_ip("netns", "del", netns, NULL, NULL, NULL, NULL, NULL);
+                netns[0] = 0;
+        }
         if (dbus_pid > 0) {
                 (void) kill(dbus_pid, SIGTERM);
                 (void) waitpid(dbus_pid, NULL, 0);
@@ -402,6 +431,68 @@ START_TEST(test_dbus_signal_rule) {
 }
 END_TEST
 
+static void make_netns(void) {
+        snprintf(netns, sizeof(netns), "standby-test-%d", (int) getpid());
+        run_ip("netns", "add", netns, NULL, NULL, NULL, NULL, NULL);
+        /* A veth pair inside it (sb0 and its peer), both ends down. */
+        run_ip("-n", netns, "link", "add", "sb0", "type", "veth", NULL);
+}
+
+/* Link and address events from rtnetlink, in a network namespace of the
+ * test's own: a veth end going up thaws one unit, an IPv4 address on it
+ * (documentation range, no traffic) thaws another. */
+START_TEST(test_network_events) {
+        if (!test_need_root_cgroup2())
+                return;
+        write_rule("50-up.rule", "[Match]\nEvent=link\nInterface=sb0\nChange=up\n[Action]\nThaw=net.service\n");
+        write_rule("51-addr.rule", "[Match]\nEvent=address\nInterface=sb0\nFamily=ipv4\nChange=added\n"
+                                   "[Action]\nThaw=addr.service\n");
+        test_spawn_workload("net.service", "idle", 100, 1, NULL);
+        test_spawn_workload("addr.service", "idle", 100, 1, NULL);
+        make_netns();
+        start_listener();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+
+        run_ip("-n", netns, "addr", "add", "192.0.2.1/24", "dev", "sb0", NULL);
+        ck_assert(wait_frozen("addr.service", false));
+        ck_assert(test_frozen("net.service"));
+        run_ip("-n", netns, "link", "set", "sb0", "up", NULL, NULL);
+        ck_assert(wait_frozen("net.service", false));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+}
+END_TEST
+
+/* An overrun of the netlink receive buffer loses events; the listener dumps
+ * the state afresh and still sees that the link went up. */
+START_TEST(test_network_overrun_resync) {
+        if (!test_need_root_cgroup2())
+                return;
+        write_rule("50-up.rule", "[Match]\nEvent=link\nInterface=sb0\nChange=up\n[Action]\nThaw=net.service\n");
+        test_spawn_workload("net.service", "idle", 100, 1, NULL);
+        make_netns();
+        setenv("STANDBY_LISTENER_NETLINK_RCVBUF", "4096", 1);
+        start_listener();
+        unsetenv("STANDBY_LISTENER_NETLINK_RCVBUF");
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+
+        /* While it cannot read, far more than 4 KiB of events, the last being sb0 up. */
+        ck_assert_int_eq(kill(listener_pid, SIGSTOP), 0);
+        for (int i = 0; i < 20; i++) {
+                char name[16];
+                snprintf(name, sizeof(name), "flood%d", i);
+                run_ip("-n", netns, "link", "add", name, "type", "veth", NULL);
+        }
+        run_ip("-n", netns, "link", "set", "sb0", "up", NULL, NULL);
+        ck_assert_int_eq(kill(listener_pid, SIGCONT), 0);
+
+        ck_assert(wait_frozen("net.service", false));
+        sd_bus *bus = client();
+        ck_assert_uint_ge(statistic(bus, "resyncs"), 1);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 Suite *listener_suite(void) {
         Suite *s = suite_create("listener");
         TCase *tc = tcase_create("dbus");
@@ -416,6 +507,8 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_idle_no_wakeups);
         tcase_add_test(tc, test_restart_reconciles);
         tcase_add_test(tc, test_dbus_signal_rule);
+        tcase_add_test(tc, test_network_events);
+        tcase_add_test(tc, test_network_overrun_resync);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Network events from rtnetlink (libnl-route-3): links going up or down or
+ * changing carrier, addresses added or removed. The kernel sends what changed;
+ * we keep each link's state and each address to tell a change from a repeat.
+ * A receive-buffer overrun (ENOBUFS) means events were lost: the state is
+ * dumped afresh and compared, so that no change goes unnoticed. */
+#include <arpa/inet.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/route/addr.h>
+#include <netlink/route/link.h>
+#include <netlink/socket.h>
+
+#include "listener.h"
+#include "log.h"
+#include "strv.h"
+
+/* libnl's -NLE_* codes, turned into -errno in this one place. */
+static int nl_errno(int nle) {
+        switch (-nle) {
+        case 0:
+                return 0;
+        case NLE_AGAIN:
+                return -EAGAIN;
+        case NLE_NOMEM:
+                return -ENOBUFS; /* what recvmsg() said: the socket overran */
+        case NLE_PERM:
+                return -EPERM;
+        case NLE_NOACCESS:
+                return -EACCES;
+        case NLE_BAD_SOCK:
+                return -EBADF;
+        default:
+                return -EIO;
+        }
+}
+
+typedef struct LinkState {
+        int ifindex;
+        char name[IFNAMSIZ];
+        bool up, carrier, seen;
+} LinkState;
+
+struct NetlinkWatch {
+        struct nl_sock *sock;
+        sd_event_source *source;
+        LinkState *links;
+        size_t n_links;
+        char **addresses;          /* "ifindex family address" */
+        char **seen_addresses;     /* during a resync */
+        int msg_type;              /* of the message being parsed */
+        bool resyncing;
+        bool quiet;                /* the initial dump: state, not events */
+};
+
+static LinkState *link_find(NetlinkWatch *w, int ifindex) {
+        for (size_t i = 0; i < w->n_links; i++)
+                if (w->links[i].ifindex == ifindex)
+                        return &w->links[i];
+        return NULL;
+}
+
+static void emit(Listener *l, EventKind kind, const char *ifname, int family, const char *change) {
+        if (l->netlink->quiet)
+                return;
+        log_debug("Network: %s %s %s", event_kind_to_string(kind), ifname, change);
+        (void) listener_dispatch(l,
+                                 &(Event) { .kind = kind, .interface = ifname, .family = family, .change = change },
+                                 now_usec(CLOCK_MONOTONIC));
+}
+
+static void handle_link(Listener *l, struct rtnl_link *link, bool deleted) {
+        NetlinkWatch *w = l->netlink;
+        int ifindex = rtnl_link_get_ifindex(link);
+        const char *name = rtnl_link_get_name(link);
+        bool up = !deleted && (rtnl_link_get_flags(link) & IFF_UP);
+        bool carrier = !deleted && rtnl_link_get_carrier(link);
+        LinkState *s = link_find(w, ifindex);
+
+        if (!s) {
+                LinkState *n = realloc(w->links, (w->n_links + 1) * sizeof(LinkState));
+                if (!n)
+                        return;
+                w->links = n;
+                s = &w->links[w->n_links++];
+                *s = (LinkState) { .ifindex = ifindex };
+        }
+        if (name)
+                snprintf(s->name, sizeof(s->name), "%s", name);
+        s->seen = true;
+        if (s->up != up)
+                emit(l, EVENT_LINK, s->name, 0, up ? "up" : "down");
+        if (s->carrier != carrier)
+                emit(l, EVENT_LINK, s->name, 0, "carrier");
+        s->up = up;
+        s->carrier = carrier;
+}
+
+static void handle_addr(Listener *l, struct rtnl_addr *addr, bool deleted) {
+        NetlinkWatch *w = l->netlink;
+        int ifindex = rtnl_addr_get_ifindex(addr), family = rtnl_addr_get_family(addr);
+        LinkState *s = link_find(w, ifindex);
+        char buf[INET6_ADDRSTRLEN + 8], key[128];
+
+        if (!rtnl_addr_get_local(addr))
+                return;
+        nl_addr2str(rtnl_addr_get_local(addr), buf, sizeof(buf));
+        snprintf(key, sizeof(key), "%d %d %s", ifindex, family, buf);
+        if (w->resyncing)
+                (void) strv_extend(&w->seen_addresses, key);
+
+        bool known = strv_contains(w->addresses, key);
+        if (deleted == !known)
+                return; /* a repeat */
+        if (deleted) {
+                for (char **a = w->addresses; *a; a++)
+                        if (streq(*a, key)) {
+                                free(*a);
+                                memmove(a, a + 1, sizeof(char *) * strv_length(a + 1) + sizeof(char *));
+                                break;
+                        }
+        } else
+                (void) strv_extend(&w->addresses, key);
+        emit(l, EVENT_ADDRESS, s ? s->name : "?", family, deleted ? "removed" : "added");
+}
+
+static void on_object(struct nl_object *obj, void *userdata) {
+        Listener *l = userdata;
+        NetlinkWatch *w = l->netlink;
+        const char *type = nl_object_get_type(obj);
+
+        if (streq(type, "route/link"))
+                handle_link(l, (struct rtnl_link *) obj, w->msg_type == RTM_DELLINK);
+        else if (streq(type, "route/addr"))
+                handle_addr(l, (struct rtnl_addr *) obj, w->msg_type == RTM_DELADDR);
+}
+
+static int on_valid(struct nl_msg *msg, void *userdata) {
+        Listener *l = userdata;
+
+        l->netlink->msg_type = nlmsg_hdr(msg)->nlmsg_type;
+        (void) nl_msg_parse(msg, on_object, l);
+        return NL_OK;
+}
+
+static void foreach_link(struct nl_object *obj, void *userdata) {
+        Listener *l = userdata;
+        l->netlink->msg_type = RTM_NEWLINK;
+        on_object(obj, l);
+}
+
+static void foreach_addr(struct nl_object *obj, void *userdata) {
+        Listener *l = userdata;
+        l->netlink->msg_type = RTM_NEWADDR;
+        on_object(obj, l);
+}
+
+/* Dumps links and addresses and folds them in as events: at start (with no
+ * rules run, everything is new) and after an overrun (only what changed). */
+static int resync(Listener *l, bool quiet) {
+        NetlinkWatch *w = l->netlink;
+        struct nl_sock *sock = nl_socket_alloc();
+        struct nl_cache *links = NULL, *addrs = NULL;
+        int r;
+
+        if (!sock)
+                return -ENOMEM;
+        r = nl_errno(nl_connect(sock, NETLINK_ROUTE));
+        if (r >= 0)
+                r = nl_errno(rtnl_link_alloc_cache(sock, AF_UNSPEC, &links));
+        if (r >= 0)
+                r = nl_errno(rtnl_addr_alloc_cache(sock, &addrs));
+        if (r < 0)
+                goto finish;
+
+        w->quiet = quiet;
+        for (size_t i = 0; i < w->n_links; i++)
+                w->links[i].seen = false;
+        nl_cache_foreach(links, foreach_link, l);
+        /* Links that vanished while we were not listening went down. */
+        for (size_t i = 0; i < w->n_links; i++)
+                if (!w->links[i].seen && w->links[i].up) {
+                        emit(l, EVENT_LINK, w->links[i].name, 0, "down");
+                        w->links[i].up = w->links[i].carrier = false;
+                }
+
+        w->resyncing = true;
+        strv_free(w->seen_addresses);
+        w->seen_addresses = NULL;
+        nl_cache_foreach(addrs, foreach_addr, l);
+        w->resyncing = false;
+        /* Addresses that are gone were removed. */
+        for (size_t i = 0; w->addresses && w->addresses[i];) {
+                if (strv_contains(w->seen_addresses, w->addresses[i])) {
+                        i++;
+                        continue;
+                }
+                int ifindex = 0, family = 0;
+                (void) sscanf(w->addresses[i], "%d %d", &ifindex, &family);
+                LinkState *s = link_find(w, ifindex);
+                char *gone = w->addresses[i];
+                memmove(&w->addresses[i], &w->addresses[i + 1], sizeof(char *) * (strv_length(&w->addresses[i + 1]) + 1));
+                emit(l, EVENT_ADDRESS, s ? s->name : "?", family, "removed");
+                free(gone);
+        }
+finish:
+        w->quiet = false;
+        nl_cache_free(links);
+        nl_cache_free(addrs);
+        nl_socket_free(sock);
+        return r;
+}
+
+static int on_readable(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Listener *l = userdata;
+
+        /* Drain until it would block; an overrun means a resync. */
+        for (;;) {
+                int r = nl_errno(nl_recvmsgs_default(l->netlink->sock));
+                if (r == -EAGAIN)
+                        return 0;
+                if (r == -ENOBUFS) {
+                        log_warning("Netlink receive buffer overran: events were lost, reading the state afresh.");
+                        l->stats.resyncs++;
+                        r = resync(l, false);
+                        if (r < 0)
+                                log_error_errno(r, "Netlink resync failed: %m");
+                        continue;
+                }
+                if (r < 0)
+                        return log_error_errno(r, "Netlink receive failed: %m");
+        }
+}
+
+int listener_setup_netlink(Listener *l) {
+        NetlinkWatch *w = calloc(1, sizeof(NetlinkWatch));
+        const char *rcvbuf = getenv("STANDBY_LISTENER_NETLINK_RCVBUF");
+        int r;
+
+        if (!w)
+                return -ENOMEM;
+        l->netlink = w;
+        w->sock = nl_socket_alloc();
+        if (!w->sock)
+                return -ENOMEM;
+        nl_socket_disable_seq_check(w->sock);
+        nl_socket_modify_cb(w->sock, NL_CB_VALID, NL_CB_CUSTOM, on_valid, l);
+        r = nl_errno(nl_connect(w->sock, NETLINK_ROUTE));
+        if (r >= 0)
+                r = nl_errno(nl_socket_add_memberships(w->sock, RTNLGRP_LINK, RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR, 0));
+        if (r >= 0)
+                r = nl_errno(nl_socket_set_nonblocking(w->sock));
+        /* For the overrun test only: a receive buffer small enough to overrun. */
+        if (r >= 0 && rcvbuf)
+                r = nl_errno(nl_socket_set_buffer_size(w->sock, atoi(rcvbuf), 0));
+        if (r < 0)
+                return log_error_errno(r, "Failed to open the rtnetlink socket: %m");
+        /* Subscribed first, then dumped: nothing falls between the two. */
+        r = resync(l, true);
+        if (r < 0)
+                return log_error_errno(r, "Failed to read the network state: %m");
+        r = sd_event_add_io(l->event, &w->source, nl_socket_get_fd(w->sock), EPOLLIN, on_readable, l);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch the rtnetlink socket: %m");
+        return 0;
+}
+
+void listener_free_netlink(Listener *l) {
+        NetlinkWatch *w = l->netlink;
+
+        if (!w)
+                return;
+        sd_event_source_disable_unref(w->source);
+        nl_socket_free(w->sock);
+        free(w->links);
+        strv_free(w->addresses);
+        strv_free(w->seen_addresses);
+        free(w);
+        l->netlink = NULL;
+}
