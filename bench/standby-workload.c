@@ -6,6 +6,8 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <linux/futex.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -16,6 +18,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -125,6 +128,50 @@ static void *loop_busy(void *arg) {
         return NULL;
 }
 
+/* An event-driven TCP server on 127.0.0.1:port: echoes each line back. It
+ * wakes only for its clients, like a real daemon. */
+static int server_port;
+
+static void *loop_echo_server(void *arg) {
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t) server_port),
+                                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        struct pollfd pfds[64];
+        int one = 1, n = 1;
+
+        pfds[0].fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        setsockopt(pfds[0].fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        if (bind(pfds[0].fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || listen(pfds[0].fd, 16) < 0) {
+                fprintf(stderr, "standby-workload: cannot listen on 127.0.0.1:%d: %s\n", server_port, strerror(errno));
+                exit(1);
+        }
+        pfds[0].events = POLLIN;
+        tick(); /* listening */
+        for (;;) {
+                if (poll(pfds, (nfds_t) n, -1) < 0)
+                        continue;
+                if ((pfds[0].revents & POLLIN) && n < 64) {
+                        int c = accept4(pfds[0].fd, NULL, NULL, SOCK_CLOEXEC);
+                        if (c >= 0)
+                                pfds[n++] = (struct pollfd) { .fd = c, .events = POLLIN };
+                }
+                for (int i = 1; i < n; i++) {
+                        char buf[512];
+                        ssize_t k;
+                        if (!(pfds[i].revents & (POLLIN | POLLHUP)))
+                                continue;
+                        k = read(pfds[i].fd, buf, sizeof(buf));
+                        if (k <= 0) {
+                                close(pfds[i].fd);
+                                pfds[i--] = pfds[--n];
+                                continue;
+                        }
+                        if (write(pfds[i].fd, buf, (size_t) k) == k)
+                                tick();
+                }
+        }
+        return NULL;
+}
+
 static void *loop_idle(void *arg) {
         for (;;)
                 pause();
@@ -138,10 +185,11 @@ static const struct {
         { "nanosleep", loop_nanosleep }, { "poll", loop_poll },       { "select", loop_select },
         { "epoll", loop_epoll },         { "timerfd", loop_timerfd }, { "posix-timer", loop_posix_timer },
         { "futex", loop_futex },         { "busy", loop_busy },       { "idle", loop_idle },
+        { "echo-server", loop_echo_server },
 };
 
 static void usage(FILE *f) {
-        fprintf(f, "Usage: standby-workload KIND [--period-ms N] [--threads N] [--tick-fd FD]\n"
+        fprintf(f, "Usage: standby-workload KIND [--period-ms N] [--threads N] [--tick-fd FD] [--port N]\n"
                    "Kinds:");
         for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
                 fprintf(f, " %s", kinds[i].name);
@@ -153,6 +201,7 @@ int main(int argc, char *argv[]) {
                 { "period-ms", required_argument, NULL, 'p' },
                 { "threads", required_argument, NULL, 't' },
                 { "tick-fd", required_argument, NULL, 'f' },
+                { "port", required_argument, NULL, 'P' },
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
@@ -170,6 +219,9 @@ int main(int argc, char *argv[]) {
                         break;
                 case 'f':
                         tick_fd = (int) strtol(optarg, NULL, 10);
+                        break;
+                case 'P':
+                        server_port = (int) strtol(optarg, NULL, 10);
                         break;
                 case 'h':
                         usage(stdout);

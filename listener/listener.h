@@ -33,6 +33,7 @@ typedef struct Window {
 } Window;
 
 typedef struct NetlinkWatch NetlinkWatch;
+typedef struct SocketWatch SocketWatch;
 
 /* The daemon: one sd-event loop, no periodic timer (only window deadlines). */
 typedef struct Listener {
@@ -47,6 +48,7 @@ typedef struct Listener {
         bool standby_active;
         Window *windows;
         NetlinkWatch *netlink;
+        SocketWatch *sockets;
         Statistics stats;
 } Listener;
 
@@ -74,6 +76,12 @@ void listener_drop_windows(Listener *l);
 /* netlink.c */
 int listener_setup_netlink(Listener *l);
 void listener_free_netlink(Listener *l);
+
+/* sockets.c */
+/* Holds duplicates of the sockets of every frozen unit an Event=socket rule
+ * names, and drops those of units no longer frozen; call after any change. */
+int listener_sync_sockets(Listener *l);
+void listener_drop_sockets(Listener *l);
 
 /* push.c */
 int listener_setup_bus(Listener *l);

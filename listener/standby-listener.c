@@ -77,6 +77,8 @@ static int on_state_change(sd_event_source *s, const struct inotify_event *ev, v
         if (manager_lock_journal(&l->m, false) >= 0)
                 l->standby_active = l->m.journal->phase == JOURNAL_ACTIVE;
         manager_unlock_journal(&l->m);
+        /* Units frozen or thawed by anyone: hold or drop their sockets. */
+        (void) listener_sync_sockets(l);
         if (l->standby_active == was)
                 return 0;
         log_info("Standby %s.", l->standby_active ? "entered" : "left");
@@ -153,6 +155,9 @@ static int run_daemon(const char *config_path, const char *state_dir, const char
         r = listener_reconcile(&l);
         if (r < 0)
                 goto fail;
+        r = listener_sync_sockets(&l);
+        if (r < 0)
+                goto fail;
 
         log_info("Ready: %zu rules, standby %s.", l.rules->n_rules, l.standby_active ? "active" : "inactive");
         (void) sd_notify(false, "READY=1");
@@ -165,6 +170,7 @@ fail:
         log_error_errno(r, "standby-listener failed: %m");
 finish:
         listener_drop_windows(&l);
+        listener_drop_sockets(&l);
         listener_free_netlink(&l);
         for (size_t i = 0; i < l.n_signal_slots; i++)
                 sd_bus_slot_unref(l.signal_slots[i]);

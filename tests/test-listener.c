@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <sched.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -493,6 +494,95 @@ START_TEST(test_network_overrun_resync) {
 }
 END_TEST
 
+static int count_sockets(pid_t pid) {
+        char path[64], target[64];
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        int n = 0;
+
+        snprintf(path, sizeof(path), "/proc/%d/fd", (int) pid);
+        if (opendir_at(AT_FDCWD, path, &d) < 0)
+                return -1;
+        while ((de = readdir(d))) {
+                ssize_t k = readlinkat(dirfd(d), de->d_name, target, sizeof(target) - 1);
+                if (k > 0 && (target[k] = 0, strneq(target, "socket:", 7)))
+                        n++;
+        }
+        return n;
+}
+
+static int baseline_sockets;
+
+static bool holds_sockets(void *userdata) {
+        return count_sockets(listener_pid) >= baseline_sockets + *(int *) userdata;
+}
+
+static bool holds_none(void *userdata) {
+        return count_sockets(listener_pid) == baseline_sockets;
+}
+
+static int tcp_connect(int port) {
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t) port),
+                                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        ck_assert_int_ge(fd, 0);
+        /* The kernel completes the handshake even while the server is frozen. */
+        ck_assert_int_eq(connect(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        return fd;
+}
+
+/* Sends a line and waits (bounded) for the server's echo. */
+static bool echo(int fd, const char *line) {
+        char buf[64] = {};
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+        ck_assert_int_eq(write(fd, line, strlen(line)), (ssize_t) strlen(line));
+        if (poll(&p, 1, 5000) != 1)
+                return false;
+        return read(fd, buf, sizeof(buf) - 1) == (ssize_t) strlen(line) && streq(buf, line);
+}
+
+/* Event=socket: an unmodified TCP server, frozen, is woken by a new client
+ * and by data on a connection it already had; the listener holds its sockets
+ * only while it is frozen. */
+START_TEST(test_socket_wakes_server) {
+        int port = 20000 + (int) (getpid() % 20000), tick, two = 2;
+        char portarg[16];
+
+        if (!test_need_root_cgroup2())
+                return;
+        write_rule("60-srv.rule", "[Match]\nEvent=socket\nUnit=srv.service\n[Action]\nThaw=srv.service\nFor=1s\n");
+        snprintf(portarg, sizeof(portarg), "%d", port);
+        char *argv[] = { (char *) test_bin("standby-workload"), "echo-server", "--port", portarg, "--tick-fd", "3", NULL };
+        test_spawn("srv.service", argv, &tick);
+        ck_assert_int_eq(test_ticks(tick, 1, 5 * USEC_PER_SEC), 1); /* listening */
+        int a = tcp_connect(port);
+        ck_assert(echo(a, "hello\n"));
+
+        start_listener();
+        baseline_sockets = count_sockets(listener_pid);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        /* The listening socket and the connection to a. */
+        ck_assert_msg(test_wait_for(holds_sockets, &two, 5 * USEC_PER_SEC), "listener holds %d sockets",
+                      count_sockets(listener_pid) - baseline_sockets);
+
+        /* A new client: its handshake completes, its request wakes the server. */
+        int b = tcp_connect(port);
+        ck_assert(echo(b, "ping\n"));
+        ck_assert(!test_frozen("srv.service"));
+        ck_assert_msg(test_wait_for(holds_none, NULL, 5 * USEC_PER_SEC), "duplicates kept after the thaw");
+
+        /* The window closes; the sockets are held again; data on the old
+         * connection wakes it as well. */
+        ck_assert(wait_frozen("srv.service", true));
+        ck_assert(test_wait_for(holds_sockets, &two, 5 * USEC_PER_SEC));
+        ck_assert(echo(a, "again\n"));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        ck_assert(test_wait_for(holds_none, NULL, 5 * USEC_PER_SEC));
+        close(a);
+        close(b);
+}
+END_TEST
+
 Suite *listener_suite(void) {
         Suite *s = suite_create("listener");
         TCase *tc = tcase_create("dbus");
@@ -509,6 +599,7 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_dbus_signal_rule);
         tcase_add_test(tc, test_network_events);
         tcase_add_test(tc, test_network_overrun_resync);
+        tcase_add_test(tc, test_socket_wakes_server);
         suite_add_tcase(s, tc);
         return s;
 }
