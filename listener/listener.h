@@ -34,6 +34,7 @@ typedef struct Window {
 
 typedef struct NetlinkWatch NetlinkWatch;
 typedef struct SocketWatch SocketWatch;
+typedef struct InputWatch InputWatch;
 
 /* The daemon: one sd-event loop, no periodic timer (only window deadlines). */
 typedef struct Listener {
@@ -49,6 +50,8 @@ typedef struct Listener {
         Window *windows;
         NetlinkWatch *netlink;
         SocketWatch *sockets;
+        InputWatch *inputs;
+        sd_event_source *input_dir_watch;
         Statistics stats;
 } Listener;
 
@@ -82,6 +85,11 @@ void listener_free_netlink(Listener *l);
  * names, and drops those of units no longer frozen; call after any change. */
 int listener_sync_sockets(Listener *l);
 void listener_drop_sockets(Listener *l);
+
+/* input.c */
+/* Opens the input devices the Event=input rules name (again after a reload). */
+int listener_setup_input(Listener *l);
+void listener_drop_inputs(Listener *l);
 
 /* push.c */
 int listener_setup_bus(Listener *l);

@@ -55,9 +55,13 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
                         log_error("Reload refused, keeping the %zu rules in force: %s", l->rules->n_rules,
                                   error ? error : "cannot load the rules");
                 else {
+                        /* Socket watches point into the old rules: drop them first. */
+                        listener_drop_sockets(l);
                         rule_set_free(l->rules);
                         l->rules = TAKE_PTR(set);
                         (void) listener_setup_signal_matches(l);
+                        (void) listener_setup_input(l);
+                        (void) listener_sync_sockets(l);
                         log_info("Reloaded %zu rules.", l->rules->n_rules);
                 }
                 (void) sd_notify(false, "READY=1");
@@ -152,6 +156,9 @@ static int run_daemon(const char *config_path, const char *state_dir, const char
         r = listener_setup_netlink(&l);
         if (r < 0)
                 goto finish;
+        r = listener_setup_input(&l);
+        if (r < 0)
+                goto fail;
         r = listener_reconcile(&l);
         if (r < 0)
                 goto fail;
@@ -171,6 +178,8 @@ fail:
 finish:
         listener_drop_windows(&l);
         listener_drop_sockets(&l);
+        listener_drop_inputs(&l);
+        sd_event_source_disable_unref(l.input_dir_watch);
         listener_free_netlink(&l);
         for (size_t i = 0; i < l.n_signal_slots; i++)
                 sd_bus_slot_unref(l.signal_slots[i]);

@@ -3,6 +3,9 @@
  * real listener binary, real frozen processes woken by a real Push. */
 #include <fcntl.h>
 #include <grp.h>
+#include <libevdev/libevdev-uinput.h>
+#include <libevdev/libevdev.h>
+#include <linux/input.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -479,7 +482,7 @@ START_TEST(test_network_overrun_resync) {
         /* While it cannot read, far more than 4 KiB of events, the last being sb0 up. */
         ck_assert_int_eq(kill(listener_pid, SIGSTOP), 0);
         for (int i = 0; i < 20; i++) {
-                char name[16];
+                char name[32];
                 snprintf(name, sizeof(name), "flood%d", i);
                 run_ip("-n", netns, "link", "add", name, "type", "veth", NULL);
         }
@@ -583,6 +586,80 @@ START_TEST(test_socket_wakes_server) {
 }
 END_TEST
 
+static bool saw_two_events(void *userdata) {
+        return statistic(userdata, "events") >= 2;
+}
+
+static void send_input(int fd, int type, int code, int value) {
+        struct input_event ev[2] = {
+                { .type = (unsigned short) type, .code = (unsigned short) code, .value = value },
+                { .type = EV_SYN, .code = SYN_REPORT, .value = 0 },
+        };
+        ck_assert_int_eq(write(fd, ev, sizeof(ev)), (ssize_t) sizeof(ev));
+}
+
+/* Event=input through an evdev-format stream (this machine has no
+ * /dev/uinput): the lid closing does nothing, the lid opening ends standby. */
+START_TEST(test_input_stream_lid) {
+        char fifo[128], rule[512];
+
+        if (!test_need_root_cgroup2())
+                return;
+        snprintf(fifo, sizeof(fifo), "%s/lid-events", dir);
+        ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+        snprintf(rule, sizeof(rule), "[Match]\nEvent=input\nDevice=%s\nSwitch=SW_LID\nValue=0\n[Action]\nExitStandby=yes\n",
+                 fifo);
+        write_rule("70-lid.rule", rule);
+        test_spawn_workload("mail.service", "idle", 100, 1, NULL);
+        start_listener();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+
+        int fd = open(fifo, O_WRONLY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        send_input(fd, EV_SW, SW_LID, 1);  /* closed: no rule */
+        send_input(fd, EV_KEY, KEY_A, 1);  /* another code: no rule */
+        sd_bus *bus = client();
+        /* The FIFO and the bus are separate sources: wait (bounded) until both
+         * records have been read before judging what they did. */
+        ck_assert(test_wait_for(saw_two_events, bus, 5 * USEC_PER_SEC));
+        ck_assert_uint_eq(statistic(bus, "matched"), 0);
+        ck_assert(test_frozen("mail.service"));
+
+        send_input(fd, EV_SW, SW_LID, 0);  /* opened */
+        ck_assert(wait_frozen("mail.service", false));
+        ck_assert_uint_eq(statistic(bus, "exits"), 1);
+        close(fd);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
+/* The real-device path: a virtual power button through /dev/uinput. */
+START_TEST(test_input_uinput_power_button) {
+        if (access("/dev/uinput", W_OK) < 0) {
+                fprintf(stderr, "SKIP: test_input_uinput_power_button: no /dev/uinput on this machine "
+                                "(the qemu recipe in shared/recipes has one)\n");
+                return;
+        }
+        if (!test_need_root_cgroup2())
+                return;
+        struct libevdev *dev = libevdev_new();
+        struct libevdev_uinput *ui = NULL;
+        libevdev_set_name(dev, "standby-test-power");
+        libevdev_enable_event_code(dev, EV_KEY, KEY_POWER, NULL);
+        ck_assert_int_eq(libevdev_uinput_create_from_device(dev, LIBEVDEV_UINPUT_OPEN_MANAGED, &ui), 0);
+        write_rule("71-power.rule",
+                   "[Match]\nEvent=input\nDevice=standby-test-power\nKey=KEY_POWER\nValue=1\n[Action]\nExitStandby=yes\n");
+        test_spawn_workload("mail.service", "idle", 100, 1, NULL);
+        start_listener();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert_int_eq(libevdev_uinput_write_event(ui, EV_KEY, KEY_POWER, 1), 0);
+        ck_assert_int_eq(libevdev_uinput_write_event(ui, EV_SYN, SYN_REPORT, 0), 0);
+        ck_assert(wait_frozen("mail.service", false));
+        libevdev_uinput_destroy(ui);
+        libevdev_free(dev);
+}
+END_TEST
+
 Suite *listener_suite(void) {
         Suite *s = suite_create("listener");
         TCase *tc = tcase_create("dbus");
@@ -600,6 +677,8 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_network_events);
         tcase_add_test(tc, test_network_overrun_resync);
         tcase_add_test(tc, test_socket_wakes_server);
+        tcase_add_test(tc, test_input_stream_lid);
+        tcase_add_test(tc, test_input_uinput_power_button);
         suite_add_tcase(s, tc);
         return s;
 }
