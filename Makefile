@@ -113,7 +113,7 @@ $(WORKLOAD): $(call obj,$(WORKLOAD_SRC)) $(LIB)
 $(B)/helpers/%: $(B)/tests/helpers/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ -pthread
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -pthread
 
 $(B)/tests/%.o: ALL_CFLAGS += $(CHECK_CFLAGS)
 $(TESTS): $(call obj,$(TEST_SRC)) $(call obj,bench/bench-stats.c) $(LIB)

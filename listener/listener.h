@@ -40,6 +40,8 @@ typedef struct InputWatch InputWatch;
 typedef struct Listener {
         sd_event *event;
         sd_bus *bus;
+        sd_bus *monitor;                 /* a monitor connection, for dbus-call rules */
+        sd_event_source *monitor_source;
         const char *bus_address;  /* NULL: the system bus */
         Manager m;                /* the freezing engine, journal and config */
         RuleSet *rules;
@@ -85,6 +87,10 @@ void listener_free_netlink(Listener *l);
  * names, and drops those of units no longer frozen; call after any change. */
 int listener_sync_sockets(Listener *l);
 void listener_drop_sockets(Listener *l);
+
+/* dbus-call.c */
+int listener_setup_call_monitor(Listener *l);
+void listener_drop_call_monitor(Listener *l);
 
 /* input.c */
 /* Opens the input devices the Event=input rules name (again after a reload). */

@@ -660,6 +660,52 @@ START_TEST(test_input_uinput_power_button) {
 }
 END_TEST
 
+static int service_stdout[2];
+
+static void exec_bus_service(void *userdata) {
+        dup2(service_stdout[1], 1);
+        execl(test_bin("helpers/bus-service"), "bus-service", bus_address, (const char *) userdata, NULL);
+        _exit(127);
+}
+
+/* Event=dbus-call: a call to a frozen service's bus name thaws it in time for
+ * it to answer; calls to other names do not. */
+START_TEST(test_dbus_call_thaws_owner) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *reply = NULL;
+        const char *answer;
+        char line[32] = {};
+
+        if (!test_need_root_cgroup2())
+                return;
+        write_rule("80-call.rule", "[Match]\nEvent=dbus-call\nBusName=org.example.Mail\n[Action]\n"
+                                   "Thaw=mail.service\nFor=1s\n");
+        ck_assert_int_eq(pipe2(service_stdout, O_CLOEXEC), 0);
+        test_fork("mail.service", exec_bus_service, "org.example.Mail");
+        close(service_stdout[1]);
+        struct pollfd p = { .fd = service_stdout[0], .events = POLLIN };
+        ck_assert_msg(poll(&p, 1, 10000) == 1 && read(service_stdout[0], line, sizeof(line) - 1) > 0 &&
+                      strneq(line, "ready", 5), "bus-service did not start");
+        close(service_stdout[0]);
+
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert(test_frozen("mail.service"));
+
+        /* The caller's timeout (5 s) is far above a thaw: the answer comes. */
+        ck_assert_int_ge(sd_bus_call_method(bus, "org.example.Mail", "/org/example", "org.example.Service", "Ping",
+                                            &error, &reply, ""), 0);
+        ck_assert_int_ge(sd_bus_message_read(reply, "s", &answer), 0);
+        ck_assert_str_eq(answer, "pong");
+        ck_assert_uint_eq(statistic(bus, "thaws"), 1);
+        sd_bus_message_unref(reply);
+        ck_assert(wait_frozen("mail.service", true));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 Suite *listener_suite(void) {
         Suite *s = suite_create("listener");
         TCase *tc = tcase_create("dbus");
@@ -678,6 +724,7 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_network_overrun_resync);
         tcase_add_test(tc, test_socket_wakes_server);
         tcase_add_test(tc, test_input_stream_lid);
+        tcase_add_test(tc, test_dbus_call_thaws_owner);
         tcase_add_test(tc, test_input_uinput_power_button);
         suite_add_tcase(s, tc);
         return s;
