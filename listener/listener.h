@@ -54,6 +54,7 @@ typedef struct Listener {
         SocketWatch *sockets;
         InputWatch *inputs;
         sd_event_source *input_dir_watch;
+        sd_event_source *uevent_source;
         Statistics stats;
 } Listener;
 
@@ -91,6 +92,9 @@ void listener_drop_sockets(Listener *l);
 /* dbus-call.c */
 int listener_setup_call_monitor(Listener *l);
 void listener_drop_call_monitor(Listener *l);
+
+/* uevent.c: opens the kernel uevent socket if any rule wants it. */
+int listener_setup_uevent(Listener *l);
 
 /* input.c */
 /* Opens the input devices the Event=input rules name (again after a reload). */

@@ -62,6 +62,7 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
                         (void) listener_setup_signal_matches(l);
                         (void) listener_setup_input(l);
                         (void) listener_setup_call_monitor(l);
+                        (void) listener_setup_uevent(l);
                         (void) listener_sync_sockets(l);
                         log_info("Reloaded %zu rules.", l->rules->n_rules);
                 }
@@ -163,6 +164,9 @@ static int run_daemon(const char *config_path, const char *state_dir, const char
         r = listener_setup_call_monitor(&l);
         if (r < 0)
                 goto finish;
+        r = listener_setup_uevent(&l);
+        if (r < 0)
+                goto finish;
         r = listener_reconcile(&l);
         if (r < 0)
                 goto fail;
@@ -184,6 +188,7 @@ finish:
         listener_drop_sockets(&l);
         listener_drop_inputs(&l);
         listener_drop_call_monitor(&l);
+        sd_event_source_disable_unref(l.uevent_source);
         sd_event_source_disable_unref(l.input_dir_watch);
         listener_free_netlink(&l);
         for (size_t i = 0; i < l.n_signal_slots; i++)

@@ -466,6 +466,22 @@ START_TEST(test_network_events) {
 }
 END_TEST
 
+/* Event=uevent: a network device added (in the test's own namespace, where
+ * its uevents go) thaws the unit; other subsystems do not. */
+START_TEST(test_uevent_rule) {
+        if (!test_need_root_cgroup2())
+                return;
+        write_rule("55-hotplug.rule", "[Match]\nEvent=uevent\nSubsystem=net\nChange=add\n[Action]\nThaw=net.service\n");
+        test_spawn_workload("net.service", "idle", 100, 1, NULL);
+        make_netns();
+        start_listener();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        run_ip("-n", netns, "link", "add", "hot0", "type", "veth", NULL);
+        ck_assert(wait_frozen("net.service", false));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+}
+END_TEST
+
 /* An overrun of the netlink receive buffer loses events; the listener dumps
  * the state afresh and still sees that the link went up. */
 START_TEST(test_network_overrun_resync) {
@@ -722,6 +738,7 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_dbus_signal_rule);
         tcase_add_test(tc, test_network_events);
         tcase_add_test(tc, test_network_overrun_resync);
+        tcase_add_test(tc, test_uevent_rule);
         tcase_add_test(tc, test_socket_wakes_server);
         tcase_add_test(tc, test_input_stream_lid);
         tcase_add_test(tc, test_dbus_call_thaws_owner);

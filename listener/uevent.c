@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Event=uevent: kernel device events (hotplug), from the kernel's uevent
+ * netlink multicast. The messages are "ACTION@DEVPATH" followed by KEY=VALUE
+ * strings; we need ACTION and SUBSYSTEM only, so the socket is read directly
+ * rather than through libudev (whose "kernel" monitor is this same socket). */
+#include <linux/netlink.h>
+#include <sys/socket.h>
+
+#include "listener.h"
+#include "log.h"
+
+static int on_uevent(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Listener *l = userdata;
+        char buf[8192];
+
+        for (;;) {
+                ssize_t n = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+                const char *action = NULL, *subsystem = NULL;
+
+                if (n < 0) {
+                        if (errno == ENOBUFS) {
+                                /* Device events cannot be read back from anywhere:
+                                 * say so, and let the rules see an unknown change. */
+                                log_warning("Uevent receive buffer overran: device events were lost.");
+                                l->stats.resyncs++;
+                                continue;
+                        }
+                        return 0; /* EAGAIN */
+                }
+                buf[n] = 0;
+                for (char *p = buf; p < buf + n; p += strlen(p) + 1) {
+                        if (strneq(p, "ACTION=", 7))
+                                action = p + 7;
+                        else if (strneq(p, "SUBSYSTEM=", 10))
+                                subsystem = p + 10;
+                }
+                if (!action)
+                        continue; /* not a kernel uevent (libudev's format starts otherwise) */
+                log_debug("Uevent %s %s", action, strna(subsystem));
+                (void) listener_dispatch(l,
+                                         &(Event) { .kind = EVENT_UEVENT, .change = action, .subsystem = subsystem },
+                                         now_usec(CLOCK_MONOTONIC));
+        }
+}
+
+int listener_setup_uevent(Listener *l) {
+        struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = 1 /* the kernel's */ };
+        bool any = false;
+        int fd, r;
+
+        l->uevent_source = sd_event_source_disable_unref(l->uevent_source);
+        for (size_t i = 0; l->rules && i < l->rules->n_rules; i++)
+                any = any || l->rules->rules[i].event == EVENT_UEVENT;
+        if (!any)
+                return 0;
+        fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_KOBJECT_UEVENT);
+        if (fd < 0)
+                return log_error_errno(-errno, "Cannot open the uevent socket: %m");
+        if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+                r = -errno;
+                safe_close(fd);
+                return log_error_errno(r, "Cannot bind the uevent socket: %m");
+        }
+        r = sd_event_add_io(l->event, &l->uevent_source, fd, EPOLLIN, on_uevent, l);
+        if (r < 0) {
+                safe_close(fd);
+                return r;
+        }
+        /* The source closes the fd with it. */
+        return sd_event_source_set_io_fd_own(l->uevent_source, true);
+}
