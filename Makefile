@@ -37,7 +37,7 @@ DEPS := libsystemd libnl-route-3.0 inih libevdev
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(DEPS))
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(DEPS))
 # standby-manager starts for every verb: it links only what it uses.
-MANAGER_LIBS := $(shell $(PKG_CONFIG) --libs inih)
+MANAGER_LIBS := $(shell $(PKG_CONFIG) --libs inih) -ldl
 CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check)
 CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check)
 

@@ -20,6 +20,7 @@ typedef struct Manager {
         int lock_fd;             /* the journal lock, held for the whole verb */
         Journal *journal;
         bool json;
+        const char *bus_address;  /* for status: where standby-listener is */
         uint64_t crash_after;    /* STANDBY_TEST_CRASH_AFTER: see manager_step() */
         uint64_t steps;
 } Manager;
@@ -91,6 +92,15 @@ int slack_unit_threads(Manager *m, pid_t **ret, size_t *ret_n);
 /* rearm.c: restarts the nanosleep of every thread of the slacked units that
  * sleeps in one, so that it runs with the restored slack. */
 int rearm_nanosleepers(Manager *m, size_t *ret_rearmed);
+
+/* listener-stats.c: standby-listener's statistics over D-Bus (address NULL:
+ * the system bus). -EOPNOTSUPP without libsystemd; a bus error (the listener
+ * not running: -EHOSTUNREACH/-ENXIO and the like) as a negative errno. */
+typedef struct ListenerStat {
+        char key[32];
+        uint64_t value;
+} ListenerStat;
+int listener_stats_get(const char *address, ListenerStat **ret, size_t *ret_n);
 
 /* status.c */
 int status_print(Manager *m);

@@ -31,6 +31,7 @@ static void help(void) {
                "      --strategy NAME   freeze or slack (enter only; overrides Strategy=)\n"
                "      --for DURATION    thaw only: refreeze after DURATION (e.g. 30s, 2min)\n"
                "      --json            status only: one JSON object\n"
+               "      --bus-address A   status only: reach standby-listener on this D-Bus address\n"
                "  -v, --verbose         Log debug messages\n"
                "  -q, --quiet           Log only warnings and errors\n"
                "  -h, --help            Show this help\n"
@@ -202,13 +203,14 @@ static int verb_thaw(Manager *m, char **args, usec_t duration) {
 }
 
 int main(int argc, char *argv[]) {
-        enum { ARG_STATE_DIR = 0x100, ARG_STRATEGY, ARG_FOR, ARG_JSON, ARG_VERSION };
+        enum { ARG_STATE_DIR = 0x100, ARG_STRATEGY, ARG_FOR, ARG_JSON, ARG_VERSION, ARG_BUS_ADDRESS };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
                 { "state-dir", required_argument, NULL, ARG_STATE_DIR },
                 { "strategy", required_argument, NULL, ARG_STRATEGY },
                 { "for", required_argument, NULL, ARG_FOR },
                 { "json", no_argument, NULL, ARG_JSON },
+                { "bus-address", required_argument, NULL, ARG_BUS_ADDRESS },
                 { "verbose", no_argument, NULL, 'v' },
                 { "quiet", no_argument, NULL, 'q' },
                 { "help", no_argument, NULL, 'h' },
@@ -241,6 +243,9 @@ int main(int argc, char *argv[]) {
                         break;
                 case ARG_JSON:
                         m.json = true;
+                        break;
+                case ARG_BUS_ADDRESS:
+                        m.bus_address = optarg;
                         break;
                 case 'v':
                         log_set_max_level(LOG_DEBUG);

@@ -29,7 +29,14 @@ static UnitView view_unit(Manager *m, const JournalUnit *u, usec_t now) {
         return v;
 }
 
-static void print_json(Manager *m, usec_t now) {
+static uint64_t stat_of(const ListenerStat *s, size_t n, const char *key) {
+        for (size_t i = 0; i < n; i++)
+                if (streq(s[i].key, key))
+                        return s[i].value;
+        return 0;
+}
+
+static void print_json(Manager *m, usec_t now, const ListenerStat *ls, size_t n_ls, bool have_ls) {
         const Journal *j = m->journal;
         FILE *f = stdout;
 
@@ -58,15 +65,45 @@ static void print_json(Manager *m, usec_t now) {
                 json_print_string(f, v.u->reason);
                 fputc('}', f);
         }
-        fprintf(f, "]}\n");
+        fprintf(f, "],\"listener\":");
+        if (!have_ls)
+                fputs("null", f);
+        else {
+                fputc('{', f);
+                for (size_t i = 0; i < n_ls; i++) {
+                        fprintf(f, "%s", i ? "," : "");
+                        json_print_string(f, ls[i].key);
+                        fprintf(f, ":%" PRIu64, ls[i].value);
+                }
+                fputc('}', f);
+        }
+        fprintf(f, "}\n");
 }
 
-static void print_text(Manager *m, usec_t now) {
+static void print_listener(const ListenerStat *ls, size_t n, bool have, int error) {
+        if (!have) {
+                printf("Listener: not reachable (%s)\n", strerror(-error));
+                return;
+        }
+        uint64_t thaws = stat_of(ls, n, "thaws");
+        printf("Listener: %" PRIu64 " events, %" PRIu64 " matched, %" PRIu64 " thaws", stat_of(ls, n, "events"),
+               stat_of(ls, n, "matched"), thaws);
+        if (thaws)
+                printf(" (event to thaw: mean %.2f ms, max %.2f ms)",
+                       (double) stat_of(ls, n, "thaw_usec_total") / (double) thaws / 1000.0,
+                       (double) stat_of(ls, n, "thaw_usec_max") / 1000.0);
+        printf(", %" PRIu64 " coalesced, %" PRIu64 " refrozen, %" PRIu64 " exits, %" PRIu64 " resyncs\n",
+               stat_of(ls, n, "coalesced"), stat_of(ls, n, "refreezes"), stat_of(ls, n, "exits"),
+               stat_of(ls, n, "resyncs"));
+}
+
+static void print_text(Manager *m, usec_t now, const ListenerStat *ls, size_t n_ls, bool have_ls, int ls_error) {
         const Journal *j = m->journal;
         size_t counts[_UNIT_STATE_MAX] = {};
 
         if (j->phase == JOURNAL_NONE && j->n_units == 0) {
                 printf("Standby: inactive\n");
+                print_listener(ls, n_ls, have_ls, ls_error);
                 return;
         }
         for (size_t i = 0; i < j->n_units; i++)
@@ -86,6 +123,7 @@ static void print_text(Manager *m, usec_t now) {
                 printf("Timer slack: %" PRIu64 " ns on %zu threads\n", j->slack_ns, j->n_threads);
         printf("Units: %zu frozen, %zu thawed, %zu skipped, %zu lock holders, %zu slacked\n", counts[UNIT_FROZEN],
                counts[UNIT_THAWED], counts[UNIT_SKIPPED], counts[UNIT_LOCKHOLDER], counts[UNIT_SLACKED]);
+        print_listener(ls, n_ls, have_ls, ls_error);
         printf("\n%-12s %-7s %s\n", "STATE", "KERNEL", "CGROUP");
         for (size_t i = 0; i < j->n_units; i++) {
                 UnitView v = view_unit(m, &j->units[i], now);
@@ -104,10 +142,13 @@ static void print_text(Manager *m, usec_t now) {
 
 int status_print(Manager *m) {
         usec_t now = now_usec(CLOCK_MONOTONIC);
+        _cleanup_free_ ListenerStat *ls = NULL;
+        size_t n_ls = 0;
+        int r = listener_stats_get(m->bus_address, &ls, &n_ls);
 
         if (m->json)
-                print_json(m, now);
+                print_json(m, now, ls, n_ls, r >= 0);
         else
-                print_text(m, now);
+                print_text(m, now, ls, n_ls, r >= 0, r);
         return fflush(stdout) == 0 ? 0 : -EIO;
 }

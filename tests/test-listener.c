@@ -251,6 +251,14 @@ START_TEST(test_push_thaws_for_window) {
         ck_assert_uint_eq(statistic(bus, "refreezes"), 1);
         ck_assert_uint_eq(statistic(bus, "matched"), 2);
 
+        /* standby-manager status shows them. */
+        _cleanup_free_ char *out = NULL, *json = NULL;
+        ck_assert_int_eq(test_manager_env(NULL, &out, NULL, "status", "--bus-address", bus_address, NULL), EXIT_OK);
+        ck_assert_msg(strstr(out, "Listener: 2 events, 2 matched, 1 thaws (event to thaw: mean"), "%s", out);
+        ck_assert_int_eq(test_manager_env(NULL, &json, NULL, "status", "--json", "--bus-address", bus_address, NULL),
+                         EXIT_OK);
+        ck_assert_msg(strstr(json, "\"listener\":{\"events\":2,\"matched\":2,\"thaws\":1,"), "%s", json);
+
         ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
         ck_assert(!test_anything_frozen());
         sd_bus_flush_close_unref(bus);

@@ -60,6 +60,7 @@ START_TEST(test_enter_exit_progress) {
 
         ck_assert_int_eq(test_manager_env(NULL, &out, NULL, "status", "--json", NULL), EXIT_OK);
         ck_assert_ptr_nonnull(strstr(out, "\"active\":true"));
+        ck_assert_ptr_nonnull(strstr(out, "\"listener\":null")); /* none runs here */
         ck_assert_ptr_nonnull(strstr(out, "\"strategy\":\"freeze\""));
         snprintf(sub, sizeof(sub), "\"cgroup\":\"%s\",\"state\":\"frozen\",\"kernel_frozen\":true",
                  test_cgpath("app.slice/futex.service"));
