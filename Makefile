@@ -56,7 +56,7 @@ COMMON_SRC := $(wildcard common/*.c)
 FREEZER_SRC := $(filter-out freezer/standby-manager.c,$(wildcard freezer/*.c))
 MANAGER_SRC := freezer/standby-manager.c
 LISTENER_SRC := $(wildcard listener/*.c)
-BENCH_SRC := bench/standby-bench.c bench/bench-workloads.c bench/bench-stats.c
+BENCH_SRC := bench/standby-bench.c bench/bench-workloads.c bench/bench-stats.c bench/bench-listener.c
 WORKLOAD_SRC := bench/standby-workload.c
 TEST_SRC := $(wildcard tests/*.c)
 HELPER_SRC := $(wildcard tests/helpers/*.c)
@@ -104,11 +104,11 @@ $(LISTENER): $(call obj,$(LISTENER_SRC)) $(FREEZER_LIB) $(LIB)
 
 $(BENCH): $(call obj,$(BENCH_SRC)) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(MANAGER_LIBS) -lm
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
 $(WORKLOAD): $(call obj,$(WORKLOAD_SRC)) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ -lrt -pthread
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lrt -pthread
 
 $(B)/helpers/%: $(B)/tests/helpers/%.o $(LIB)
 	@mkdir -p $(dir $@)

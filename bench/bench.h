@@ -43,3 +43,18 @@ void scratch_destroy(Scratch *s);
 int scratch_spawn(Scratch *s, const char *sub, char *const argv[], pid_t *ret);
 /* Opens base/sub. */
 int scratch_open(Scratch *s, const char *sub, int *ret_fd);
+
+/* standby-bench.c: shared by the modes. */
+extern Scratch scratch;
+extern char tmpdir[256], config_path[300], state_dir[300];
+extern const char *bench_manager_path, *bench_workload_path, *bench_output;
+/* Runs standby-manager VERB [ARG] on the bench's config and state; returns
+ * its wall time, or USEC_INFINITY on failure. */
+usec_t run_manager(const char *verb, const char *arg);
+/* Writes the bench's standby.conf with Targets=targets. */
+int write_config(const char *targets);
+
+/* bench-listener.c: latency of each event kind through standby-listener
+ * against a service never frozen, listener RSS, an event storm, and idle
+ * wakeups. */
+int bench_listener(const char *listener_path, unsigned samples, unsigned idle_seconds);

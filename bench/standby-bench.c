@@ -40,11 +40,14 @@ typedef struct Options {
         unsigned units, procs;
         bool enter_exit;
         bool no_guard;
+        const char *listener;
+        unsigned samples, idle_seconds;
 } Options;
 
 static Options opt;
-static Scratch scratch = { .root_fd = -EBADF };
-static char tmpdir[256], config_path[300], state_dir[300];
+Scratch scratch = { .root_fd = -EBADF };
+char tmpdir[256], config_path[300], state_dir[300];
+const char *bench_manager_path, *bench_workload_path, *bench_output;
 static volatile sig_atomic_t interrupted;
 
 static void on_signal(int sig) {
@@ -68,6 +71,11 @@ static void help(void) {
                "  --enter-exit          measure enter/exit time against the cgroup.freeze floor\n"
                "  --units N --procs M   size of the enter-exit tree (default 100 x 10)\n"
                "  --no-deadlock-guard   run the manager with DeadlockGuard=no\n"
+               "  --listener[=PATH]     measure standby-listener (default build/standby-listener):\n"
+               "                        event latency against a never-frozen service, RSS,\n"
+               "                        a storm of 10000 pushes, wakeups while idle\n"
+               "  --samples N           listener mode: samples per event kind (default 200)\n"
+               "  --idle-seconds N      listener mode: idle window (default 60)\n"
                "  -h, --help            this help\n");
 }
 
@@ -92,7 +100,7 @@ static int start_unit(const char *sub, char *const argv[], unsigned procs, int *
 }
 
 /* Runs standby-manager VERB [ARG]; returns its wall time, or USEC_INFINITY on failure. */
-static usec_t run_manager(const char *verb, const char *arg) {
+usec_t run_manager(const char *verb, const char *arg) {
         usec_t t0 = now_usec(CLOCK_MONOTONIC);
         int status;
         pid_t pid = fork();
@@ -111,7 +119,7 @@ static usec_t run_manager(const char *verb, const char *arg) {
         return now_usec(CLOCK_MONOTONIC) - t0;
 }
 
-static int write_config(const char *targets) {
+int write_config(const char *targets) {
         FILE *f = fopen(config_path, "we");
         if (!f)
                 return negative_errno();
@@ -390,7 +398,7 @@ static int run_enter_exit(void) {
 
 int main(int argc, char *argv[]) {
         enum { ARG_MANAGER = 0x100, ARG_WORKLOAD, ARG_STRATEGIES, ARG_WORKLOADS, ARG_PERIOD, ARG_DURATION, ARG_REPS,
-               ARG_OUTPUT, ARG_ENTER_EXIT, ARG_UNITS, ARG_PROCS, ARG_NO_GUARD };
+               ARG_OUTPUT, ARG_ENTER_EXIT, ARG_UNITS, ARG_PROCS, ARG_NO_GUARD, ARG_LISTENER, ARG_SAMPLES, ARG_IDLE };
         static const struct option options[] = {
                 { "manager", required_argument, NULL, ARG_MANAGER },
                 { "workload", required_argument, NULL, ARG_WORKLOAD },
@@ -404,6 +412,9 @@ int main(int argc, char *argv[]) {
                 { "units", required_argument, NULL, ARG_UNITS },
                 { "procs", required_argument, NULL, ARG_PROCS },
                 { "no-deadlock-guard", no_argument, NULL, ARG_NO_GUARD },
+                { "listener", optional_argument, NULL, ARG_LISTENER },
+                { "samples", required_argument, NULL, ARG_SAMPLES },
+                { "idle-seconds", required_argument, NULL, ARG_IDLE },
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
@@ -413,7 +424,8 @@ int main(int argc, char *argv[]) {
 
         log_set_prefix("standby-bench");
         opt = (Options) { .manager = "build/standby-manager", .workload = "build/standby-workload",
-                          .output = "bench-results", .reps = 3, .period_ms = 50, .units = 100, .procs = 10 };
+                          .output = "bench-results", .reps = 3, .period_ms = 50, .units = 100, .procs = 10,
+                          .samples = 200, .idle_seconds = 60 };
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
                 switch (c) {
                 case ARG_MANAGER: opt.manager = optarg; break;
@@ -428,6 +440,9 @@ int main(int argc, char *argv[]) {
                 case ARG_UNITS: opt.units = (unsigned) strtoul(optarg, NULL, 10); break;
                 case ARG_PROCS: opt.procs = (unsigned) strtoul(optarg, NULL, 10); break;
                 case ARG_NO_GUARD: opt.no_guard = true; break;
+                case ARG_LISTENER: opt.listener = optarg ? optarg : "build/standby-listener"; break;
+                case ARG_SAMPLES: opt.samples = (unsigned) strtoul(optarg, NULL, 10); break;
+                case ARG_IDLE: opt.idle_seconds = (unsigned) strtoul(optarg, NULL, 10); break;
                 case 'h': help(); return 0;
                 default: fprintf(stderr, "Try 'standby-bench --help'.\n"); return 2;
                 }
@@ -438,6 +453,13 @@ int main(int argc, char *argv[]) {
                 return 2;
         }
         opt.window = (usec_t) (duration * 1e6);
+        bench_manager_path = opt.manager;
+        bench_workload_path = opt.workload;
+        bench_output = opt.output;
+        if (opt.samples < 1 || opt.samples > 100000 || opt.idle_seconds > 3600) {
+                fprintf(stderr, "standby-bench: bad arguments: samples 1-100000, idle-seconds 0-3600\n");
+                return 2;
+        }
         if (split_commas(strategies, &opt.strategies) < 0 || split_commas(workloads, &opt.workloads) < 0)
                 return 1;
         for (char **s = opt.strategies; *s; s++)
@@ -482,7 +504,9 @@ int main(int argc, char *argv[]) {
         if (r < 0)
                 fprintf(stderr, "standby-bench: cannot create a scratch cgroup: %s\n", strerror(-r));
         else
-                r = opt.enter_exit ? run_enter_exit() : run_compare();
+                r = opt.listener ? bench_listener(opt.listener, opt.samples, opt.idle_seconds)
+                    : opt.enter_exit ? run_enter_exit()
+                                     : run_compare();
 
         /* Whatever happened, leave nothing in standby and nothing behind. */
         char journal[400];

@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
+#include <systemd/sd-bus.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -172,6 +173,42 @@ static void *loop_echo_server(void *arg) {
         return NULL;
 }
 
+/* A D-Bus service owning bus_name on bus_address, answering
+ * org.standby.Bench.Ping with "pong": woken only by its callers. */
+static const char *bus_address, *bus_name = "org.standby.BenchService";
+
+static int ping(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        tick();
+        return sd_bus_reply_method_return(m, "s", "pong");
+}
+
+static const sd_bus_vtable bench_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_METHOD("Ping", "", "s", ping, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_VTABLE_END
+};
+
+static void *loop_bus_service(void *arg) {
+        sd_bus *bus = NULL;
+
+        if (sd_bus_new(&bus) < 0 || sd_bus_set_address(bus, bus_address ? bus_address : "unix:path=/run/dbus/system_bus_socket") < 0 ||
+            sd_bus_set_bus_client(bus, 1) < 0 || sd_bus_start(bus) < 0 ||
+            sd_bus_add_object_vtable(bus, NULL, "/org/standby/Bench", "org.standby.Bench", bench_vtable, NULL) < 0 ||
+            sd_bus_request_name(bus, bus_name, 0) < 0) {
+                fprintf(stderr, "standby-workload: cannot serve %s on %s\n", bus_name, bus_address ? bus_address : "the system bus");
+                exit(1);
+        }
+        tick(); /* owns its name */
+        for (;;) {
+                int r = sd_bus_process(bus, NULL);
+                if (r < 0)
+                        exit(1);
+                if (r == 0 && sd_bus_wait(bus, UINT64_MAX) < 0)
+                        exit(1);
+        }
+        return NULL;
+}
+
 static void *loop_idle(void *arg) {
         for (;;)
                 pause();
@@ -185,11 +222,12 @@ static const struct {
         { "nanosleep", loop_nanosleep }, { "poll", loop_poll },       { "select", loop_select },
         { "epoll", loop_epoll },         { "timerfd", loop_timerfd }, { "posix-timer", loop_posix_timer },
         { "futex", loop_futex },         { "busy", loop_busy },       { "idle", loop_idle },
-        { "echo-server", loop_echo_server },
+        { "echo-server", loop_echo_server }, { "bus-service", loop_bus_service },
 };
 
 static void usage(FILE *f) {
         fprintf(f, "Usage: standby-workload KIND [--period-ms N] [--threads N] [--tick-fd FD] [--port N]\n"
+                   "                        [--bus-address ADDR] [--bus-name NAME]\n"
                    "Kinds:");
         for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
                 fprintf(f, " %s", kinds[i].name);
@@ -202,6 +240,8 @@ int main(int argc, char *argv[]) {
                 { "threads", required_argument, NULL, 't' },
                 { "tick-fd", required_argument, NULL, 'f' },
                 { "port", required_argument, NULL, 'P' },
+                { "bus-address", required_argument, NULL, 'B' },
+                { "bus-name", required_argument, NULL, 'N' },
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
@@ -222,6 +262,12 @@ int main(int argc, char *argv[]) {
                         break;
                 case 'P':
                         server_port = (int) strtol(optarg, NULL, 10);
+                        break;
+                case 'B':
+                        bus_address = optarg;
+                        break;
+                case 'N':
+                        bus_name = optarg;
                         break;
                 case 'h':
                         usage(stdout);

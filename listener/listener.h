@@ -36,6 +36,20 @@ typedef struct NetlinkWatch NetlinkWatch;
 typedef struct SocketWatch SocketWatch;
 typedef struct InputWatch InputWatch;
 
+/* What the journal says of a unit, kept in memory for the event path. */
+typedef struct CachedUnit {
+        char *cgroup;
+        UnitState state;
+        usec_t thaw_until;
+        int fd;                   /* the cgroup, opened on first thaw */
+} CachedUnit;
+
+typedef struct ResolvedUnit {
+        char *name;
+        char **leaves;
+        struct ResolvedUnit *next;
+} ResolvedUnit;
+
 /* The daemon: one sd-event loop, no periodic timer (only window deadlines). */
 typedef struct Listener {
         sd_event *event;
@@ -50,6 +64,9 @@ typedef struct Listener {
         const char **rules_dirs;
         bool standby_active;
         Window *windows;
+        CachedUnit *cache;
+        size_t n_cache;
+        ResolvedUnit *resolved;
         NetlinkWatch *netlink;
         SocketWatch *sockets;
         InputWatch *inputs;
@@ -77,6 +94,9 @@ typedef struct Event {
 int listener_dispatch(Listener *l, const Event *ev, usec_t received);
 /* Re-arms windows from the journal (start, restart, standby change). */
 int listener_reconcile(Listener *l);
+/* Rebuilds the in-memory copy of the journal from l->m.journal (loaded). */
+void listener_cache_refresh(Listener *l);
+void listener_forget_resolved(Listener *l);
 void listener_drop_windows(Listener *l);
 
 /* netlink.c */
@@ -103,5 +123,6 @@ void listener_drop_inputs(Listener *l);
 
 /* push.c */
 int listener_setup_bus(Listener *l);
+void listener_forget_verdicts(void);
 /* Adds a bus match for every Event=dbus-signal rule (after a reload too). */
 int listener_setup_signal_matches(Listener *l);

@@ -57,6 +57,7 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
                 else {
                         /* Socket watches point into the old rules: drop them first. */
                         listener_drop_sockets(l);
+                        listener_forget_resolved(l);
                         rule_set_free(l->rules);
                         l->rules = TAKE_PTR(set);
                         (void) listener_setup_signal_matches(l);
@@ -80,8 +81,10 @@ static int on_state_change(sd_event_source *s, const struct inotify_event *ev, v
 
         if (!(ev->mask & IN_Q_OVERFLOW) && (ev->len == 0 || !streq(ev->name, JOURNAL_FILE)))
                 return 0;
-        if (manager_lock_journal(&l->m, false) >= 0)
+        if (manager_lock_journal(&l->m, false) >= 0) {
                 l->standby_active = l->m.journal->phase == JOURNAL_ACTIVE;
+                listener_cache_refresh(l);
+        }
         manager_unlock_journal(&l->m);
         /* Units frozen or thawed by anyone: hold or drop their sockets. */
         (void) listener_sync_sockets(l);
@@ -186,6 +189,11 @@ fail:
 finish:
         listener_drop_windows(&l);
         listener_drop_sockets(&l);
+        listener_forget_resolved(&l);
+        listener_forget_verdicts();
+        journal_free(TAKE_PTR(l.m.journal));
+        listener_cache_refresh(&l); /* with no journal: empties and closes the cache */
+        free(l.cache);
         listener_drop_inputs(&l);
         listener_drop_call_monitor(&l);
         sd_event_source_disable_unref(l.uevent_source);

@@ -1,7 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* What a matching rule does: thaw units for a window (coalescing repeats),
- * freeze them again when it closes, or end standby. All under the journal's
- * lock, through the same engine as standby-manager. */
+ * freeze them again when it closes, or end standby.
+ *
+ * The thaw itself is on the event's critical path, so it is a single write of
+ * "0" to the cached cgroup.freeze of each unit, decided from an in-memory copy
+ * of the journal (refreshed whenever the journal changes); the journal is then
+ * updated under its lock. Thawing before recording is the safe direction: a
+ * crash in between leaves a running unit marked frozen, which exit thaws
+ * anyway. Refreezing and ending standby go through the engine, journal first,
+ * as standby-manager does. Events inside an open window cost no system call. */
+#include <fcntl.h>
+
+#include "cgroup.h"
 #include "listener.h"
 #include "log.h"
 #include "strv.h"
@@ -44,6 +54,7 @@ static int on_window_end(sd_event_source *s, uint64_t usec, void *userdata) {
                         l->stats.refreezes++;
                 if (r < 0)
                         log_warning_errno(r, "Failed to freeze again after a thaw window: %m");
+                listener_cache_refresh(l);
         }
         manager_unlock_journal(&l->m);
         window_unlink(l, w);
@@ -74,44 +85,131 @@ static int add_window(Listener *l, char **leaves, usec_t deadline) {
         return 0;
 }
 
-/* Thaws a unit for duration unless its window is open; the journal is locked. */
+/* The leaves of a unit named by a rule, resolved once (a name lookup walks the
+ * cgroup tree) and kept until the rules or standby change. */
+static char **resolve_cached(Listener *l, const char *unit) {
+        for (ResolvedUnit *r = l->resolved; r; r = r->next)
+                if (streq(r->name, unit))
+                        return r->leaves;
+        ResolvedUnit *r = calloc(1, sizeof(ResolvedUnit));
+        if (!r || !(r->name = strdup(unit)) || select_named_unit(&l->m, unit, &r->leaves) < 0) {
+                if (r)
+                        free(r->name);
+                free(r);
+                log_warning("A rule names %s, which cannot be resolved now.", unit);
+                return NULL;
+        }
+        r->next = l->resolved;
+        l->resolved = r;
+        return r->leaves;
+}
+
+void listener_forget_resolved(Listener *l) {
+        while (l->resolved) {
+                ResolvedUnit *r = l->resolved;
+                l->resolved = r->next;
+                free(r->name);
+                strv_free(r->leaves);
+                free(r);
+        }
+}
+
+static CachedUnit *cache_find(Listener *l, const char *cgroup) {
+        for (size_t i = 0; i < l->n_cache; i++)
+                if (streq(l->cache[i].cgroup, cgroup))
+                        return &l->cache[i];
+        return NULL;
+}
+
+void listener_cache_refresh(Listener *l) {
+        CachedUnit *old = l->cache;
+        size_t n_old = l->n_cache;
+        Journal *j = l->m.journal;
+
+        l->cache = calloc(j ? j->n_units + 1 : 1, sizeof(CachedUnit));
+        l->n_cache = 0;
+        for (size_t i = 0; l->cache && j && i < j->n_units; i++) {
+                CachedUnit *c = &l->cache[l->n_cache];
+                c->fd = -EBADF;
+                /* Keep the open cgroup fd of a unit already known. */
+                for (size_t k = 0; k < n_old; k++)
+                        if (old[k].cgroup && streq(old[k].cgroup, j->units[i].cgroup)) {
+                                c->fd = TAKE_FD(old[k].fd);
+                                c->cgroup = TAKE_PTR(old[k].cgroup);
+                        }
+                if (!c->cgroup && !(c->cgroup = strdup(j->units[i].cgroup)))
+                        break;
+                /* Opened now, off the event's path. */
+                if (c->fd < 0)
+                        (void) cgroup_open(l->m.root_fd, c->cgroup, &c->fd);
+                c->state = j->units[i].state;
+                c->thaw_until = j->units[i].thaw_until;
+                l->n_cache++;
+        }
+        for (size_t k = 0; k < n_old; k++) {
+                safe_close(old[k].fd);
+                free(old[k].cgroup);
+        }
+        free(old);
+}
+
+/* Thaws a unit for duration unless its window is open. */
 static int thaw_for(Listener *l, const char *unit, usec_t duration, usec_t received) {
-        _cleanup_strv_free_ char **leaves = NULL, **todo = NULL;
         usec_t now = now_usec(CLOCK_MONOTONIC);
+        usec_t until = duration == USEC_INFINITY ? USEC_INFINITY : now + duration;
+        char **leaves = resolve_cached(l, unit);
+        _cleanup_strv_free_ char **done = NULL;
         int r;
 
-        r = select_named_unit(&l->m, unit, &leaves);
-        if (r < 0)
-                return log_warning_errno(r, "Rule names %s, which cannot be resolved: %m", unit);
-        r = strv_split_words("", &todo);
-        if (r < 0)
-                return r;
-        for (char **x = leaves; *x; x++) {
-                JournalUnit *u = journal_find_unit(l->m.journal, *x);
-                if (!u)
+        for (char **x = leaves; x && *x; x++) {
+                CachedUnit *c = cache_find(l, *x);
+                if (!c)
                         continue; /* not frozen by standby: nothing to do */
                 /* Repeated events within a window coalesce into its one thaw. */
-                if (u->state == UNIT_THAWED && (u->thaw_until == USEC_INFINITY || u->thaw_until > now))
+                if (c->state == UNIT_THAWED && (c->thaw_until == USEC_INFINITY || c->thaw_until > now))
                         continue;
-                if (u->state == UNIT_FROZEN || u->state == UNIT_THAWED)
-                        if ((r = strv_extend(&todo, *x)) < 0)
-                                return r;
+                if (c->state != UNIT_FROZEN && c->state != UNIT_THAWED)
+                        continue;
+                if (c->fd < 0 && cgroup_open(l->m.root_fd, c->cgroup, &c->fd) < 0)
+                        continue; /* gone */
+                r = cgroup_set_freeze(c->fd, false);
+                if (r < 0) {
+                        log_warning_errno(r, "Failed to thaw %s: %m", c->cgroup);
+                        continue;
+                }
+                c->state = UNIT_THAWED;
+                c->thaw_until = until;
+                if ((r = strv_extend(&done, *x)) < 0)
+                        return r;
         }
-        if (!todo[0]) {
+        if (!done) {
                 l->stats.coalesced++;
                 return 0;
         }
-        r = thaw_units(&l->m, todo, duration);
-        if (r < 0)
-                return r;
         usec_t took = now_usec(CLOCK_MONOTONIC) - received;
         l->stats.thaws++;
         l->stats.thaw_usec_total += took;
         l->stats.thaw_usec_max = MAX(l->stats.thaw_usec_max, took);
-        if (duration == USEC_INFINITY)
+        log_debug("Thawed %zu cgroups for %s, %.3f ms after the event.", strv_length(done), unit, (double) took / 1000.0);
+
+        /* Now the record, under the lock. */
+        r = manager_lock_journal(&l->m, true);
+        if (r >= 0) {
+                for (char **x = done; *x; x++) {
+                        JournalUnit *u = journal_find_unit(l->m.journal, *x);
+                        if (u && (u->state == UNIT_FROZEN || u->state == UNIT_THAWED || u->state == UNIT_FREEZING)) {
+                                u->state = UNIT_THAWED;
+                                u->thaw_until = until;
+                        }
+                }
+                r = manager_save_journal(&l->m);
+                if (r < 0)
+                        log_error_errno(r, "Failed to record a thaw in the journal: %m");
+        }
+        manager_unlock_journal(&l->m);
+        if (until == USEC_INFINITY)
                 return 0;
-        JournalUnit *u = journal_find_unit(l->m.journal, todo[0]);
-        return add_window(l, todo, u ? u->thaw_until : now + duration);
+        return add_window(l, done, until);
 }
 
 static bool str_matches(const char *want, const char *have) {
@@ -156,20 +254,19 @@ int listener_dispatch(Listener *l, const Event *ev, usec_t received) {
                 matched++;
                 l->stats.matched++;
 
-                r = manager_lock_journal(&l->m, true);
-                if (r < 0)
+                if (!l->standby_active)
                         continue;
-                if (l->m.journal->phase != JOURNAL_ACTIVE) {
-                        manager_unlock_journal(&l->m);
-                        continue;
-                }
                 if (rule->exit_standby) {
-                        r = manager_exit_standby(&l->m);
-                        if (r >= 0)
-                                l->stats.exits++;
-                        else
-                                log_error_errno(r, "Failed to end standby (rule %s): %m", rule->path);
-                        listener_drop_windows(l);
+                        r = manager_lock_journal(&l->m, true);
+                        if (r >= 0 && l->m.journal->phase == JOURNAL_ACTIVE) {
+                                r = manager_exit_standby(&l->m);
+                                if (r >= 0)
+                                        l->stats.exits++;
+                                else
+                                        log_error_errno(r, "Failed to end standby (rule %s): %m", rule->path);
+                                listener_drop_windows(l);
+                        }
+                        listener_cache_refresh(l);
                         manager_unlock_journal(&l->m);
                         break; /* nothing left to thaw */
                 }
@@ -178,7 +275,6 @@ int listener_dispatch(Listener *l, const Event *ev, usec_t received) {
                         if (r < 0)
                                 log_warning_errno(r, "Failed to thaw %s (rule %s): %m", *t, rule->path);
                 }
-                manager_unlock_journal(&l->m);
         }
         return matched;
 }
@@ -192,6 +288,8 @@ int listener_reconcile(Listener *l) {
         if (r < 0)
                 return r;
         l->standby_active = l->m.journal->phase == JOURNAL_ACTIVE;
+        listener_cache_refresh(l);
+        listener_forget_resolved(l);
         /* Windows opened before a restart close on time (or now, if overdue). */
         for (size_t i = 0; l->standby_active && i < l->m.journal->n_units; i++) {
                 JournalUnit *u = &l->m.journal->units[i];

@@ -684,13 +684,6 @@ START_TEST(test_input_uinput_power_button) {
 }
 END_TEST
 
-static int service_stdout[2];
-
-static void exec_bus_service(void *userdata) {
-        dup2(service_stdout[1], 1);
-        execl(test_bin("helpers/bus-service"), "bus-service", bus_address, (const char *) userdata, NULL);
-        _exit(127);
-}
 
 /* Event=dbus-call: a call to a frozen service's bus name thaws it in time for
  * it to answer; calls to other names do not. */
@@ -698,19 +691,16 @@ START_TEST(test_dbus_call_thaws_owner) {
         sd_bus_error error = SD_BUS_ERROR_NULL;
         sd_bus_message *reply = NULL;
         const char *answer;
-        char line[32] = {};
 
         if (!test_need_root_cgroup2())
                 return;
         write_rule("80-call.rule", "[Match]\nEvent=dbus-call\nBusName=org.example.Mail\n[Action]\n"
                                    "Thaw=mail.service\nFor=1s\n");
-        ck_assert_int_eq(pipe2(service_stdout, O_CLOEXEC), 0);
-        test_fork("mail.service", exec_bus_service, "org.example.Mail");
-        close(service_stdout[1]);
-        struct pollfd p = { .fd = service_stdout[0], .events = POLLIN };
-        ck_assert_msg(poll(&p, 1, 10000) == 1 && read(service_stdout[0], line, sizeof(line) - 1) > 0 &&
-                      strneq(line, "ready", 5), "bus-service did not start");
-        close(service_stdout[0]);
+        int tick;
+        char *argv[] = { (char *) test_bin("standby-workload"), "bus-service", "--bus-address", bus_address,
+                         "--bus-name", "org.example.Mail", "--tick-fd", "3", NULL };
+        test_spawn("mail.service", argv, &tick);
+        ck_assert_msg(test_ticks(tick, 1, 10 * USEC_PER_SEC) == 1, "bus-service did not start");
 
         start_listener();
         sd_bus *bus = client();
@@ -718,7 +708,7 @@ START_TEST(test_dbus_call_thaws_owner) {
         ck_assert(test_frozen("mail.service"));
 
         /* The caller's timeout (5 s) is far above a thaw: the answer comes. */
-        ck_assert_int_ge(sd_bus_call_method(bus, "org.example.Mail", "/org/example", "org.example.Service", "Ping",
+        ck_assert_int_ge(sd_bus_call_method(bus, "org.example.Mail", "/org/standby/Bench", "org.standby.Bench", "Ping",
                                             &error, &reply, ""), 0);
         ck_assert_int_ge(sd_bus_message_read(reply, "s", &answer), 0);
         ck_assert_str_eq(answer, "pong");

@@ -1,0 +1,386 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* standby-bench --listener: what the freezer-plus-listener approach costs an
+ * event. A private dbus-daemon, the real standby-listener, and three services
+ * in their own units: a TCP server woken by its socket, a TCP server woken by
+ * a D-Bus push, a D-Bus service woken by a call to its name. Each event's
+ * latency, to the service's reply, is measured with the service frozen and
+ * with it never frozen; then the listener's RSS, a storm of 10,000 pushes,
+ * and the listener's wakeups while idle in standby. */
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <systemd/sd-bus.h>
+
+#include "bench.h"
+#include "cgroup.h"
+#include "fileio.h"
+#include "log.h"
+#include "macro.h"
+
+#define SERVICE_NAME "org.standby.BenchService"
+
+static char bus_address[400];
+static pid_t dbus_pid, listener_pid;
+static int port_socket, port_push;
+
+static int start_dbus(void) {
+        char conf[400], addr_arg[450], line[512] = {};
+        int out[2];
+        FILE *f;
+
+        snprintf(conf, sizeof(conf), "%s/bus.conf", tmpdir);
+        f = fopen(conf, "we");
+        if (!f)
+                return negative_errno();
+        fprintf(f, "<!DOCTYPE busconfig PUBLIC \"-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN\"\n"
+                   " \"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd\">\n"
+                   "<busconfig><type>system</type><listen>unix:tmpdir=/tmp</listen><auth>EXTERNAL</auth>\n"
+                   "<policy context=\"default\"><allow user=\"*\"/><allow own=\"*\"/>"
+                   "<allow send_destination=\"*\"/><allow receive_sender=\"*\"/></policy></busconfig>\n");
+        fclose(f);
+        snprintf(bus_address, sizeof(bus_address), "unix:path=%s/bus", tmpdir);
+        snprintf(addr_arg, sizeof(addr_arg), "--address=%s", bus_address);
+        char conf_arg[420];
+        snprintf(conf_arg, sizeof(conf_arg), "--config-file=%s", conf);
+        if (pipe2(out, O_CLOEXEC) < 0)
+                return negative_errno();
+        dbus_pid = fork();
+        if (dbus_pid < 0)
+                return negative_errno();
+        if (dbus_pid == 0) {
+                dup2(out[1], 1);
+                int null = open("/dev/null", O_WRONLY);
+                dup2(null, 2);
+                execlp("dbus-daemon", "dbus-daemon", conf_arg, addr_arg, "--nofork", "--print-address=1", NULL);
+                _exit(127);
+        }
+        close(out[1]);
+        struct pollfd p = { .fd = out[0], .events = POLLIN };
+        bool ok = poll(&p, 1, 10000) == 1 && read(out[0], line, sizeof(line) - 1) > 0;
+        close(out[0]);
+        return ok ? 0 : -ETIMEDOUT;
+}
+
+static int write_rule(const char *name, const char *text) {
+        char path[400];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/rules/%s", tmpdir, name);
+        f = fopen(path, "we");
+        if (!f)
+                return negative_errno();
+        fputs(text, f);
+        return fclose(f) == 0 ? 0 : negative_errno();
+}
+
+static int start_listener(const char *path) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        char env[200], rules[300], buf[256];
+        int fd, r = -ETIMEDOUT;
+
+        if (strlen(tmpdir) + sizeof("/notify") > sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        memcpy(sa.sun_path, tmpdir, strlen(tmpdir));
+        memcpy(sa.sun_path + strlen(tmpdir), "/notify", sizeof("/notify"));
+        fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (fd < 0 || bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
+                return negative_errno();
+        snprintf(env, sizeof(env), "NOTIFY_SOCKET=%s", sa.sun_path);
+        snprintf(rules, sizeof(rules), "%s/rules", tmpdir);
+        listener_pid = fork();
+        if (listener_pid < 0)
+                return negative_errno();
+        if (listener_pid == 0) {
+                putenv(env);
+                int null = open("/dev/null", O_WRONLY);
+                dup2(null, 2);
+                execl(path, "standby-listener", "--config", config_path, "--state-dir", state_dir, "--rules-dir",
+                      rules, "--bus-address", bus_address, NULL);
+                _exit(127);
+        }
+        /* Ready when it says so. */
+        for (usec_t deadline = now_usec(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC;;) {
+                struct pollfd p = { .fd = fd, .events = POLLIN };
+                int t = deadline_poll_timeout(deadline);
+                if (t == 0 || poll(&p, 1, t) <= 0)
+                        break;
+                ssize_t n = recv(fd, buf, sizeof(buf) - 1, 0);
+                if (n > 0 && (buf[n] = 0, strstr(buf, "READY=1"))) {
+                        r = 0;
+                        break;
+                }
+        }
+        close(fd);
+        return r;
+}
+
+static int tcp_connect(int port) {
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t) port),
+                                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0 || connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+                safe_close(fd);
+                return -errno;
+        }
+        return fd;
+}
+
+/* One request and its echo, with a 5 s bound. */
+static int echo(int fd) {
+        char c;
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+        if (write(fd, "x", 1) != 1 || poll(&p, 1, 5000) != 1 || read(fd, &c, 1) != 1)
+                return -ETIMEDOUT;
+        return 0;
+}
+
+enum { KIND_SOCKET, KIND_PUSH, KIND_DBUS_CALL, _KIND_MAX };
+static const char * const kind_names[_KIND_MAX] = { "socket", "push", "dbus-call" };
+static const char * const kind_units[_KIND_MAX] = { "socket.service", "push.service", "call.service" };
+
+/* One sample of an event kind: from the event to the service's reply. */
+static int sample(sd_bus *bus, int kind, int push_conn, usec_t *ret) {
+        usec_t t0 = now_usec(CLOCK_MONOTONIC);
+        int r;
+
+        switch (kind) {
+        case KIND_SOCKET: {
+                /* A new client: connect, ask, get the answer. */
+                int fd = tcp_connect(port_socket);
+                if (fd < 0)
+                        return fd;
+                r = echo(fd);
+                close(fd);
+                break;
+        }
+        case KIND_PUSH: {
+                /* The push, then a request on the connection it already has. */
+                r = sd_bus_call_method(bus, "org.standby.Listener1", "/org/standby/Listener1", "org.standby.Listener1",
+                                       "Push", NULL, NULL, "ss", kind_units[KIND_PUSH], "bench");
+                if (r >= 0)
+                        r = echo(push_conn);
+                break;
+        }
+        default:
+                r = sd_bus_call_method(bus, SERVICE_NAME, "/org/standby/Bench", "org.standby.Bench", "Ping", NULL, NULL, "");
+                break;
+        }
+        *ret = now_usec(CLOCK_MONOTONIC) - t0;
+        return r < 0 ? r : 0;
+}
+
+static uint64_t statistic(sd_bus *bus, const char *key) {
+        sd_bus_message *reply = NULL;
+        uint64_t v = 0, x;
+        const char *k;
+
+        if (sd_bus_call_method(bus, "org.standby.Listener1", "/org/standby/Listener1", "org.standby.Listener1",
+                               "GetStatistics", NULL, &reply, "") < 0)
+                return UINT64_MAX;
+        if (sd_bus_message_enter_container(reply, 'a', "{st}") >= 0)
+                while (sd_bus_message_read(reply, "{st}", &k, &x) > 0)
+                        if (streq(k, key))
+                                v = x;
+        sd_bus_message_unref(reply);
+        return v;
+}
+
+static uint64_t rss_kib(pid_t pid) {
+        _cleanup_free_ char *buf = NULL;
+        char path[64];
+        const char *p;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
+        if (read_full_fileat(AT_FDCWD, path, &buf, NULL) < 0 || !(p = strstr(buf, "VmRSS:")))
+                return 0;
+        return strtoull(p + 6, NULL, 10);
+}
+
+static uint64_t runs(pid_t pid) {
+        uint64_t r = 0;
+        (void) stats_pid_schedstat(pid, &r, NULL);
+        return r;
+}
+
+static int refreeze(int kind) {
+        char path[400];
+        snprintf(path, sizeof(path), "%s/units.slice/%s", scratch.base, kind_units[kind]);
+        return run_manager("freeze", path) == USEC_INFINITY ? -EIO : 0;
+}
+
+static void print_row(FILE *f, const char *kind, const char *mode, double *v, size_t n) {
+        double p50 = stats_percentile(v, n, 50), p99 = stats_percentile(v, n, 99), max = stats_max(v, n);
+        printf("%-10s %-12s %10.1f %10.1f %10.1f\n", kind, mode, p50, p99, max);
+        if (f)
+                fprintf(f, "%s,%s,%zu,%.1f,%.1f,%.1f\n", kind, mode, n, p50, p99, max);
+}
+
+int bench_listener(const char *listener_path, unsigned samples, unsigned idle_seconds) {
+        _cleanup_free_ double *base = calloc((size_t) samples * _KIND_MAX, sizeof(double));
+        _cleanup_free_ double *frozen = calloc((size_t) samples * _KIND_MAX, sizeof(double));
+        char targets[400], dir[400], port_arg[2][16];
+        sd_bus *bus = NULL;
+        int push_conn = -1, r;
+
+        if (!base || !frozen)
+                return -ENOMEM;
+        snprintf(dir, sizeof(dir), "%s/rules", tmpdir);
+        if (mkdir(dir, 0755) < 0)
+                return negative_errno();
+        port_socket = 20000 + (int) (getpid() % 20000);
+        port_push = port_socket + 1;
+        snprintf(port_arg[0], sizeof(port_arg[0]), "%d", port_socket);
+        snprintf(port_arg[1], sizeof(port_arg[1]), "%d", port_push);
+
+        r = start_dbus();
+        if (r < 0)
+                return log_error_errno(r, "Failed to start dbus-daemon: %m");
+
+        /* The three services, each in its own unit; wait until each serves. */
+        char *srv_socket[] = { (char *) bench_workload_path, "echo-server", "--port", port_arg[0], NULL };
+        char *srv_push[] = { (char *) bench_workload_path, "echo-server", "--port", port_arg[1], NULL };
+        char *srv_call[] = { (char *) bench_workload_path, "bus-service", "--bus-address", bus_address, "--bus-name",
+                             SERVICE_NAME, NULL };
+        if ((r = scratch_spawn(&scratch, "units.slice/socket.service", srv_socket, NULL)) < 0 ||
+            (r = scratch_spawn(&scratch, "units.slice/push.service", srv_push, NULL)) < 0 ||
+            (r = scratch_spawn(&scratch, "units.slice/call.service", srv_call, NULL)) < 0)
+                goto finish;
+        snprintf(targets, sizeof(targets), "%s/units.slice", scratch.base);
+        if ((r = write_config(targets)) < 0)
+                goto finish;
+        if ((r = write_rule("10-socket.rule", "[Match]\nEvent=socket\nUnit=socket.service\n[Action]\nThaw=socket.service\n")) < 0 ||
+            (r = write_rule("20-push.rule", "[Match]\nEvent=push\nUnit=push.service\n[Action]\nThaw=push.service\n")) < 0 ||
+            (r = write_rule("30-call.rule", "[Match]\nEvent=dbus-call\nBusName=" SERVICE_NAME "\n[Action]\nThaw=call.service\n")) < 0)
+                goto finish;
+        r = start_listener(listener_path);
+        if (r < 0) {
+                log_error_errno(r, "standby-listener did not become ready: %m");
+                goto finish;
+        }
+        if ((r = sd_bus_new(&bus)) < 0 || (r = sd_bus_set_address(bus, bus_address)) < 0 ||
+            (r = sd_bus_set_bus_client(bus, 1)) < 0 || (r = sd_bus_start(bus)) < 0)
+                goto finish;
+        /* The servers may still be starting: retry their first request briefly. */
+        for (int i = 0; i < 500 && (push_conn = tcp_connect(port_push)) < 0; i++)
+                (void) poll(NULL, 0, 10);
+        usec_t warm;
+        for (int i = 0; i < 500 && (sample(bus, KIND_SOCKET, push_conn, &warm) < 0 || sample(bus, KIND_DBUS_CALL, push_conn, &warm) < 0); i++)
+                (void) poll(NULL, 0, 10);
+
+        /* Never frozen: the reference. */
+        fprintf(stderr, "[listener] %u samples per event kind, services never frozen\n", samples);
+        for (unsigned i = 0; i < samples; i++)
+                for (int k = 0; k < _KIND_MAX; k++) {
+                        usec_t t;
+                        if ((r = sample(bus, k, push_conn, &t)) < 0)
+                                goto finish;
+                        base[k * samples + i] = (double) t;
+                }
+
+        /* Frozen: each sample wakes its service; it is frozen again between samples. */
+        fprintf(stderr, "[listener] %u samples per event kind, services frozen\n", samples);
+        if (run_manager("enter", NULL) == USEC_INFINITY) {
+                r = -EIO;
+                goto finish;
+        }
+        for (unsigned i = 0; i < samples; i++)
+                for (int k = 0; k < _KIND_MAX; k++) {
+                        usec_t t;
+                        if ((r = sample(bus, k, push_conn, &t)) < 0) {
+                                log_error_errno(r, "%s event got no reply: %m", kind_names[k]);
+                                goto finish;
+                        }
+                        frozen[k * samples + i] = (double) t;
+                        if ((r = refreeze(k)) < 0)
+                                goto finish;
+                }
+        uint64_t rss_after_events = rss_kib(listener_pid);
+        uint64_t n_thaws = statistic(bus, "thaws"), thaw_total = statistic(bus, "thaw_usec_total"),
+                 thaw_max = statistic(bus, "thaw_usec_max");
+
+        /* A storm: 10,000 pushes for one unit, sent without waiting. */
+        fprintf(stderr, "[listener] storm of 10000 pushes\n");
+        uint64_t thaws0 = statistic(bus, "thaws"), coalesced0 = statistic(bus, "coalesced");
+        usec_t s0 = now_usec(CLOCK_MONOTONIC);
+        for (int i = 0; i < 10000; i++) {
+                sd_bus_message *m = NULL;
+                if ((r = sd_bus_message_new_method_call(bus, &m, "org.standby.Listener1", "/org/standby/Listener1",
+                                                        "org.standby.Listener1", "Push")) < 0 ||
+                    (r = sd_bus_message_append(m, "ss", kind_units[KIND_PUSH], "storm")) < 0 ||
+                    (r = sd_bus_message_set_expect_reply(m, 0)) < 0 || (r = sd_bus_send(bus, m, NULL)) < 0) {
+                        sd_bus_message_unref(m);
+                        goto finish;
+                }
+                sd_bus_message_unref(m);
+        }
+        (void) sd_bus_flush(bus);
+        usec_t sent = now_usec(CLOCK_MONOTONIC) - s0;
+        /* Answered in order after the pushes from this connection. */
+        uint64_t thaws = statistic(bus, "thaws") - thaws0, coalesced = statistic(bus, "coalesced") - coalesced0;
+        usec_t handled = now_usec(CLOCK_MONOTONIC) - s0;
+        uint64_t rss_after_storm = rss_kib(listener_pid);
+
+        /* Idle in standby: every unit frozen, nothing sent to the listener. */
+        (void) refreeze(KIND_PUSH);
+        (void) statistic(bus, "events");
+        (void) statistic(bus, "events");
+        fprintf(stderr, "[listener] idle in standby for %u s\n", idle_seconds);
+        uint64_t runs0 = runs(listener_pid);
+        (void) poll(NULL, 0, (int) idle_seconds * 1000);
+        uint64_t idle_runs = runs(listener_pid) - runs0;
+        (void) run_manager("exit", NULL);
+
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/listener.csv", bench_output);
+        FILE *csv = fopen(path, "we");
+        if (csv)
+                fprintf(csv, "kind,mode,samples,p50_us,p99_us,max_us\n");
+        printf("\nEvent to the woken service's reply, %u samples each (us)\n\n", samples);
+        printf("%-10s %-12s %10s %10s %10s\n", "event", "service", "p50", "p99", "max");
+        for (int k = 0; k < _KIND_MAX; k++) {
+                print_row(csv, kind_names[k], "never-frozen", base + k * samples, samples);
+                print_row(csv, kind_names[k], "frozen", frozen + k * samples, samples);
+                printf("%-10s %-12s %10.1f %10.1f\n", "", "added", stats_percentile(frozen + k * samples, samples, 50) -
+                                                                    stats_percentile(base + k * samples, samples, 50),
+                       stats_percentile(frozen + k * samples, samples, 99) - stats_percentile(base + k * samples, samples, 99));
+        }
+        printf("\nInside the listener, event received to units thawed: mean %.1f us, max %llu us (%llu thaws)\n",
+               n_thaws ? (double) thaw_total / (double) n_thaws : 0.0, (unsigned long long) thaw_max,
+               (unsigned long long) n_thaws);
+        printf("Listener RSS: %llu KiB after the events, %llu KiB after the storm\n",
+               (unsigned long long) rss_after_events, (unsigned long long) rss_after_storm);
+        printf("Storm: 10000 pushes sent in %.1f ms, handled in %.1f ms: %llu thaw(s), %llu coalesced\n",
+               (double) sent / 1000.0, (double) handled / 1000.0, (unsigned long long) thaws,
+               (unsigned long long) coalesced);
+        printf("Idle in standby for %u s: the listener ran %llu times\n", idle_seconds, (unsigned long long) idle_runs);
+        if (csv) {
+                fprintf(csv, "# rss_kib_after_events=%llu rss_kib_after_storm=%llu storm_thaws=%llu storm_coalesced=%llu "
+                             "storm_handled_ms=%.1f idle_seconds=%u idle_runs=%llu\n",
+                        (unsigned long long) rss_after_events, (unsigned long long) rss_after_storm,
+                        (unsigned long long) thaws, (unsigned long long) coalesced, (double) handled / 1000.0,
+                        idle_seconds, (unsigned long long) idle_runs);
+                fclose(csv);
+                printf("\nResults: %s\n", path);
+        }
+        r = 0;
+finish:
+        if (r < 0)
+                (void) run_manager("exit", NULL);
+        safe_close(push_conn);
+        sd_bus_flush_close_unref(bus);
+        if (listener_pid > 0) {
+                kill(listener_pid, SIGTERM);
+                waitpid(listener_pid, NULL, 0);
+        }
+        if (dbus_pid > 0) {
+                kill(dbus_pid, SIGTERM);
+                waitpid(dbus_pid, NULL, 0);
+        }
+        return r;
+}
