@@ -1,10 +1,12 @@
 #!/bin/sh
 # The README's main job: set up, build, and run the default benchmark
 # comparison on the built-in workloads (freeze vs. slack), then the
-# enter/exit timing against the cgroup.freeze floor. As root.
+# enter/exit timing against the cgroup.freeze floor, then what the listener
+# costs an event. As root.
 set -eu
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 make -j"$(nproc)"
 build/standby-bench --output bench-results "$@"
 build/standby-bench --enter-exit --reps 30 --output bench-results
+build/standby-bench --listener --samples 200 --idle-seconds 10 --output bench-results
