@@ -12,6 +12,10 @@ LIBEXECDIR ?= $(PREFIX)/libexec/standby
 MANDIR ?= $(PREFIX)/share/man
 SYSCONFDIR ?= /etc
 DOCDIR ?= $(PREFIX)/share/doc/standby
+RULESLIBDIR ?= $(PREFIX)/lib/standby/rules.d
+SYSTEMDUNITDIR ?= $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
+TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
+DBUSPOLICYDIR ?= $(PREFIX)/share/dbus-1/system.d
 
 CC ?= cc
 PKG_CONFIG ?= pkg-config
@@ -42,7 +46,7 @@ CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check)
 CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check)
 
 ALL_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(OPTFLAGS) $(WARNFLAGS) -fstack-protector-strong \
-	-DSTANDBY_SYSCONFDIR='"$(SYSCONFDIR)"' -DSTANDBY_LIBEXECDIR='"$(LIBEXECDIR)"' \
+	-DSTANDBY_SYSCONFDIR='"$(SYSCONFDIR)"' -DSTANDBY_LIBEXECDIR='"$(LIBEXECDIR)"' -DSTANDBY_RULES_LIBDIR='"$(RULESLIBDIR)"' \
 	-Icommon -Ifreezer $(SANFLAGS) $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
 ALL_LDFLAGS := $(SANFLAGS) $(LDFLAGS)
 
@@ -157,6 +161,15 @@ install: $(MANAGER) $(LISTENER) man
 	test -e $(DESTDIR)$(SYSCONFDIR)/standby/standby.conf || \
 		install -m 0644 units/standby.conf $(DESTDIR)$(SYSCONFDIR)/standby/standby.conf
 	install -m 0644 README.md docs/design.md $(DESTDIR)$(DOCDIR)/
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(DBUSPOLICYDIR) $(DESTDIR)$(RULESLIBDIR) \
+		$(DESTDIR)$(SYSCONFDIR)/standby/rules.d
+	for u in standby-listener.service standby-enter.service; do \
+		sed 's|@SBINDIR@|$(SBINDIR)|g' units/$$u.in > $(DESTDIR)$(SYSTEMDUNITDIR)/$$u; \
+		chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/$$u; done
+	install -m 0644 units/standby.target $(DESTDIR)$(SYSTEMDUNITDIR)/
+	install -m 0644 units/standby.tmpfiles $(DESTDIR)$(TMPFILESDIR)/standby.conf
+	install -m 0644 units/org.standby.Listener1.conf $(DESTDIR)$(DBUSPOLICYDIR)/
+	install -m 0644 units/rules.d/*.rule $(DESTDIR)$(RULESLIBDIR)/
 
 format:
 	clang-format -i common/*.[ch] freezer/*.[ch] listener/*.c bench/*.[ch] tests/*.[ch] tests/helpers/*.c

@@ -91,6 +91,7 @@ typedef struct ParseState {
         int key_line[16];         /* line of each K_* key, by bit index */
         int event_line, thaw_line;
         bool seen_event, seen_thaw, seen_for;
+        bool any_key;      /* a file of comments only holds no rule */
 } ParseState;
 
 static int set_string(char **field, const char *value) {
@@ -239,6 +240,7 @@ static int handle_action(ParseState *s, const char *name, const char *value) {
 static int handler(void *user, const char *section, const char *name, const char *value) {
         ParseState *s = user;
 
+        s->any_key = true;
         if (streq(section, "Match"))
                 return handle_match(s, name, value);
         if (streq(section, "Action"))
@@ -250,6 +252,9 @@ static int handler(void *user, const char *section, const char *name, const char
 static void validate(void *userdata) {
         ParseState *s = userdata;
         Rule *r = &s->rule;
+
+        if (!s->any_key)
+                return; /* comments only: no rule, no error */
 
         if (!s->seen_event) {
                 ini_file_fail(&s->ini, 0, "no Event= in [Match]");
@@ -321,6 +326,10 @@ int rules_parse_file(RuleSet *set, const char *path, bool check_owner, char **re
         if (r < 0) {
                 rule_done(&s.rule);
                 return r;
+        }
+        if (!s.any_key) {
+                rule_done(&s.rule);
+                return 0; /* an example file with everything commented out */
         }
 
         Rule *nr = realloc(set->rules, (set->n_rules + 1) * sizeof(Rule));

@@ -56,7 +56,8 @@ static inline void rule_set_freep(RuleSet **s) {
 }
 #define _cleanup_rule_set_ __attribute__((cleanup(rule_set_freep)))
 
-/* Parses one rule file into set (appending one rule). When check_owner, the
+/* Parses one rule file into set (appending one rule; a file of comments
+ * only appends none). When check_owner, the
  * file must be owned by root and not writable by others. On error returns a
  * negative errno and "FILE:LINE: what was expected" (or "FILE: why") in
  * ret_error; set is unchanged then. */

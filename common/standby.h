@@ -9,6 +9,10 @@
 #define STANDBY_SYSCONFDIR "/etc"
 #endif
 
+#ifndef STANDBY_RULES_LIBDIR
+#define STANDBY_RULES_LIBDIR "/usr/lib/standby/rules.d"
+#endif
+
 #define STANDBY_CONFIG_PATH STANDBY_SYSCONFDIR "/standby/standby.conf"
 #define STANDBY_STATE_DIR "/run/standby"
 

@@ -272,7 +272,7 @@ int main(int argc, char *argv[]) {
         if (n_dirs == 0) {
                 dirs[n_dirs++] = STANDBY_SYSCONFDIR "/standby/rules.d";
                 dirs[n_dirs++] = "/run/standby/rules.d";
-                dirs[n_dirs++] = "/usr/lib/standby/rules.d";
+                dirs[n_dirs++] = STANDBY_RULES_LIBDIR;
         }
         if (!check) {
                 if (optind < argc) {

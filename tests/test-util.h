@@ -88,3 +88,4 @@ Suite *crash_suite(void);
 Suite *bench_suite(void);
 Suite *rules_suite(void);
 Suite *listener_suite(void);
+Suite *units_suite(void);

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The files `make install` puts in place for systemd and D-Bus are valid. */
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "macro.h"
+#include "test-util.h"
+
+static const char *units_dir(void) {
+        const char *d = getenv("STANDBY_UNITS_DIR");
+        return d ? d : "units";
+}
+
+/* Runs a shell command line; returns its exit status and its output. */
+static int run(const char *cmd, char **ret_out) {
+        FILE *f = popen(cmd, "re");
+        ck_assert_ptr_nonnull(f);
+        char *buf = calloc(1, 16384);
+        size_t n = fread(buf, 1, 16383, f);
+        buf[n] = 0;
+        int status = pclose(f);
+        *ret_out = buf;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* systemd's own checker finds nothing to say about the units. */
+START_TEST(test_units_verify) {
+        char dir[] = "/tmp/standby-units-XXXXXX", cmd[8192], sbindir[PATH_MAX];
+        _cleanup_free_ char *out = NULL;
+
+        if (access("/usr/bin/systemd-analyze", X_OK) < 0) {
+                fprintf(stderr, "SKIP: test_units_verify: no systemd-analyze here\n");
+                return;
+        }
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        ck_assert_ptr_nonnull(realpath(getenv("STANDBY_BUILD_DIR") ?: "build", sbindir));
+        snprintf(cmd, sizeof(cmd),
+                 "for u in standby-listener.service standby-enter.service; do "
+                 "sed 's|@SBINDIR@|%s|g' %s/$u.in > %s/$u; done; cp %s/standby.target %s/ && "
+                 "SYSTEMD_LOG_LEVEL=notice systemd-analyze verify --man=no %s/standby-listener.service "
+                 "%s/standby-enter.service %s/standby.target 2>&1",
+                 sbindir, units_dir(), dir, units_dir(), dir, dir, dir, dir);
+        int code = run(cmd, &out);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+        (void) !system(cmd);
+        ck_assert_msg(code == 0 && out[0] == 0, "systemd-analyze verify said (%d): %s", code, out);
+}
+END_TEST
+
+/* dbus-daemon loads the listener's policy. */
+START_TEST(test_dbus_policy_loads) {
+        char dir[] = "/tmp/standby-policy-XXXXXX", conf[256], cmd[512], policy[PATH_MAX];
+        _cleanup_free_ char *out = NULL;
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        ck_assert_ptr_nonnull(realpath(units_dir(), policy));
+        snprintf(conf, sizeof(conf), "%s/bus.conf", dir);
+        FILE *f = fopen(conf, "we");
+        ck_assert_ptr_nonnull(f);
+        fprintf(f, "<!DOCTYPE busconfig PUBLIC \"-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN\"\n"
+                   " \"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd\">\n"
+                   "<busconfig><type>system</type><listen>unix:path=%s/bus</listen><auth>EXTERNAL</auth>\n"
+                   "<include>%s/org.standby.Listener1.conf</include></busconfig>\n",
+                   dir, policy);
+        fclose(f);
+        /* It prints its address only once the configuration has loaded. */
+        int p[2];
+        ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                dup2(p[1], 1);
+                dup2(p[1], 2);
+                char arg[300];
+                snprintf(arg, sizeof(arg), "--config-file=%s", conf);
+                execlp("dbus-daemon", "dbus-daemon", arg, "--nofork", "--print-address=1", NULL);
+                _exit(127);
+        }
+        close(p[1]);
+        struct pollfd pf = { .fd = p[0], .events = POLLIN };
+        char line[512] = {};
+        ck_assert_int_eq(poll(&pf, 1, 10000), 1);
+        ck_assert_int_gt(read(p[0], line, sizeof(line) - 1), 0);
+        close(p[0]);
+        kill(pid, SIGTERM);
+        waitpid(pid, NULL, 0);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+        (void) !system(cmd);
+        ck_assert_msg(strneq(line, "unix:path=", 10), "dbus-daemon refused the policy: %s", line);
+}
+END_TEST
+
+/* The example rules are all comments: they load, as no rule. */
+START_TEST(test_example_rules) {
+        char cmd[1024];
+        _cleanup_free_ char *out = NULL;
+
+        snprintf(cmd, sizeof(cmd), "%s --check --rules-dir %s/rules.d 2>&1", test_bin("standby-listener"), units_dir());
+        ck_assert_int_eq(run(cmd, &out), 0);
+        ck_assert_msg(strstr(out, "No rules."), "%s", out);
+}
+END_TEST
+
+Suite *units_suite(void) {
+        Suite *s = suite_create("units");
+        TCase *tc = tcase_create("files");
+        tcase_add_test(tc, test_units_verify);
+        tcase_add_test(tc, test_dbus_policy_loads);
+        tcase_add_test(tc, test_example_rules);
+        suite_add_tcase(s, tc);
+        return s;
+}
