@@ -350,6 +350,41 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
                                                                     stats_percentile(base + k * samples, samples, 50),
                        stats_percentile(frozen + k * samples, samples, 99) - stats_percentile(base + k * samples, samples, 99));
         }
+        /* Latency CDF per event kind, frozen against never frozen. */
+        char datp[4096];
+        snprintf(datp, sizeof(datp), "%s/latency.dat", bench_output);
+        FILE *dat = fopen(datp, "we");
+        if (dat) {
+                /* One block per series (sorted samples, cumulative fraction), blank lines between. */
+                for (int k = 0; k < _KIND_MAX; k++)
+                        for (int frz = 0; frz < 2; frz++) {
+                                double *v = (frz ? frozen : base) + k * samples;
+                                (void) stats_percentile(v, samples, 50); /* sorts */
+                                fprintf(dat, "# %s %s\n", kind_names[k], frz ? "frozen" : "never-frozen");
+                                for (unsigned i = 0; i < samples; i++)
+                                        fprintf(dat, "%.1f %.4f\n", v[i], (double) (i + 1) / samples);
+                                fprintf(dat, "\n\n");
+                        }
+                fclose(dat);
+                char gpp[4096];
+                snprintf(gpp, sizeof(gpp), "%s/latency.gp", bench_output);
+                FILE *gp = fopen(gpp, "we");
+                if (gp) {
+                        fprintf(gp, "set terminal pngcairo size 900,500\nset output '%s/latency.png'\n"
+                                    "set title 'Event to the service reply (%u samples each)'\n"
+                                    "set xlabel 'latency (us)'\nset ylabel 'fraction of events'\nset logscale x\n"
+                                    "set key bottom right\nset grid\nplot ", bench_output, samples);
+                        for (int i = 0; i < _KIND_MAX * 2; i++)
+                                fprintf(gp, "%s'%s/latency.dat' index %d using 1:2 with lines lw 2 lc %d dt %d title '%s %s'",
+                                        i ? ", " : "", bench_output, i, i / 2 + 1, i % 2 ? 1 : 2, kind_names[i / 2],
+                                        i % 2 ? "frozen" : "never frozen");
+                        fprintf(gp, "\n");
+                        fclose(gp);
+                        if (bench_gnuplot(gpp) >= 0)
+                                printf("Plot: %s/latency.png\n", bench_output);
+                }
+        }
+
         printf("\nInside the listener, event received to units thawed: mean %.1f us, max %llu us (%llu thaws)\n",
                n_thaws ? (double) thaw_total / (double) n_thaws : 0.0, (unsigned long long) thaw_max,
                (unsigned long long) n_thaws);

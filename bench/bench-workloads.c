@@ -44,8 +44,12 @@ int scratch_open(Scratch *s, const char *sub, int *ret_fd) {
 }
 
 int scratch_spawn(Scratch *s, const char *sub, char *const argv[], pid_t *ret) {
+        return scratch_spawn_ticking(s, sub, argv, ret, NULL);
+}
+
+int scratch_spawn_ticking(Scratch *s, const char *sub, char *const argv[], pid_t *ret, int *ret_tick_fd) {
         _cleanup_close_ int cg = -EBADF;
-        int sync[2], r;
+        int sync[2], tick[2] = { -1, -1 }, r;
         pid_t pid;
         char c;
 
@@ -58,6 +62,8 @@ int scratch_spawn(Scratch *s, const char *sub, char *const argv[], pid_t *ret) {
         s->pids = np;
         if (pipe2(sync, O_CLOEXEC) < 0)
                 return negative_errno();
+        if (ret_tick_fd && pipe2(tick, O_CLOEXEC | O_NONBLOCK) < 0)
+                return negative_errno();
         pid = fork();
         if (pid < 0)
                 return negative_errno();
@@ -68,11 +74,17 @@ int scratch_spawn(Scratch *s, const char *sub, char *const argv[], pid_t *ret) {
                 int null = open("/dev/null", O_RDWR);
                 dup2(null, 0);
                 dup2(null, 1);
+                if (ret_tick_fd && dup2(tick[1], 3) != 3)
+                        _exit(127);
                 execv(argv[0], argv);
                 (void) !write(sync[1], "e", 1);
                 _exit(127);
         }
         close(sync[1]);
+        if (ret_tick_fd) {
+                close(tick[1]);
+                *ret_tick_fd = tick[0];
+        }
         s->pids[s->n_pids++] = pid;
         /* EOF: exec'd inside its cgroup; a byte: it failed. */
         ssize_t n = read(sync[0], &c, 1);

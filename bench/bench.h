@@ -41,6 +41,12 @@ int scratch_create(Scratch *s);
 void scratch_destroy(Scratch *s);
 /* Starts argv in base/sub (created as needed). */
 int scratch_spawn(Scratch *s, const char *sub, char *const argv[], pid_t *ret);
+/* The same, handing the program a non-blocking pipe as fd 3 (its tick fd);
+ * the read end is returned. */
+int scratch_spawn_ticking(Scratch *s, const char *sub, char *const argv[], pid_t *ret, int *ret_tick_fd);
+
+/* Runs gnuplot on a script; -ENOENT when gnuplot is not installed. */
+int bench_gnuplot(const char *script_path);
 /* Opens base/sub. */
 int scratch_open(Scratch *s, const char *sub, int *ret_fd);
 

@@ -12,6 +12,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
+#include <poll.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -142,7 +143,41 @@ static const char * const phase_names[_PHASE_MAX] = { "before", "standby", "afte
 typedef struct Result {
         double rate[_PHASE_MAX][MAX_REPS];       /* wakeups/s */
         double cpu[_PHASE_MAX][MAX_REPS];        /* CPU ms per s */
+        double recovery_ms[MAX_REPS];            /* exit to the first wakeup; NAN: none in time */
 } Result;
+
+#define RECOVERY_BOUND_USEC (5 * USEC_PER_SEC)
+
+static void drain(int fd) {
+        char buf[4096];
+        while (read(fd, buf, sizeof(buf)) > 0)
+                ;
+}
+
+/* After exit: how long until each workload wakes again, bounded. A healthy
+ * one takes at most a period; one that never comes back is NAN. */
+static void measure_recovery(const int *ticks, size_t n, usec_t t0, double *ret_ms) {
+        struct pollfd pfds[64];
+        size_t left = n;
+
+        for (size_t i = 0; i < n; i++) {
+                pfds[i] = (struct pollfd) { .fd = ticks[i], .events = POLLIN };
+                ret_ms[i] = NAN;
+        }
+        while (left > 0) {
+                int t = deadline_poll_timeout(t0 + RECOVERY_BOUND_USEC);
+                if (t == 0 || poll(pfds, n, t) <= 0)
+                        break;
+                usec_t now = now_usec(CLOCK_MONOTONIC);
+                for (size_t i = 0; i < n; i++)
+                        if (pfds[i].fd >= 0 && (pfds[i].revents & POLLIN)) {
+                                ret_ms[i] = (double) (now - t0) / 1000.0;
+                                drain(ticks[i]);
+                                pfds[i].fd = -1; /* poll ignores it from now on */
+                                left--;
+                        }
+        }
+}
 
 /* Measures every workload over one window: wakeups/s and CPU ms/s. */
 static int measure(int *fds, size_t n, usec_t window, double *rates, double *cpus) {
@@ -175,19 +210,23 @@ static int run_compare(void) {
         size_t nw = strv_length(opt.workloads), ns = strv_length(opt.strategies);
         _cleanup_free_ Result *res = calloc(nw * ns, sizeof(Result));
         _cleanup_free_ int *fds = calloc(nw, sizeof(int));
+        _cleanup_free_ int *ticks = calloc(nw, sizeof(int));
         double enter_ms[8][MAX_REPS] = {}, exit_ms[8][MAX_REPS] = {};
         char sub[256], targets[512], period[16];
         usec_t started = now_usec(CLOCK_MONOTONIC);
         usec_t total = (usec_t) ns * opt.reps * 3 * opt.window;
         int r;
 
-        if (!res || !fds || nw > 64 || ns > 8)
+        if (!res || !fds || !ticks || nw > 64 || ns > 8)
                 return -EINVAL;
         snprintf(period, sizeof(period), "%u", opt.period_ms);
         for (size_t w = 0; w < nw; w++) {
                 snprintf(sub, sizeof(sub), "workloads.slice/%s.service", opt.workloads[w]);
-                char *argv[] = { (char *) opt.workload, opt.workloads[w], "--period-ms", period, NULL };
-                r = start_unit(sub, argv, 1, &fds[w]);
+                char *argv[] = { (char *) opt.workload, opt.workloads[w], "--period-ms", period, "--tick-fd", "3", NULL };
+                r = scratch_spawn_ticking(&scratch, sub, argv, NULL, &ticks[w]);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to start %s: %m", opt.workloads[w]);
+                r = scratch_open(&scratch, sub, &fds[w]);
                 if (r < 0)
                         return r;
         }
@@ -213,10 +252,17 @@ static int run_compare(void) {
                                         enter_ms[s][rep] = (double) t / 1000.0;
                                 }
                                 if (ph == PHASE_AFTER) {
+                                        double rec[64];
+                                        for (size_t w = 0; w < nw; w++)
+                                                drain(ticks[w]);
+                                        usec_t t0 = now_usec(CLOCK_MONOTONIC);
                                         usec_t t = run_manager("exit", NULL);
                                         if (t == USEC_INFINITY)
                                                 return -EIO;
                                         exit_ms[s][rep] = (double) t / 1000.0;
+                                        measure_recovery(ticks, nw, t0, rec);
+                                        for (size_t w = 0; w < nw; w++)
+                                                res[s * nw + w].recovery_ms[rep] = rec[w];
                                 }
                                 double rates[64], cpus[64];
                                 r = measure(fds, nw, opt.window, rates, cpus);
@@ -232,8 +278,10 @@ static int run_compare(void) {
                         }
                 }
 
-        for (size_t w = 0; w < nw; w++)
+        for (size_t w = 0; w < nw; w++) {
                 safe_close(fds[w]);
+                safe_close(ticks[w]);
+        }
 
         /* The table: medians over repetitions, [min-max] where they differ. */
         printf("\nWakeups per second (median of %u runs, %.0f s windows, period %u ms)\n\n", opt.reps,
@@ -261,6 +309,36 @@ static int run_compare(void) {
         for (size_t s = 0; s < ns; s++)
                 printf(" | %-8s %26.2f", opt.strategies[s], stats_median(exit_ms[s], opt.reps));
         printf("\n");
+
+        /* Recovery: from the start of exit to each workload's next wakeup. */
+        printf("\nBack on schedule after exit: first wakeup, ms from the start of exit (median; "
+               "NEVER = none within %.0f s)\n\n", (double) RECOVERY_BOUND_USEC / 1e6);
+        printf("%-12s", "workload");
+        for (size_t s = 0; s < ns; s++)
+                printf(" | %-8s %10s", opt.strategies[s], "ms");
+        printf("\n");
+        bool never = false;
+        for (size_t w = 0; w < nw; w++) {
+                printf("%-12s", opt.workloads[w]);
+                for (size_t s = 0; s < ns; s++) {
+                        double v[MAX_REPS];
+                        size_t k = 0, lost = 0;
+                        for (unsigned rep = 0; rep < opt.reps; rep++)
+                                if (isnan(res[s * nw + w].recovery_ms[rep]))
+                                        lost++;
+                                else
+                                        v[k++] = res[s * nw + w].recovery_ms[rep];
+                        if (lost) {
+                                printf(" | %-8s %7s%zu/%u", "", "NEVER ", lost, opt.reps);
+                                never = true;
+                        } else
+                                printf(" | %-8s %10.1f", "", stats_median(v, k));
+                }
+                printf("\n");
+        }
+        if (never)
+                printf("\n!!! Some workloads did not wake again within %.0f s of exit: their timers are still on the "
+                       "standby range. !!!\n", (double) RECOVERY_BOUND_USEC / 1e6);
 
         /* CSV and JSON: every repetition, every phase. */
         char path[4096];
@@ -306,7 +384,58 @@ static int run_compare(void) {
         fprintf(js, "]}\n");
         fclose(csv);
         fclose(js);
-        printf("\nResults: %s/results.csv, %s/results.json\n", opt.output, opt.output);
+
+        snprintf(path, sizeof(path), "%s/recovery.csv", opt.output);
+        FILE *rc = fopen(path, "we");
+        if (rc) {
+                print_machine(rc);
+                fprintf(rc, "strategy,workload,rep,recovery_ms\n");
+                for (size_t s = 0; s < ns; s++)
+                        for (size_t w = 0; w < nw; w++)
+                                for (unsigned rep = 0; rep < opt.reps; rep++)
+                                        fprintf(rc, "%s,%s,%u,%.3f\n", opt.strategies[s], opt.workloads[w], rep + 1,
+                                                res[s * nw + w].recovery_ms[rep]);
+                fclose(rc);
+        }
+
+        /* The plot: standby wakeups per workload and strategy, next to "before". */
+        snprintf(path, sizeof(path), "%s/wakeups.dat", opt.output);
+        FILE *dat = fopen(path, "we");
+        if (dat) {
+                fprintf(dat, "# workload none");
+                for (size_t s = 0; s < ns; s++)
+                        fprintf(dat, " %s", opt.strategies[s]);
+                fprintf(dat, "\n");
+                for (size_t w = 0; w < nw; w++) {
+                        double v[MAX_REPS];
+                        memcpy(v, res[w].rate[PHASE_BEFORE], sizeof(double) * opt.reps);
+                        fprintf(dat, "%s %.3f", opt.workloads[w], stats_median(v, opt.reps));
+                        for (size_t s = 0; s < ns; s++) {
+                                memcpy(v, res[s * nw + w].rate[PHASE_STANDBY], sizeof(double) * opt.reps);
+                                fprintf(dat, " %.3f", stats_median(v, opt.reps));
+                        }
+                        fprintf(dat, "\n");
+                }
+                fclose(dat);
+                snprintf(path, sizeof(path), "%s/wakeups.gp", opt.output);
+                FILE *gp = fopen(path, "we");
+                if (gp) {
+                        fprintf(gp, "set terminal pngcairo size 900,500\nset output '%s/wakeups.png'\n"
+                                    "set title 'Wakeups per second in standby (median of %u runs, period %u ms)'\n"
+                                    "set style data histograms\nset style histogram clustered gap 1\n"
+                                    "set style fill solid 0.8 border -1\nset ylabel 'wakeups/s'\nset key top right\n"
+                                    "set yrange [0:*]\nset offsets 0,0,2,0\nset xtics rotate by -30\n"
+                                    "plot '%s/wakeups.dat' using 2:xtic(1) title 'no standby'",
+                                opt.output, opt.reps, opt.period_ms, opt.output);
+                        for (size_t s = 0; s < ns; s++)
+                                fprintf(gp, ", '' using %zu title '%s'", s + 3, opt.strategies[s]);
+                        fprintf(gp, "\n");
+                        fclose(gp);
+                        if (bench_gnuplot(path) >= 0)
+                                printf("\nPlot: %s/wakeups.png\n", opt.output);
+                }
+        }
+        printf("\nResults: %s/results.csv, %s/results.json, %s/recovery.csv\n", opt.output, opt.output, opt.output);
         return 0;
 }
 
@@ -523,4 +652,23 @@ int main(int argc, char *argv[]) {
         strv_free(opt.strategies);
         strv_free(opt.workloads);
         return r < 0 ? 1 : 0;
+}
+
+int bench_gnuplot(const char *script_path) {
+        int status;
+        pid_t pid = fork();
+
+        if (pid < 0)
+                return negative_errno();
+        if (pid == 0) {
+                execlp("gnuplot", "gnuplot", script_path, NULL);
+                _exit(127);
+        }
+        if (waitpid(pid, &status, 0) != pid)
+                return negative_errno();
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+                fprintf(stderr, "standby-bench: gnuplot is not installed: no plot.\n");
+                return -ENOENT;
+        }
+        return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EIO;
 }
