@@ -64,3 +64,7 @@ int write_config(const char *targets);
  * against a service never frozen, listener RSS, an event storm, and idle
  * wakeups. */
 int bench_listener(const char *listener_path, unsigned samples, unsigned idle_seconds);
+
+/* bench-selfcheck.c: counts each workload's wakeups both ways over window;
+ * prints the comparison. -EBADMSG when they disagree. */
+int bench_self_check(const int *fds, char **names, size_t n, usec_t window);

@@ -41,6 +41,7 @@ typedef struct Options {
         unsigned units, procs;
         bool enter_exit;
         bool no_guard;
+        bool self_check;
         const char *listener;
         unsigned samples, idle_seconds;
 } Options;
@@ -72,6 +73,7 @@ static void help(void) {
                "  --enter-exit          measure enter/exit time against the cgroup.freeze floor\n"
                "  --units N --procs M   size of the enter-exit tree (default 100 x 10)\n"
                "  --no-deadlock-guard   run the manager with DeadlockGuard=no\n"
+               "  --self-check          first compare the wakeup counts with tracefs sched_wakeup\n"
                "  --listener[=PATH]     measure standby-listener (default build/standby-listener):\n"
                "                        event latency against a never-frozen service, RSS,\n"
                "                        a storm of 10000 pushes, wakeups while idle\n"
@@ -234,6 +236,11 @@ static int run_compare(void) {
         r = write_config(targets);
         if (r < 0)
                 return log_error_errno(r, "Failed to write %s: %m", config_path);
+        if (opt.self_check) {
+                r = bench_self_check(fds, opt.workloads, nw, opt.window);
+                if (r < 0 && r != -EBADMSG)
+                        return r;
+        }
 
         for (unsigned rep = 0; rep < opt.reps; rep++)
                 for (size_t s = 0; s < ns; s++) {
@@ -527,7 +534,7 @@ static int run_enter_exit(void) {
 
 int main(int argc, char *argv[]) {
         enum { ARG_MANAGER = 0x100, ARG_WORKLOAD, ARG_STRATEGIES, ARG_WORKLOADS, ARG_PERIOD, ARG_DURATION, ARG_REPS,
-               ARG_OUTPUT, ARG_ENTER_EXIT, ARG_UNITS, ARG_PROCS, ARG_NO_GUARD, ARG_LISTENER, ARG_SAMPLES, ARG_IDLE };
+               ARG_OUTPUT, ARG_ENTER_EXIT, ARG_UNITS, ARG_PROCS, ARG_NO_GUARD, ARG_SELF_CHECK, ARG_LISTENER, ARG_SAMPLES, ARG_IDLE };
         static const struct option options[] = {
                 { "manager", required_argument, NULL, ARG_MANAGER },
                 { "workload", required_argument, NULL, ARG_WORKLOAD },
@@ -541,6 +548,7 @@ int main(int argc, char *argv[]) {
                 { "units", required_argument, NULL, ARG_UNITS },
                 { "procs", required_argument, NULL, ARG_PROCS },
                 { "no-deadlock-guard", no_argument, NULL, ARG_NO_GUARD },
+                { "self-check", no_argument, NULL, ARG_SELF_CHECK },
                 { "listener", optional_argument, NULL, ARG_LISTENER },
                 { "samples", required_argument, NULL, ARG_SAMPLES },
                 { "idle-seconds", required_argument, NULL, ARG_IDLE },
@@ -569,6 +577,7 @@ int main(int argc, char *argv[]) {
                 case ARG_UNITS: opt.units = (unsigned) strtoul(optarg, NULL, 10); break;
                 case ARG_PROCS: opt.procs = (unsigned) strtoul(optarg, NULL, 10); break;
                 case ARG_NO_GUARD: opt.no_guard = true; break;
+                case ARG_SELF_CHECK: opt.self_check = true; break;
                 case ARG_LISTENER: opt.listener = optarg ? optarg : "build/standby-listener"; break;
                 case ARG_SAMPLES: opt.samples = (unsigned) strtoul(optarg, NULL, 10); break;
                 case ARG_IDLE: opt.idle_seconds = (unsigned) strtoul(optarg, NULL, 10); break;

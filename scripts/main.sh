@@ -7,6 +7,6 @@ set -eu
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 make -j"$(nproc)"
-build/standby-bench --output bench-results "$@"
+build/standby-bench --self-check --output bench-results "$@"
 build/standby-bench --enter-exit --reps 30 --output bench-results
 build/standby-bench --listener --samples 200 --idle-seconds 10 --output bench-results
