@@ -25,11 +25,11 @@
 
 #define SERVICE_NAME "org.standby.BenchService"
 
-static char bus_address[400];
-static pid_t dbus_pid, listener_pid;
+char bus_address[400];
+pid_t dbus_pid, listener_pid;
 static int port_socket, port_push;
 
-static int start_dbus(void) {
+int bench_start_dbus(void) {
         char conf[400], addr_arg[450], line[512] = {};
         int out[2];
         FILE *f;
@@ -67,7 +67,7 @@ static int start_dbus(void) {
         return ok ? 0 : -ETIMEDOUT;
 }
 
-static int write_rule(const char *name, const char *text) {
+int bench_write_rule(const char *name, const char *text) {
         char path[400];
         FILE *f;
 
@@ -79,7 +79,7 @@ static int write_rule(const char *name, const char *text) {
         return fclose(f) == 0 ? 0 : negative_errno();
 }
 
-static int start_listener(const char *path) {
+int bench_start_listener(const char *path) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         char env[200], rules[300], buf[256];
         int fd, r = -ETIMEDOUT;
@@ -88,6 +88,7 @@ static int start_listener(const char *path) {
                 return -ENAMETOOLONG;
         memcpy(sa.sun_path, tmpdir, strlen(tmpdir));
         memcpy(sa.sun_path + strlen(tmpdir), "/notify", sizeof("/notify"));
+        (void) unlink(sa.sun_path);
         fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         if (fd < 0 || bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
                 return negative_errno();
@@ -98,8 +99,10 @@ static int start_listener(const char *path) {
                 return negative_errno();
         if (listener_pid == 0) {
                 putenv(env);
-                int null = open("/dev/null", O_WRONLY);
-                dup2(null, 2);
+                if (!getenv("STANDBY_BENCH_DEBUG")) {
+                        int null = open("/dev/null", O_WRONLY);
+                        dup2(null, 2);
+                }
                 execl(path, "standby-listener", "--config", config_path, "--state-dir", state_dir, "--rules-dir",
                       rules, "--bus-address", bus_address, NULL);
                 _exit(127);
@@ -120,7 +123,7 @@ static int start_listener(const char *path) {
         return r;
 }
 
-static int tcp_connect(int port) {
+int bench_tcp_connect(int port) {
         struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t) port),
                                   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
         int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -132,7 +135,7 @@ static int tcp_connect(int port) {
 }
 
 /* One request and its echo, with a 5 s bound. */
-static int echo(int fd) {
+int bench_echo(int fd) {
         char c;
         struct pollfd p = { .fd = fd, .events = POLLIN };
         if (write(fd, "x", 1) != 1 || poll(&p, 1, 5000) != 1 || read(fd, &c, 1) != 1)
@@ -152,10 +155,10 @@ static int sample(sd_bus *bus, int kind, int push_conn, usec_t *ret) {
         switch (kind) {
         case KIND_SOCKET: {
                 /* A new client: connect, ask, get the answer. */
-                int fd = tcp_connect(port_socket);
+                int fd = bench_tcp_connect(port_socket);
                 if (fd < 0)
                         return fd;
-                r = echo(fd);
+                r = bench_echo(fd);
                 close(fd);
                 break;
         }
@@ -164,7 +167,7 @@ static int sample(sd_bus *bus, int kind, int push_conn, usec_t *ret) {
                 r = sd_bus_call_method(bus, "org.standby.Listener1", "/org/standby/Listener1", "org.standby.Listener1",
                                        "Push", NULL, NULL, "ss", kind_units[KIND_PUSH], "bench");
                 if (r >= 0)
-                        r = echo(push_conn);
+                        r = bench_echo(push_conn);
                 break;
         }
         default:
@@ -231,14 +234,14 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
         if (!base || !frozen)
                 return -ENOMEM;
         snprintf(dir, sizeof(dir), "%s/rules", tmpdir);
-        if (mkdir(dir, 0755) < 0)
+        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
                 return negative_errno();
         port_socket = 20000 + (int) (getpid() % 20000);
         port_push = port_socket + 1;
         snprintf(port_arg[0], sizeof(port_arg[0]), "%d", port_socket);
         snprintf(port_arg[1], sizeof(port_arg[1]), "%d", port_push);
 
-        r = start_dbus();
+        r = bench_start_dbus();
         if (r < 0)
                 return log_error_errno(r, "Failed to start dbus-daemon: %m");
 
@@ -254,11 +257,11 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
         snprintf(targets, sizeof(targets), "%s/units.slice", scratch.base);
         if ((r = write_config(targets)) < 0)
                 goto finish;
-        if ((r = write_rule("10-socket.rule", "[Match]\nEvent=socket\nUnit=socket.service\n[Action]\nThaw=socket.service\n")) < 0 ||
-            (r = write_rule("20-push.rule", "[Match]\nEvent=push\nUnit=push.service\n[Action]\nThaw=push.service\n")) < 0 ||
-            (r = write_rule("30-call.rule", "[Match]\nEvent=dbus-call\nBusName=" SERVICE_NAME "\n[Action]\nThaw=call.service\n")) < 0)
+        if ((r = bench_write_rule("10-socket.rule", "[Match]\nEvent=socket\nUnit=socket.service\n[Action]\nThaw=socket.service\n")) < 0 ||
+            (r = bench_write_rule("20-push.rule", "[Match]\nEvent=push\nUnit=push.service\n[Action]\nThaw=push.service\n")) < 0 ||
+            (r = bench_write_rule("30-call.rule", "[Match]\nEvent=dbus-call\nBusName=" SERVICE_NAME "\n[Action]\nThaw=call.service\n")) < 0)
                 goto finish;
-        r = start_listener(listener_path);
+        r = bench_start_listener(listener_path);
         if (r < 0) {
                 log_error_errno(r, "standby-listener did not become ready: %m");
                 goto finish;
@@ -267,7 +270,7 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
             (r = sd_bus_set_bus_client(bus, 1)) < 0 || (r = sd_bus_start(bus)) < 0)
                 goto finish;
         /* The servers may still be starting: retry their first request briefly. */
-        for (int i = 0; i < 500 && (push_conn = tcp_connect(port_push)) < 0; i++)
+        for (int i = 0; i < 500 && (push_conn = bench_tcp_connect(port_push)) < 0; i++)
                 (void) poll(NULL, 0, 10);
         usec_t warm;
         for (int i = 0; i < 500 && (sample(bus, KIND_SOCKET, push_conn, &warm) < 0 || sample(bus, KIND_DBUS_CALL, push_conn, &warm) < 0); i++)
@@ -409,13 +412,19 @@ finish:
                 (void) run_manager("exit", NULL);
         safe_close(push_conn);
         sd_bus_flush_close_unref(bus);
+        bench_stop_services();
+        return r;
+}
+
+void bench_stop_services(void) {
         if (listener_pid > 0) {
                 kill(listener_pid, SIGTERM);
                 waitpid(listener_pid, NULL, 0);
+                listener_pid = 0;
         }
         if (dbus_pid > 0) {
                 kill(dbus_pid, SIGTERM);
                 waitpid(dbus_pid, NULL, 0);
+                dbus_pid = 0;
         }
-        return r;
 }

@@ -68,3 +68,31 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
 /* bench-selfcheck.c: counts each workload's wakeups both ways over window;
  * prints the comparison. -EBADMSG when they disagree. */
 int bench_self_check(const int *fds, char **names, size_t n, usec_t window);
+
+/* bench-listener.c, shared with the compare mode's events. */
+extern char bus_address[400];
+extern pid_t dbus_pid, listener_pid;
+int bench_start_dbus(void);
+int bench_write_rule(const char *name, const char *text);   /* in tmpdir/rules */
+int bench_start_listener(const char *path);                 /* waits for READY=1 */
+void bench_stop_services(void);                              /* listener, then dbus-daemon, by pid */
+int bench_tcp_connect(int port);                             /* 127.0.0.1:port */
+int bench_echo(int fd);                                      /* one byte out and back, 5 s bound */
+
+/* bench-events.c: the compare mode's event schedule. */
+enum { EVENTS_CLIENT, EVENTS_PUSH, _EVENTS_KIND_MAX };
+#define EVENTS_MAX_SAMPLES 4096
+typedef struct EventSamples {
+        double usec[EVENTS_MAX_SAMPLES];
+        size_t n;
+        unsigned missed;
+} EventSamples;
+typedef struct Events {
+        int echo_port, push_port;
+        int push_listen, push_conn;
+        unsigned seed;
+} Events;
+int events_setup(Events *e, const char *listener_path, const char *workload);
+void events_done(Events *e);
+/* Fires n events at seeded times within window (and returns at its end). */
+void events_run(Events *e, usec_t window, unsigned n, EventSamples *out);

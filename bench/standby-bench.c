@@ -42,6 +42,8 @@ typedef struct Options {
         bool enter_exit;
         bool no_guard;
         bool self_check;
+        bool no_events;
+        unsigned events;
         const char *listener;
         unsigned samples, idle_seconds;
 } Options;
@@ -74,6 +76,7 @@ static void help(void) {
                "  --units N --procs M   size of the enter-exit tree (default 100 x 10)\n"
                "  --no-deadlock-guard   run the manager with DeadlockGuard=no\n"
                "  --self-check          first compare the wakeup counts with tracefs sched_wakeup\n"
+               "  --events N            events per window in the compare mode (default 10; 0: none)\n"
                "  --listener[=PATH]     measure standby-listener (default build/standby-listener):\n"
                "                        event latency against a never-frozen service, RSS,\n"
                "                        a storm of 10000 pushes, wakeups while idle\n"
@@ -182,7 +185,9 @@ static void measure_recovery(const int *ticks, size_t n, usec_t t0, double *ret_
 }
 
 /* Measures every workload over one window: wakeups/s and CPU ms/s. */
-static int measure(int *fds, size_t n, usec_t window, double *rates, double *cpus) {
+typedef void (*DuringFn)(usec_t window, void *userdata);
+
+static int measure(int *fds, size_t n, usec_t window, double *rates, double *cpus, DuringFn during, void *userdata) {
         uint64_t r0[64], c0[64], r1, c1;
         usec_t t0, t1;
 
@@ -190,7 +195,11 @@ static int measure(int *fds, size_t n, usec_t window, double *rates, double *cpu
         for (size_t i = 0; i < n; i++)
                 if (stats_cgroup_schedstat(fds[i], &r0[i], &c0[i]) < 0)
                         return -EIO;
-        if (!wait_window(window))
+        if (during)
+                during(window, userdata);
+        else if (!wait_window(window))
+                return -EINTR;
+        if (interrupted)
                 return -EINTR;
         t1 = now_usec(CLOCK_MONOTONIC);
         for (size_t i = 0; i < n; i++) {
@@ -206,6 +215,37 @@ static void print_machine(FILE *f) {
         struct utsname u;
         uname(&u);
         fprintf(f, "# machine: %s %s %s, %ld CPUs\n", u.sysname, u.release, u.machine, sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+typedef struct EventRun {
+        Events *events;
+        EventSamples *out;       /* _EVENTS_KIND_MAX of them */
+        uint64_t listener_runs, bus_runs;
+} EventRun;
+
+static void run_events(usec_t window, void *userdata) {
+        EventRun *er = userdata;
+        uint64_t l0 = 0, b0 = 0, l1 = 0, b1 = 0;
+
+        (void) stats_pid_schedstat(listener_pid, &l0, NULL);
+        (void) stats_pid_schedstat(dbus_pid, &b0, NULL);
+        events_run(er->events, window, opt.events, er->out);
+        (void) stats_pid_schedstat(listener_pid, &l1, NULL);
+        (void) stats_pid_schedstat(dbus_pid, &b1, NULL);
+        er->listener_runs = l1 - l0;
+        er->bus_runs = b1 - b0;
+}
+
+static void print_event_row(FILE *csv, const char *kind, const char *label, EventSamples *s) {
+        if (s->n == 0) {
+                printf("%-8s %-8s %8s %8s %8s %7u\n", kind, label, "-", "-", "-", s->missed);
+                return;
+        }
+        double p50 = stats_percentile(s->usec, s->n, 50) / 1000.0, p99 = stats_percentile(s->usec, s->n, 99) / 1000.0;
+        double max = stats_max(s->usec, s->n) / 1000.0;
+        printf("%-8s %-8s %8.2f %8.2f %8.2f %7u\n", kind, label, p50, p99, max, s->missed);
+        if (csv)
+                fprintf(csv, "%s,%s,%zu,%.3f,%.3f,%.3f,%u\n", kind, label, s->n, p50, p99, max, s->missed);
 }
 
 static int run_compare(void) {
@@ -242,6 +282,19 @@ static int run_compare(void) {
                         return r;
         }
 
+        /* Events: [strategy][phase before/standby][kind]; none = every "before". */
+        _cleanup_(events_done) Events events = { .push_listen = -EBADF, .push_conn = -EBADF };
+        _cleanup_free_ EventSamples *ev = NULL;
+        double listener_rate[8][MAX_REPS] = {}, bus_rate[8][MAX_REPS] = {};
+        if (opt.events > 0) {
+                ev = calloc(ns * 2 * _EVENTS_KIND_MAX, sizeof(EventSamples));
+                if (!ev)
+                        return -ENOMEM;
+                r = events_setup(&events, opt.listener ? opt.listener : "build/standby-listener", opt.workload);
+                if (r < 0)
+                        return r;
+        }
+
         for (unsigned rep = 0; rep < opt.reps; rep++)
                 for (size_t s = 0; s < ns; s++) {
                         char strat[64];
@@ -272,7 +325,15 @@ static int run_compare(void) {
                                                 res[s * nw + w].recovery_ms[rep] = rec[w];
                                 }
                                 double rates[64], cpus[64];
-                                r = measure(fds, nw, opt.window, rates, cpus);
+                                EventRun er = { .events = &events };
+                                bool with_events = ev && ph != PHASE_AFTER;
+                                if (with_events)
+                                        er.out = &ev[(s * 2 + (ph == PHASE_STANDBY)) * _EVENTS_KIND_MAX];
+                                r = measure(fds, nw, opt.window, rates, cpus, with_events ? run_events : NULL, &er);
+                                if (with_events && ph == PHASE_STANDBY) {
+                                        listener_rate[s][rep] = (double) er.listener_runs * 1e6 / (double) opt.window;
+                                        bus_rate[s][rep] = (double) er.bus_runs * 1e6 / (double) opt.window;
+                                }
                                 if (r < 0) {
                                         if (ph == PHASE_STANDBY)
                                                 (void) run_manager("exit", NULL);
@@ -346,6 +407,41 @@ static int run_compare(void) {
         if (never)
                 printf("\n!!! Some workloads did not wake again within %.0f s of exit: their timers are still on the "
                        "standby range. !!!\n", (double) RECOVERY_BOUND_USEC / 1e6);
+
+        if (ev) {
+                static const char * const kinds[_EVENTS_KIND_MAX] = { "client", "push" };
+                char evpath[4096];
+                snprintf(evpath, sizeof(evpath), "%s/events.csv", opt.output);
+                FILE *ecsv = fopen(evpath, "we");
+                if (ecsv)
+                        fprintf(ecsv, "kind,strategy,samples,p50_ms,p99_ms,max_ms,missed\n");
+                printf("\nEvents, %u per window at seeded times: a client connecting to a server, a push server "
+                       "sending on a held connection.\nTime to the service's reply, ms; missed = no reply in 2 s\n\n",
+                       opt.events);
+                printf("%-8s %-8s %8s %8s %8s %7s\n", "event", "strategy", "p50", "p99", "max", "missed");
+                for (int k = 0; k < _EVENTS_KIND_MAX; k++) {
+                        /* "none": every strategy's before-window, pooled. */
+                        EventSamples *none = calloc(1, sizeof(EventSamples));
+                        for (size_t s = 0; none && s < ns; s++) {
+                                EventSamples *b = &ev[(s * 2) * _EVENTS_KIND_MAX + k];
+                                for (size_t i = 0; i < b->n && none->n < EVENTS_MAX_SAMPLES; i++)
+                                        none->usec[none->n++] = b->usec[i];
+                                none->missed += b->missed;
+                        }
+                        if (none)
+                                print_event_row(ecsv, kinds[k], "none", none);
+                        free(none);
+                        for (size_t s = 0; s < ns; s++)
+                                print_event_row(ecsv, kinds[k], opt.strategies[s], &ev[(s * 2 + 1) * _EVENTS_KIND_MAX + k]);
+                }
+                if (ecsv)
+                        fclose(ecsv);
+                printf("\nInfrastructure in standby (runs per second, median): ");
+                for (size_t s = 0; s < ns; s++)
+                        printf("%s%s: listener %.1f, dbus-daemon %.1f", s ? "; " : "", opt.strategies[s],
+                               stats_median(listener_rate[s], opt.reps), stats_median(bus_rate[s], opt.reps));
+                printf("\n");
+        }
 
         /* CSV and JSON: every repetition, every phase. */
         char path[4096];
@@ -534,7 +630,7 @@ static int run_enter_exit(void) {
 
 int main(int argc, char *argv[]) {
         enum { ARG_MANAGER = 0x100, ARG_WORKLOAD, ARG_STRATEGIES, ARG_WORKLOADS, ARG_PERIOD, ARG_DURATION, ARG_REPS,
-               ARG_OUTPUT, ARG_ENTER_EXIT, ARG_UNITS, ARG_PROCS, ARG_NO_GUARD, ARG_SELF_CHECK, ARG_LISTENER, ARG_SAMPLES, ARG_IDLE };
+               ARG_OUTPUT, ARG_ENTER_EXIT, ARG_UNITS, ARG_PROCS, ARG_NO_GUARD, ARG_SELF_CHECK, ARG_EVENTS, ARG_LISTENER, ARG_SAMPLES, ARG_IDLE };
         static const struct option options[] = {
                 { "manager", required_argument, NULL, ARG_MANAGER },
                 { "workload", required_argument, NULL, ARG_WORKLOAD },
@@ -549,6 +645,7 @@ int main(int argc, char *argv[]) {
                 { "procs", required_argument, NULL, ARG_PROCS },
                 { "no-deadlock-guard", no_argument, NULL, ARG_NO_GUARD },
                 { "self-check", no_argument, NULL, ARG_SELF_CHECK },
+                { "events", required_argument, NULL, ARG_EVENTS },
                 { "listener", optional_argument, NULL, ARG_LISTENER },
                 { "samples", required_argument, NULL, ARG_SAMPLES },
                 { "idle-seconds", required_argument, NULL, ARG_IDLE },
@@ -562,7 +659,7 @@ int main(int argc, char *argv[]) {
         log_set_prefix("standby-bench");
         opt = (Options) { .manager = "build/standby-manager", .workload = "build/standby-workload",
                           .output = "bench-results", .reps = 3, .period_ms = 50, .units = 100, .procs = 10,
-                          .samples = 200, .idle_seconds = 60 };
+                          .samples = 200, .idle_seconds = 60, .events = 10 };
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
                 switch (c) {
                 case ARG_MANAGER: opt.manager = optarg; break;
@@ -578,6 +675,7 @@ int main(int argc, char *argv[]) {
                 case ARG_PROCS: opt.procs = (unsigned) strtoul(optarg, NULL, 10); break;
                 case ARG_NO_GUARD: opt.no_guard = true; break;
                 case ARG_SELF_CHECK: opt.self_check = true; break;
+                case ARG_EVENTS: opt.events = (unsigned) strtoul(optarg, NULL, 10); break;
                 case ARG_LISTENER: opt.listener = optarg ? optarg : "build/standby-listener"; break;
                 case ARG_SAMPLES: opt.samples = (unsigned) strtoul(optarg, NULL, 10); break;
                 case ARG_IDLE: opt.idle_seconds = (unsigned) strtoul(optarg, NULL, 10); break;

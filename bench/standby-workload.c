@@ -173,6 +173,30 @@ static void *loop_echo_server(void *arg) {
         return NULL;
 }
 
+/* An event-driven push receiver: holds a TCP connection to a push server at
+ * 127.0.0.1:port and acknowledges every message with one byte. */
+static void *loop_push_receiver(void *arg) {
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t) server_port),
+                                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        char buf[512];
+
+        if (fd < 0 || connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+                fprintf(stderr, "standby-workload: cannot reach the push server at 127.0.0.1:%d: %s\n", server_port,
+                        strerror(errno));
+                exit(1);
+        }
+        tick(); /* connected */
+        for (;;) {
+                ssize_t k = read(fd, buf, sizeof(buf));
+                if (k <= 0)
+                        exit(0); /* the server went away */
+                if (write(fd, "a", 1) == 1)
+                        tick();
+        }
+        return NULL;
+}
+
 /* A D-Bus service owning bus_name on bus_address, answering
  * org.standby.Bench.Ping with "pong": woken only by its callers. */
 static const char *bus_address, *bus_name = "org.standby.BenchService";
@@ -223,6 +247,7 @@ static const struct {
         { "epoll", loop_epoll },         { "timerfd", loop_timerfd }, { "posix-timer", loop_posix_timer },
         { "futex", loop_futex },         { "busy", loop_busy },       { "idle", loop_idle },
         { "echo-server", loop_echo_server }, { "bus-service", loop_bus_service },
+        { "push-receiver", loop_push_receiver },
 };
 
 static void usage(FILE *f) {

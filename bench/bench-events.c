@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Events for the compare mode: the same seeded schedule of events, during the
+ * same windows, under every strategy. Two event-driven services in their own
+ * units: an echo server that clients connect to, and a push receiver holding
+ * a TCP connection to the bench's push server. The listener runs throughout
+ * with socket rules for both; under the slack strategy it has nothing to do
+ * (nothing is frozen), under freeze it wakes them. Each event is timed to the
+ * service's reply; one without a reply within 2 s is missed. */
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include "bench.h"
+#include "log.h"
+#include "macro.h"
+
+#define EVENT_DEADLINE_USEC (2 * USEC_PER_SEC)
+
+static int listen_on(int port) {
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t) port),
+                                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        if (fd < 0)
+                return negative_errno();
+        (void) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || listen(fd, 4) < 0) {
+                int r = negative_errno();
+                safe_close(fd);
+                return r;
+        }
+        return fd;
+}
+
+int events_setup(Events *e, const char *listener_path, const char *workload) {
+        char port_arg[2][16];
+        int r;
+
+        *e = (Events) { .push_listen = -EBADF, .push_conn = -EBADF, .seed = 20141 };
+        e->echo_port = 30000 + (int) (getpid() % 15000);
+        e->push_port = e->echo_port + 1;
+        snprintf(port_arg[0], sizeof(port_arg[0]), "%d", e->echo_port);
+        snprintf(port_arg[1], sizeof(port_arg[1]), "%d", e->push_port);
+
+        e->push_listen = listen_on(e->push_port);
+        if (e->push_listen < 0)
+                return log_error_errno(e->push_listen, "Cannot listen for the push receiver: %m");
+        char *echo[] = { (char *) workload, "echo-server", "--port", port_arg[0], NULL };
+        char *push[] = { (char *) workload, "push-receiver", "--port", port_arg[1], NULL };
+        if ((r = scratch_spawn(&scratch, "workloads.slice/echo-events.service", echo, NULL)) < 0 ||
+            (r = scratch_spawn(&scratch, "workloads.slice/push-events.service", push, NULL)) < 0)
+                return log_error_errno(r, "Failed to start the event-driven services: %m");
+        struct pollfd p = { .fd = e->push_listen, .events = POLLIN };
+        if (poll(&p, 1, 10000) != 1 || (e->push_conn = accept4(e->push_listen, NULL, NULL, SOCK_CLOEXEC)) < 0)
+                return log_error_errno(-ETIMEDOUT, "The push receiver did not connect.");
+
+        if ((r = bench_start_dbus()) < 0)
+                return log_error_errno(r, "Failed to start dbus-daemon: %m");
+        char rules[400];
+        snprintf(rules, sizeof(rules), "%s/rules", tmpdir);
+        (void) mkdir(rules, 0755);
+        if ((r = bench_write_rule("10-echo.rule", "[Match]\nEvent=socket\nUnit=echo-events.service\n[Action]\n"
+                                                  "Thaw=echo-events.service\nFor=1s\n")) < 0 ||
+            (r = bench_write_rule("20-push.rule", "[Match]\nEvent=socket\nUnit=push-events.service\n[Action]\n"
+                                                  "Thaw=push-events.service\nFor=1s\n")) < 0)
+                return r;
+        if ((r = bench_start_listener(listener_path)) < 0)
+                return log_error_errno(r, "standby-listener did not start: %m");
+        /* The echo server may still be binding: a bounded wait for its first answer. */
+        for (int i = 0; i < 500; i++) {
+                int fd = bench_tcp_connect(e->echo_port);
+                bool ok = fd >= 0 && bench_echo(fd) >= 0;
+                safe_close(fd);
+                if (ok)
+                        return 0;
+                (void) poll(NULL, 0, 10);
+        }
+        return log_error_errno(-ETIMEDOUT, "The echo server did not answer.");
+}
+
+void events_done(Events *e) {
+        bench_stop_services();
+        safe_close(e->push_conn);
+        safe_close(e->push_listen);
+}
+
+/* One event; returns its latency, or USEC_INFINITY when missed. */
+static usec_t fire(Events *e, int kind) {
+        usec_t t0 = now_usec(CLOCK_MONOTONIC);
+        char c;
+
+        if (kind == EVENTS_CLIENT) {
+                /* A client connects and asks. */
+                int fd = bench_tcp_connect(e->echo_port);
+                struct pollfd p = { .fd = fd, .events = POLLIN };
+                bool ok = fd >= 0 && write(fd, "x", 1) == 1 &&
+                          poll(&p, 1, (int) (EVENT_DEADLINE_USEC / USEC_PER_MSEC)) == 1 && read(fd, &c, 1) == 1;
+                safe_close(fd);
+                return ok ? now_usec(CLOCK_MONOTONIC) - t0 : USEC_INFINITY;
+        }
+        /* The push server sends on the connection the receiver holds. */
+        struct pollfd p = { .fd = e->push_conn, .events = POLLIN };
+        if (write(e->push_conn, "m", 1) != 1)
+                return USEC_INFINITY;
+        if (poll(&p, 1, (int) (EVENT_DEADLINE_USEC / USEC_PER_MSEC)) != 1 || read(e->push_conn, &c, 1) != 1)
+                return USEC_INFINITY;
+        return now_usec(CLOCK_MONOTONIC) - t0;
+}
+
+void events_run(Events *e, usec_t window, unsigned n, EventSamples *out) {
+        usec_t start = now_usec(CLOCK_MONOTONIC), times[64];
+        int kinds[64];
+
+        n = MIN(n, 64U);
+        /* The schedule: seeded, so every strategy sees the same one. */
+        for (unsigned i = 0; i < n; i++) {
+                times[i] = (usec_t) (rand_r(&e->seed) % (unsigned) (window / 2)) + window / 4 * (i % 2);
+                kinds[i] = (int) (rand_r(&e->seed) % _EVENTS_KIND_MAX);
+        }
+        for (unsigned i = 1; i < n; i++)
+                for (unsigned k = i; k > 0 && times[k] < times[k - 1]; k--) {
+                        usec_t t = times[k];
+                        times[k] = times[k - 1];
+                        times[k - 1] = t;
+                }
+        for (unsigned i = 0; i < n; i++) {
+                usec_t at = start + times[i];
+                struct timespec ts = { (time_t) (at / USEC_PER_SEC), (long) (at % USEC_PER_SEC) * 1000 };
+                /* The schedule's next moment: a planned time, not a wait for an event. */
+                while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+                        ;
+                usec_t lat = fire(e, kinds[i]);
+                EventSamples *s = &out[kinds[i]];
+                if (lat == USEC_INFINITY)
+                        s->missed++;
+                else if (s->n < EVENTS_MAX_SAMPLES)
+                        s->usec[s->n++] = (double) lat;
+        }
+        usec_t end = start + window;
+        struct timespec ts = { (time_t) (end / USEC_PER_SEC), (long) (end % USEC_PER_SEC) * 1000 };
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+                ;
+}
