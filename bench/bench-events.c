@@ -34,6 +34,32 @@ static int listen_on(int port) {
         return fd;
 }
 
+/* A request to a real daemon and the start of its answer, with the deadline. */
+static bool ask(int port, const char *request, const char *answer) {
+        int fd = bench_tcp_connect(port);
+        char buf[256] = {};
+        size_t len = 0;
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + EVENT_DEADLINE_USEC;
+        bool ok = false;
+
+        if (fd < 0)
+                return false;
+        if (write(fd, request, strlen(request)) == (ssize_t) strlen(request))
+                while (len < strlen(answer)) {
+                        struct pollfd p = { .fd = fd, .events = POLLIN };
+                        int t = deadline_poll_timeout(deadline);
+                        if (t == 0 || poll(&p, 1, t) != 1)
+                                break;
+                        ssize_t k = read(fd, buf + len, sizeof(buf) - 1 - len);
+                        if (k <= 0)
+                                break;
+                        len += (size_t) k;
+                        ok = strneq(buf, answer, strlen(answer));
+                }
+        safe_close(fd);
+        return ok;
+}
+
 int events_setup(Events *e, const char *listener_path, const char *workload) {
         char port_arg[2][16];
         int r;
@@ -41,6 +67,9 @@ int events_setup(Events *e, const char *listener_path, const char *workload) {
         *e = (Events) { .push_listen = -EBADF, .push_conn = -EBADF, .seed = 20141 };
         e->echo_port = 30000 + (int) (getpid() % 15000);
         e->push_port = e->echo_port + 1;
+        e->redis_port = e->echo_port + 2;
+        e->memcached_port = e->echo_port + 3;
+        e->have[EVENTS_CLIENT] = e->have[EVENTS_PUSH] = true;
         snprintf(port_arg[0], sizeof(port_arg[0]), "%d", e->echo_port);
         snprintf(port_arg[1], sizeof(port_arg[1]), "%d", e->push_port);
 
@@ -52,6 +81,23 @@ int events_setup(Events *e, const char *listener_path, const char *workload) {
         if ((r = scratch_spawn(&scratch, "workloads.slice/echo-events.service", echo, NULL)) < 0 ||
             (r = scratch_spawn(&scratch, "workloads.slice/push-events.service", push, NULL)) < 0)
                 return log_error_errno(r, "Failed to start the event-driven services: %m");
+
+        /* Real daemons from Debian, answering real requests, where installed. */
+        char rport[16], mport[16];
+        snprintf(rport, sizeof(rport), "%d", e->redis_port);
+        snprintf(mport, sizeof(mport), "%d", e->memcached_port);
+        char *redis[] = { "/usr/bin/redis-server", "--port", rport, "--bind", "127.0.0.1", "--save", "",
+                          "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning", NULL };
+        char *memcached[] = { "/usr/bin/memcached", "-p", mport, "-l", "127.0.0.1", "-U", "0", "-u", "root", NULL };
+        if (access(redis[0], X_OK) == 0 && scratch_spawn(&scratch, "workloads.slice/redis.service", redis, NULL) >= 0)
+                e->have[EVENTS_REDIS] = true;
+        else
+                fprintf(stderr, "standby-bench: no redis-server: its events are left out\n");
+        if (access(memcached[0], X_OK) == 0 &&
+            scratch_spawn(&scratch, "workloads.slice/memcached.service", memcached, NULL) >= 0)
+                e->have[EVENTS_MEMCACHED] = true;
+        else
+                fprintf(stderr, "standby-bench: no memcached: its events are left out\n");
         struct pollfd p = { .fd = e->push_listen, .events = POLLIN };
         if (poll(&p, 1, 10000) != 1 || (e->push_conn = accept4(e->push_listen, NULL, NULL, SOCK_CLOEXEC)) < 0)
                 return log_error_errno(-ETIMEDOUT, "The push receiver did not connect.");
@@ -64,20 +110,28 @@ int events_setup(Events *e, const char *listener_path, const char *workload) {
         if ((r = bench_write_rule("10-echo.rule", "[Match]\nEvent=socket\nUnit=echo-events.service\n[Action]\n"
                                                   "Thaw=echo-events.service\nFor=1s\n")) < 0 ||
             (r = bench_write_rule("20-push.rule", "[Match]\nEvent=socket\nUnit=push-events.service\n[Action]\n"
-                                                  "Thaw=push-events.service\nFor=1s\n")) < 0)
+                                                  "Thaw=push-events.service\nFor=1s\n")) < 0 ||
+            (r = bench_write_rule("30-redis.rule", "[Match]\nEvent=socket\nUnit=redis.service\n[Action]\n"
+                                                   "Thaw=redis.service\nFor=1s\n")) < 0 ||
+            (r = bench_write_rule("40-memcached.rule", "[Match]\nEvent=socket\nUnit=memcached.service\n[Action]\n"
+                                                       "Thaw=memcached.service\nFor=1s\n")) < 0)
                 return r;
         if ((r = bench_start_listener(listener_path)) < 0)
                 return log_error_errno(r, "standby-listener did not start: %m");
-        /* The echo server may still be binding: a bounded wait for its first answer. */
+        /* The servers may still be binding: a bounded wait for their first answers. */
         for (int i = 0; i < 500; i++) {
                 int fd = bench_tcp_connect(e->echo_port);
                 bool ok = fd >= 0 && bench_echo(fd) >= 0;
                 safe_close(fd);
+                if (ok && e->have[EVENTS_REDIS])
+                        ok = ask(e->redis_port, "PING\r\n", "+PONG");
+                if (ok && e->have[EVENTS_MEMCACHED])
+                        ok = ask(e->memcached_port, "version\r\n", "VERSION");
                 if (ok)
                         return 0;
                 (void) poll(NULL, 0, 10);
         }
-        return log_error_errno(-ETIMEDOUT, "The echo server did not answer.");
+        return log_error_errno(-ETIMEDOUT, "The event-driven servers did not answer.");
 }
 
 void events_done(Events *e) {
@@ -90,6 +144,12 @@ void events_done(Events *e) {
 static usec_t fire(Events *e, int kind) {
         usec_t t0 = now_usec(CLOCK_MONOTONIC);
         char c;
+
+        if (kind == EVENTS_REDIS || kind == EVENTS_MEMCACHED) {
+                bool ok = kind == EVENTS_REDIS ? ask(e->redis_port, "PING\r\n", "+PONG")
+                                               : ask(e->memcached_port, "version\r\n", "VERSION");
+                return ok ? now_usec(CLOCK_MONOTONIC) - t0 : USEC_INFINITY;
+        }
 
         if (kind == EVENTS_CLIENT) {
                 /* A client connects and asks. */
@@ -117,7 +177,9 @@ void events_run(Events *e, usec_t window, unsigned n, EventSamples *out) {
         /* The schedule: seeded, so every strategy sees the same one. */
         for (unsigned i = 0; i < n; i++) {
                 times[i] = (usec_t) (rand_r(&e->seed) % (unsigned) (window / 2)) + window / 4 * (i % 2);
-                kinds[i] = (int) (rand_r(&e->seed) % _EVENTS_KIND_MAX);
+                do
+                        kinds[i] = (int) (rand_r(&e->seed) % _EVENTS_KIND_MAX);
+                while (!e->have[kinds[i]]);
         }
         for (unsigned i = 1; i < n; i++)
                 for (unsigned k = i; k > 0 && times[k] < times[k - 1]; k--) {

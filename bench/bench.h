@@ -80,7 +80,7 @@ int bench_tcp_connect(int port);                             /* 127.0.0.1:port *
 int bench_echo(int fd);                                      /* one byte out and back, 5 s bound */
 
 /* bench-events.c: the compare mode's event schedule. */
-enum { EVENTS_CLIENT, EVENTS_PUSH, _EVENTS_KIND_MAX };
+enum { EVENTS_CLIENT, EVENTS_PUSH, EVENTS_REDIS, EVENTS_MEMCACHED, _EVENTS_KIND_MAX };
 #define EVENTS_MAX_SAMPLES 4096
 typedef struct EventSamples {
         double usec[EVENTS_MAX_SAMPLES];
@@ -88,8 +88,9 @@ typedef struct EventSamples {
         unsigned missed;
 } EventSamples;
 typedef struct Events {
-        int echo_port, push_port;
+        int echo_port, push_port, redis_port, memcached_port;
         int push_listen, push_conn;
+        bool have[_EVENTS_KIND_MAX];
         unsigned seed;
 } Events;
 int events_setup(Events *e, const char *listener_path, const char *workload);

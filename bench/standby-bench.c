@@ -166,8 +166,10 @@ static void measure_recovery(const int *ticks, size_t n, usec_t t0, double *ret_
         size_t left = n;
 
         for (size_t i = 0; i < n; i++) {
-                pfds[i] = (struct pollfd) { .fd = ticks[i], .events = POLLIN };
-                ret_ms[i] = NAN;
+                pfds[i] = (struct pollfd) { .fd = ticks[i] >= 0 ? ticks[i] : -1, .events = POLLIN };
+                ret_ms[i] = ticks[i] >= 0 ? NAN : -1; /* -1: not measured (no tick pipe) */
+                if (ticks[i] < 0)
+                        left--;
         }
         while (left > 0) {
                 int t = deadline_poll_timeout(t0 + RECOVERY_BOUND_USEC);
@@ -250,9 +252,10 @@ static void print_event_row(FILE *csv, const char *kind, const char *label, Even
 
 static int run_compare(void) {
         size_t nw = strv_length(opt.workloads), ns = strv_length(opt.strategies);
-        _cleanup_free_ Result *res = calloc(nw * ns, sizeof(Result));
-        _cleanup_free_ int *fds = calloc(nw, sizeof(int));
-        _cleanup_free_ int *ticks = calloc(nw, sizeof(int));
+        /* Room for the real daemons the events bring (redis, memcached). */
+        _cleanup_free_ Result *res = calloc((nw + 2) * ns, sizeof(Result));
+        _cleanup_free_ int *fds = calloc(nw + 2, sizeof(int));
+        _cleanup_free_ int *ticks = calloc(nw + 2, sizeof(int));
         double enter_ms[8][MAX_REPS] = {}, exit_ms[8][MAX_REPS] = {};
         char sub[256], targets[512], period[16];
         usec_t started = now_usec(CLOCK_MONOTONIC);
@@ -293,6 +296,24 @@ static int run_compare(void) {
                 r = events_setup(&events, opt.listener ? opt.listener : "build/standby-listener", opt.workload);
                 if (r < 0)
                         return r;
+                /* The real daemons are workloads too: their own wakeups count. */
+                static const struct {
+                        int kind;
+                        const char *name, *sub;
+                } daemons[] = { { EVENTS_REDIS, "redis-server", "workloads.slice/redis.service" },
+                                { EVENTS_MEMCACHED, "memcached", "workloads.slice/memcached.service" } };
+                for (size_t d = 0; d < ELEMENTSOF(daemons); d++) {
+                        if (!events.have[daemons[d].kind])
+                                continue;
+                        r = scratch_open(&scratch, daemons[d].sub, &fds[nw]);
+                        if (r < 0)
+                                return r;
+                        ticks[nw] = -EBADF; /* no tick pipe: no recovery figure */
+                        r = strv_extend(&opt.workloads, daemons[d].name);
+                        if (r < 0)
+                                return r;
+                        nw++;
+                }
         }
 
         for (unsigned rep = 0; rep < opt.reps; rep++)
@@ -314,7 +335,8 @@ static int run_compare(void) {
                                 if (ph == PHASE_AFTER) {
                                         double rec[64];
                                         for (size_t w = 0; w < nw; w++)
-                                                drain(ticks[w]);
+                                                if (ticks[w] >= 0)
+                                                        drain(ticks[w]);
                                         usec_t t0 = now_usec(CLOCK_MONOTONIC);
                                         usec_t t = run_manager("exit", NULL);
                                         if (t == USEC_INFINITY)
@@ -391,6 +413,10 @@ static int run_compare(void) {
                 for (size_t s = 0; s < ns; s++) {
                         double v[MAX_REPS];
                         size_t k = 0, lost = 0;
+                        if (ticks[w] < 0) {
+                                printf(" | %-8s %10s", "", "-");
+                                continue;
+                        }
                         for (unsigned rep = 0; rep < opt.reps; rep++)
                                 if (isnan(res[s * nw + w].recovery_ms[rep]))
                                         lost++;
@@ -409,17 +435,20 @@ static int run_compare(void) {
                        "standby range. !!!\n", (double) RECOVERY_BOUND_USEC / 1e6);
 
         if (ev) {
-                static const char * const kinds[_EVENTS_KIND_MAX] = { "client", "push" };
+                static const char * const kinds[_EVENTS_KIND_MAX] = { "client", "push", "redis", "memcached" };
                 char evpath[4096];
                 snprintf(evpath, sizeof(evpath), "%s/events.csv", opt.output);
                 FILE *ecsv = fopen(evpath, "we");
                 if (ecsv)
                         fprintf(ecsv, "kind,strategy,samples,p50_ms,p99_ms,max_ms,missed\n");
                 printf("\nEvents, %u per window at seeded times: a client connecting to a server, a push server "
-                       "sending on a held connection.\nTime to the service's reply, ms; missed = no reply in 2 s\n\n",
+                       "sending on a held connection,\nredis-cli-style PING to redis-server, \"version\" to memcached.\n"
+                       "Time to the service's reply, ms; missed = no reply in 2 s\n\n",
                        opt.events);
                 printf("%-8s %-8s %8s %8s %8s %7s\n", "event", "strategy", "p50", "p99", "max", "missed");
                 for (int k = 0; k < _EVENTS_KIND_MAX; k++) {
+                        if (!events.have[k])
+                                continue;
                         /* "none": every strategy's before-window, pooled. */
                         EventSamples *none = calloc(1, sizeof(EventSamples));
                         for (size_t s = 0; none && s < ns; s++) {

@@ -3,7 +3,8 @@
 # benchmark. Debian 12, as root. Safe to run again.
 set -eu
 packages="build-essential pkg-config libsystemd-dev libnl-3-dev libnl-route-3-dev
-libinih-dev libevdev-dev check libsubunit-dev scdoc gnuplot-nox dbus-daemon iproute2"
+libinih-dev libevdev-dev check libsubunit-dev scdoc gnuplot-nox dbus-daemon iproute2
+redis-server memcached"
 missing=""
 for p in $packages; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
