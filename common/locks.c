@@ -72,21 +72,14 @@ static const char * const lock_wait_channels[] = {
 };
 
 static bool task_blocked_on_lock(int task_dir_fd, const char *tid) {
-        char path[300], buf[128];
-        ssize_t n;
-        int fd;
+        _cleanup_free_ char *buf = NULL;
+        char path[300];
 
         /* wchan, not syscall: reading /proc/TID/syscall of a running task
          * waits for it to sleep, a tick at a time. */
         snprintf(path, sizeof(path), "%s/wchan", tid);
-        fd = openat(task_dir_fd, path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
+        if (read_full_fileat(task_dir_fd, path, &buf, NULL) < 0)
                 return false;
-        n = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
-        if (n <= 0)
-                return false;
-        buf[n] = 0;
         for (size_t i = 0; i < ELEMENTSOF(lock_wait_channels); i++)
                 if (streq(buf, lock_wait_channels[i]))
                         return true;
@@ -97,19 +90,12 @@ static bool task_blocked_on_lock(int task_dir_fd, const char *tid) {
 
 /* From /proc/PID/stat: whether it is a kernel thread, and how many threads. */
 static bool read_flags_threads(int proc_fd, pid_t pid, unsigned *ret_flags, long *ret_threads) {
-        char path[64], buf[1024];
-        ssize_t n;
-        int fd;
+        _cleanup_free_ char *buf = NULL;
+        char path[64];
 
         snprintf(path, sizeof(path), "%d/stat", (int) pid);
-        fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
+        if (read_full_fileat(proc_fd, path, &buf, NULL) < 0)
                 return false;
-        n = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
-        if (n <= 0)
-                return false;
-        buf[n] = 0;
         /* Fields after the comm: 3 state ... 9 flags ... 20 num_threads. */
         const char *p = strrchr(buf, ')');
         return p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %ld",

@@ -217,6 +217,16 @@ static uint64_t statistic(sd_bus *bus, const char *key) {
         return v;
 }
 
+/* The common start: an idle mail.service, the listener, standby entered;
+ * returns a client connection to the bus. */
+static sd_bus *standby_with_idle_mail(void) {
+        test_spawn_workload("mail.service", "idle", 100, 1, NULL);
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        return bus;
+}
+
 static bool wait_frozen(const char *sub, bool want) {
         _cleanup_close_ int fd = test_cgroup(sub);
         return cgroup_wait_frozen(&fd, 1, want, now_usec(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC, NULL) == 0;
@@ -271,10 +281,7 @@ START_TEST(test_push_storm_coalesces) {
 
         if (!test_need_root_cgroup2())
                 return;
-        test_spawn_workload("mail.service", "idle", 100, 1, NULL);
-        start_listener();
-        sd_bus *bus = client();
-        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        sd_bus *bus = standby_with_idle_mail();
         for (int i = 0; i < 200; i++)
                 ck_assert_ptr_null(push(bus, "mail.service", &acted));
         ck_assert_uint_eq(statistic(bus, "thaws"), 1);
@@ -290,9 +297,7 @@ START_TEST(test_push_access_denied) {
 
         if (!test_need_root_cgroup2())
                 return;
-        test_spawn_workload("mail.service", "idle", 100, 1, NULL);
-        start_listener();
-        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(standby_with_idle_mail());
 
         pid_t pid = fork();
         ck_assert_int_ge(pid, 0);
@@ -319,10 +324,7 @@ START_TEST(test_exit_standby_rule) {
 
         if (!test_need_root_cgroup2())
                 return;
-        test_spawn_workload("mail.service", "idle", 100, 1, NULL);
-        start_listener();
-        sd_bus *bus = client();
-        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        sd_bus *bus = standby_with_idle_mail();
         ck_assert_ptr_null(push(bus, "lid.service", NULL));
         ck_assert(!test_anything_frozen());
         snprintf(p, sizeof(p), "%s/" JOURNAL_FILE, T.state_dir);
@@ -380,9 +382,7 @@ START_TEST(test_idle_no_wakeups) {
 
         if (!test_need_root_cgroup2())
                 return;
-        test_spawn_workload("mail.service", "idle", 100, 1, NULL);
-        start_listener();
-        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(standby_with_idle_mail());
         /* The journal changes woke it; two round trips over the bus make sure
          * it has dealt with them (it serves one source after another without
          * sleeping in between), then the count starts. */
@@ -405,10 +405,7 @@ START_TEST(test_restart_reconciles) {
 
         if (!test_need_root_cgroup2())
                 return;
-        test_spawn_workload("mail.service", "idle", 100, 1, NULL);
-        start_listener();
-        sd_bus *bus = client();
-        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        sd_bus *bus = standby_with_idle_mail();
         ck_assert_ptr_null(push(bus, "mail.service", &acted));
         ck_assert(!test_frozen("mail.service"));
         sd_bus_flush_close_unref(bus);
@@ -427,10 +424,7 @@ START_TEST(test_dbus_signal_rule) {
                 return;
         write_rule("40-sig.rule", "[Match]\nEvent=dbus-signal\nMatch=type='signal',interface='org.example.Push',"
                                   "member='NewMail'\n[Action]\nThaw=mail.service\n");
-        test_spawn_workload("mail.service", "idle", 100, 1, NULL);
-        start_listener();
-        sd_bus *bus = client();
-        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        sd_bus *bus = standby_with_idle_mail();
 
         ck_assert_int_ge(sd_bus_emit_signal(bus, "/org/example", "org.example.Push", "Other", ""), 0);
         ck_assert_int_ge(sd_bus_emit_signal(bus, "/org/example", "org.example.Push", "NewMail", ""), 0);
@@ -634,9 +628,7 @@ START_TEST(test_input_stream_lid) {
         snprintf(rule, sizeof(rule), "[Match]\nEvent=input\nDevice=%s\nSwitch=SW_LID\nValue=0\n[Action]\nExitStandby=yes\n",
                  fifo);
         write_rule("70-lid.rule", rule);
-        test_spawn_workload("mail.service", "idle", 100, 1, NULL);
-        start_listener();
-        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(standby_with_idle_mail());
 
         int fd = open(fifo, O_WRONLY | O_CLOEXEC);
         ck_assert_int_ge(fd, 0);
@@ -673,9 +665,7 @@ START_TEST(test_input_uinput_power_button) {
         ck_assert_int_eq(libevdev_uinput_create_from_device(dev, LIBEVDEV_UINPUT_OPEN_MANAGED, &ui), 0);
         write_rule("71-power.rule",
                    "[Match]\nEvent=input\nDevice=standby-test-power\nKey=KEY_POWER\nValue=1\n[Action]\nExitStandby=yes\n");
-        test_spawn_workload("mail.service", "idle", 100, 1, NULL);
-        start_listener();
-        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(standby_with_idle_mail());
         ck_assert_int_eq(libevdev_uinput_write_event(ui, EV_KEY, KEY_POWER, 1), 0);
         ck_assert_int_eq(libevdev_uinput_write_event(ui, EV_SYN, SYN_REPORT, 0), 0);
         ck_assert(wait_frozen("mail.service", false));

@@ -172,14 +172,7 @@ END_TEST
 static int run_check(const char *rules_dir, char **ret_out) {
         char cmd[1024];
         snprintf(cmd, sizeof(cmd), "%s --check --rules-dir '%s' 2>&1", test_bin("standby-listener"), rules_dir);
-        FILE *f = popen(cmd, "re");
-        ck_assert_ptr_nonnull(f);
-        char *buf = calloc(1, 8192);
-        size_t n = fread(buf, 1, 8191, f);
-        buf[n] = 0;
-        int status = pclose(f);
-        *ret_out = buf;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        return test_run_shell(cmd, ret_out);
 }
 
 /* standby-listener --check: prints what it understood; exit 5 names the bad file:line. */

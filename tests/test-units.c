@@ -16,18 +16,6 @@ static const char *units_dir(void) {
         return d ? d : "units";
 }
 
-/* Runs a shell command line; returns its exit status and its output. */
-static int run(const char *cmd, char **ret_out) {
-        FILE *f = popen(cmd, "re");
-        ck_assert_ptr_nonnull(f);
-        char *buf = calloc(1, 16384);
-        size_t n = fread(buf, 1, 16383, f);
-        buf[n] = 0;
-        int status = pclose(f);
-        *ret_out = buf;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 /* systemd's own checker finds nothing to say about the units. */
 START_TEST(test_units_verify) {
         char dir[] = "/tmp/standby-units-XXXXXX", cmd[8192], sbindir[PATH_MAX];
@@ -45,7 +33,7 @@ START_TEST(test_units_verify) {
                  "SYSTEMD_LOG_LEVEL=notice systemd-analyze verify --man=no %s/standby-listener.service "
                  "%s/standby-enter.service %s/standby.target 2>&1",
                  sbindir, units_dir(), dir, units_dir(), dir, dir, dir, dir);
-        int code = run(cmd, &out);
+        int code = test_run_shell(cmd, &out);
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
         (void) !system(cmd);
         ck_assert_msg(code == 0 && out[0] == 0, "systemd-analyze verify said (%d): %s", code, out);
@@ -101,7 +89,7 @@ START_TEST(test_example_rules) {
         _cleanup_free_ char *out = NULL;
 
         snprintf(cmd, sizeof(cmd), "%s --check --rules-dir %s/rules.d 2>&1", test_bin("standby-listener"), units_dir());
-        ck_assert_int_eq(run(cmd, &out), 0);
+        ck_assert_int_eq(test_run_shell(cmd, &out), 0);
         ck_assert_msg(strstr(out, "No rules."), "%s", out);
 }
 END_TEST

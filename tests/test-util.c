@@ -31,6 +31,18 @@ char *test_write_tmp(const char *text) {
         return path;
 }
 
+int test_run_shell(const char *cmd, char **ret_out) {
+        FILE *f = popen(cmd, "re");
+        ck_assert_ptr_nonnull(f);
+        char *buf = calloc(1, 16384);
+        ck_assert_ptr_nonnull(buf);
+        size_t n = fread(buf, 1, 16383, f);
+        buf[n] = 0;
+        int status = pclose(f);
+        *ret_out = buf;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 const char *test_bin(const char *name) {
         static char buf[4][4096];
         static unsigned k;

@@ -70,6 +70,10 @@ bool test_anything_frozen(void);
  * frees and unlinks). */
 char *test_write_tmp(const char *text);
 
+/* Runs a shell command line; returns its exit status and its output (both
+ * streams if the command redirects 2>&1; caller frees). */
+int test_run_shell(const char *cmd, char **ret_out);
+
 /* Path of a built binary (STANDBY_BUILD_DIR, default "build"). */
 const char *test_bin(const char *name);
 
