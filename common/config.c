@@ -42,6 +42,7 @@ Config *config_free(Config *c) {
         strv_free(c->targets);
         strv_free(c->exempt);
         free(c->group);
+        free(c->systemd_address);
         free(c);
         return NULL;
 }
@@ -130,6 +131,25 @@ static int handler(void *user, const char *section, const char *name, const char
         } else if (streq(name, "DeadlockGuard")) {
                 if (parse_bool(value, &c->deadlock_guard) < 0)
                         return ini_file_fail(&s->ini, s->ini.line, "DeadlockGuard=%s: expected \"yes\" or \"no\"", value);
+                r = 0;
+        } else if (streq(name, "Backend")) {
+                if (streq(value, "auto"))
+                        c->backend = BACKEND_AUTO;
+                else if (streq(value, "systemd"))
+                        c->backend = BACKEND_SYSTEMD;
+                else if (streq(value, "cgroupfs"))
+                        c->backend = BACKEND_CGROUPFS;
+                else
+                        return ini_file_fail(&s->ini, s->ini.line, "Backend=%s: expected \"auto\", \"systemd\" or \"cgroupfs\"", value);
+                r = 0;
+        } else if (streq(name, "SystemdAddress")) {
+                if (!strneq(value, "unix:", 5))
+                        return ini_file_fail(&s->ini, s->ini.line, "SystemdAddress=%s: expected a D-Bus address such as "
+                                             "\"unix:path=/run/user/1000/systemd/private\"", value);
+                free(c->systemd_address);
+                c->systemd_address = strdup(value);
+                if (!c->systemd_address)
+                        return ini_file_fail(&s->ini, s->ini.line, "out of memory");
                 r = 0;
         } else if (streq(name, "Group")) {
                 char *g = strdup(value);

@@ -15,6 +15,12 @@ typedef enum FreezeFailure {
         FREEZE_FAILURE_ABORT,  /* roll the whole enter back */
 } FreezeFailure;
 
+typedef enum Backend {
+        BACKEND_AUTO,        /* systemd where a manager of the unit answers, else cgroupfs */
+        BACKEND_SYSTEMD,     /* FreezeUnit/ThawUnit; error when no manager answers */
+        BACKEND_CGROUPFS,    /* cgroup.freeze, always */
+} Backend;
+
 typedef struct Config {
         char **targets;          /* unit names or cgroup rel paths */
         char **exempt;           /* unit names or cgroup rel paths never touched */
@@ -24,6 +30,8 @@ typedef struct Config {
         uint64_t slack_ns;       /* 0: the largest value the kernel takes */
         bool deadlock_guard;
         char *group;             /* members may run standby verbs besides root */
+        Backend backend;
+        char *systemd_address;   /* the manager of every target unit; NULL: derived per unit */
 } Config;
 
 /* Defaults, as documented in standby.conf(5). */

@@ -53,6 +53,7 @@ Journal *journal_free(Journal *j) {
         for (size_t i = 0; i < j->n_units; i++) {
                 free(j->units[i].cgroup);
                 free(j->units[i].reason);
+                free(j->units[i].systemd);
         }
         free(j->units);
         free(j->threads);
@@ -93,6 +94,7 @@ void journal_remove_unit(Journal *j, JournalUnit *u) {
 
         free(u->cgroup);
         free(u->reason);
+        free(u->systemd);
         memmove(j->units + i, j->units + i + 1, (j->n_units - i - 1) * sizeof(JournalUnit));
         j->n_units--;
 }
@@ -234,6 +236,10 @@ int journal_save(int dir_fd, const Journal *j) {
                 fput_escaped(f, u->cgroup);
                 fputc(' ', f);
                 fput_escaped(f, u->reason);
+                if (u->systemd) {
+                        fputs(" systemd ", f);
+                        fput_escaped(f, u->systemd);
+                }
                 fputc('\n', f);
         }
         for (size_t i = 0; i < j->n_threads; i++)
@@ -303,8 +309,12 @@ int journal_load(int dir_fd, Journal **ret) {
                                 return -EBADMSG;
                         j->slack_ns = x;
                 } else if (streq(key, "unit")) {
-                        _cleanup_free_ char *path = NULL, *reason = NULL;
-                        if (sscanf(line, "unit %63s %llu %4095s %4095s", a, &x, b, c) != 4)
+                        _cleanup_free_ char *path = NULL, *reason = NULL, *systemd = NULL;
+                        char d[16] = "", e[4096] = "";
+                        int k = sscanf(line, "unit %63s %llu %4095s %4095s %15s %4095s", a, &x, b, c, d, e);
+                        if (k != 4 && !(k == 6 && streq(d, "systemd")))
+                                return -EBADMSG;
+                        if (k == 6 && (unescape(e, &systemd) < 0 || !systemd))
                                 return -EBADMSG;
                         if ((r = lookup(unit_state_names, _UNIT_STATE_MAX, a)) < 0)
                                 return -EBADMSG;
@@ -313,6 +323,7 @@ int journal_load(int dir_fd, Journal **ret) {
                         if (journal_add_unit(j, path, (UnitState) r, reason) < 0)
                                 return -ENOMEM;
                         j->units[j->n_units - 1].thaw_until = x;
+                        j->units[j->n_units - 1].systemd = TAKE_PTR(systemd);
                 } else if (streq(key, "thread")) {
                         if (sscanf(line, "thread %d %llu %llu", &pid, &y, &z) != 3)
                                 return -EBADMSG;

@@ -41,6 +41,7 @@ typedef struct JournalUnit {
         UnitState state;
         usec_t thaw_until;     /* CLOCK_MONOTONIC; 0 = none, USEC_INFINITY = until exit */
         char *reason;          /* why skipped/thawed; may be NULL */
+        char *systemd;         /* the address of the systemd manager that froze it; NULL: cgroupfs */
 } JournalUnit;
 
 typedef struct JournalThread {

@@ -107,13 +107,19 @@ static int describe_blockers(int cg_fd, char **ret) {
         return 0;
 }
 
+int unit_set_freeze(const JournalUnit *u, int cg_fd, bool freeze) {
+        if (u && u->systemd)
+                return systemd_set_freeze(u->systemd, u->cgroup, freeze);
+        return cgroup_set_freeze(cg_fd, freeze);
+}
+
 /* Writes cgroup.freeze on every cgroup of the batch (dropping the ones that
  * vanished from both the batch's view and the journal), then waits for all. */
 static int batch_freeze(Manager *m, Batch *b, bool freeze, usec_t timeout) {
         int r;
 
         for (size_t i = 0; i < b->n; i++) {
-                r = cgroup_set_freeze(b->fds[i], freeze);
+                r = unit_set_freeze(journal_find_unit(m->journal, b->cgroups[i]), b->fds[i], freeze);
                 if (r == -ENOENT) {
                         /* Gone: nothing left to freeze or thaw. */
                         JournalUnit *u = journal_find_unit(m->journal, b->cgroups[i]);
@@ -176,7 +182,7 @@ static int guard_lock_holders(Manager *m, Batch *b, LockScan *scan, char **kept)
                                      (int) waits[w].holder, waits[w].type, (int) waits[w].waiter,
                                      comm ? comm : "?") < 0)
                                 return -ENOMEM;
-                        r = cgroup_set_freeze(b->fds[i], false);
+                        r = unit_set_freeze(u, b->fds[i], false);
                         if (r < 0 && r != -ENOENT)
                                 return log_error_errno(r, "Failed to thaw lock holder %s: %m", u->cgroup);
                         manager_step(m);
@@ -212,9 +218,14 @@ static int freeze_leaves(Manager *m, char **leaves, LockScan *scan, char **kept,
                 if (r < 0)
                         return log_error_errno(r, "Failed to open cgroup %s: %m", *l);
                 if (!u) {
+                        _cleanup_free_ char *address = NULL;
+                        int q = systemd_backend_for(m, *l, &address);
+                        if (q < 0 && q != -ENOENT)
+                                return log_error_errno(q, "%s: Backend=systemd, but no systemd manager takes it: %m", *l);
                         r = journal_add_unit(m->journal, *l, UNIT_FREEZING, NULL);
                         if (r < 0)
                                 return r;
+                        m->journal->units[m->journal->n_units - 1].systemd = TAKE_PTR(address);
                 } else
                         u->state = UNIT_FREEZING;
         }
@@ -275,7 +286,7 @@ static int freeze_leaves(Manager *m, char **leaves, LockScan *scan, char **kept,
         for (size_t i = 0; i < b.n; i++) {
                 JournalUnit *u = journal_find_unit(m->journal, b.cgroups[i]);
                 if (u && u->state == UNIT_SKIPPED) {
-                        r = cgroup_set_freeze(b.fds[i], false);
+                        r = unit_set_freeze(u, b.fds[i], false);
                         if (r < 0 && r != -ENOENT)
                                 return log_error_errno(r, "Failed to thaw %s: %m", u->cgroup);
                         manager_step(m);

@@ -111,9 +111,15 @@ int slack_enter(Manager *m, char **leaves) {
         m->journal->slack_ns = slack;
         for (char **l = leaves; *l; l++)
                 if (!journal_find_unit(m->journal, *l)) {
+                        /* The exit kick freezes: through systemd where it manages the unit. */
+                        _cleanup_free_ char *address = NULL;
+                        int q = systemd_backend_for(m, *l, &address);
+                        if (q < 0 && q != -ENOENT)
+                                return log_error_errno(q, "%s: Backend=systemd, but no systemd manager takes it: %m", *l);
                         r = journal_add_unit(m->journal, *l, UNIT_SLACKED, NULL);
                         if (r < 0)
                                 return r;
+                        m->journal->units[m->journal->n_units - 1].systemd = TAKE_PTR(address);
                 }
 
         for (int pass = 0; pass < SLACK_PASSES; pass++) {
@@ -145,11 +151,13 @@ int slack_enter(Manager *m, char **leaves) {
  * kick is undone by the next exit like any other freeze. */
 static int kick_units(Manager *m) {
         _cleanup_free_ int *fds = NULL;
+        _cleanup_free_ size_t *idx = NULL;
         size_t n = 0;
         int r;
 
         fds = calloc(m->journal->n_units + 1, sizeof(int));
-        if (!fds)
+        idx = calloc(m->journal->n_units + 1, sizeof(size_t));
+        if (!fds || !idx)
                 return -ENOMEM;
         for (size_t i = 0; i < m->journal->n_units; i++) {
                 JournalUnit *u = &m->journal->units[i];
@@ -165,17 +173,17 @@ static int kick_units(Manager *m) {
                         continue;
                 }
                 u->state = UNIT_FREEZING;
-                n++;
+                idx[n++] = i;
         }
         r = manager_save_journal(m);
         if (r >= 0) {
                 for (size_t i = 0; i < n; i++) {
-                        (void) cgroup_set_freeze(fds[i], true);
+                        (void) unit_set_freeze(&m->journal->units[idx[i]], fds[i], true);
                         manager_step(m);
                 }
                 (void) cgroup_wait_frozen(fds, n, true, now_usec(CLOCK_MONOTONIC) + m->config->freeze_timeout, NULL);
                 for (size_t i = 0; i < n; i++)
-                        (void) cgroup_set_freeze(fds[i], false);
+                        (void) unit_set_freeze(&m->journal->units[idx[i]], fds[i], false);
                 r = cgroup_wait_frozen(fds, n, false, now_usec(CLOCK_MONOTONIC) + m->config->freeze_timeout, NULL);
         }
         for (size_t i = 0; i < n; i++)

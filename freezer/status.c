@@ -12,6 +12,7 @@
 typedef struct UnitView {
         const JournalUnit *u;
         int kernel_frozen;   /* 1, 0, or -1 when the cgroup is gone */
+        char *systemd_state; /* systemd's FreezerState, for units it froze */
         usec_t remaining;    /* of a thaw window; USEC_INFINITY: until exit; 0: none */
 } UnitView;
 
@@ -22,6 +23,8 @@ static UnitView view_unit(Manager *m, const JournalUnit *u, usec_t now) {
 
         if (cgroup_open(m->root_fd, u->cgroup, &fd) >= 0 && cgroup_get_frozen(fd, &frozen, NULL) >= 0)
                 v.kernel_frozen = frozen;
+        if (u->systemd)
+                (void) systemd_freezer_state(u->systemd, u->cgroup, &v.systemd_state);
         if (u->state == UNIT_THAWED)
                 v.remaining = u->thaw_until == USEC_INFINITY ? USEC_INFINITY
                               : u->thaw_until > now            ? u->thaw_until - now
@@ -53,8 +56,11 @@ static void print_json(Manager *m, usec_t now, const ListenerStat *ls, size_t n_
                 json_print_string(f, unit_name_of_cgroup(v.u->cgroup));
                 fprintf(f, ",\"cgroup\":");
                 json_print_string(f, v.u->cgroup);
-                fprintf(f, ",\"state\":\"%s\",\"kernel_frozen\":%s", unit_state_to_string(v.u->state),
-                        v.kernel_frozen < 0 ? "null" : v.kernel_frozen ? "true" : "false");
+                fprintf(f, ",\"state\":\"%s\",\"kernel_frozen\":%s,\"backend\":\"%s\",\"systemd_freezer_state\":",
+                        unit_state_to_string(v.u->state), v.kernel_frozen < 0 ? "null" : v.kernel_frozen ? "true" : "false",
+                        v.u->systemd ? "systemd" : "cgroupfs");
+                json_print_string(f, v.systemd_state);
+                free(v.systemd_state);
                 if (v.u->state == UNIT_THAWED) {
                         if (v.remaining == USEC_INFINITY)
                                 fprintf(f, ",\"thawed_until\":\"exit\"");
@@ -124,13 +130,15 @@ static void print_text(Manager *m, usec_t now, const ListenerStat *ls, size_t n_
         printf("Units: %zu frozen, %zu thawed, %zu skipped, %zu lock holders, %zu slacked\n", counts[UNIT_FROZEN],
                counts[UNIT_THAWED], counts[UNIT_SKIPPED], counts[UNIT_LOCKHOLDER], counts[UNIT_SLACKED]);
         print_listener(ls, n_ls, have_ls, ls_error);
-        printf("\n%-12s %-7s %s\n", "STATE", "KERNEL", "CGROUP");
+        printf("\n%-12s %-7s %-8s %s\n", "STATE", "KERNEL", "SYSTEMD", "CGROUP");
         for (size_t i = 0; i < j->n_units; i++) {
                 UnitView v = view_unit(m, &j->units[i], now);
                 char tb[32];
 
-                printf("%-12s %-7s %s", unit_state_to_string(v.u->state),
-                       v.kernel_frozen < 0 ? "gone" : v.kernel_frozen ? "frozen" : "running", v.u->cgroup);
+                printf("%-12s %-7s %-8s %s", unit_state_to_string(v.u->state),
+                       v.kernel_frozen < 0 ? "gone" : v.kernel_frozen ? "frozen" : "running",
+                       v.systemd_state ? v.systemd_state : "-", v.u->cgroup);
+                free(v.systemd_state);
                 if (v.u->state == UNIT_THAWED)
                         printf("  (%s)", v.remaining == USEC_INFINITY ? "until exit"
                                                                       : format_duration(tb, sizeof(tb), (v.remaining + USEC_PER_SEC - 1) / USEC_PER_SEC * USEC_PER_SEC));

@@ -41,7 +41,8 @@ typedef struct CachedUnit {
         char *cgroup;
         UnitState state;
         usec_t thaw_until;
-        int fd;                   /* the cgroup, opened on first thaw */
+        int fd;                   /* the cgroup, opened when the journal changes */
+        char *systemd;            /* the manager that froze it, if systemd did */
 } CachedUnit;
 
 typedef struct ResolvedUnit {

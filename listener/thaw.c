@@ -144,11 +144,14 @@ void listener_cache_refresh(Listener *l) {
                         (void) cgroup_open(l->m.root_fd, c->cgroup, &c->fd);
                 c->state = j->units[i].state;
                 c->thaw_until = j->units[i].thaw_until;
+                free(c->systemd);
+                c->systemd = j->units[i].systemd ? strdup(j->units[i].systemd) : NULL;
                 l->n_cache++;
         }
         for (size_t k = 0; k < n_old; k++) {
                 safe_close(old[k].fd);
                 free(old[k].cgroup);
+                free(old[k].systemd);
         }
         free(old);
 }
@@ -172,7 +175,8 @@ static int thaw_for(Listener *l, const char *unit, usec_t duration, usec_t recei
                         continue;
                 if (c->fd < 0 && cgroup_open(l->m.root_fd, c->cgroup, &c->fd) < 0)
                         continue; /* gone */
-                r = cgroup_set_freeze(c->fd, false);
+                /* Through systemd where systemd froze it: never one way in, the other out. */
+                r = c->systemd ? systemd_set_freeze(c->systemd, c->cgroup, false) : cgroup_set_freeze(c->fd, false);
                 if (r < 0) {
                         log_warning_errno(r, "Failed to thaw %s: %m", c->cgroup);
                         continue;

@@ -93,3 +93,4 @@ Suite *bench_suite(void);
 Suite *rules_suite(void);
 Suite *listener_suite(void);
 Suite *units_suite(void);
+Suite *systemd_suite(void);

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The systemd backend. systemd expects to be the only writer of the cgroups of
+ * the units it manages, and systemd 252 does not notice a cgroup.freeze
+ * written behind its back (its FreezerState stays "running"). So a unit that
+ * a reachable systemd manages is frozen and thawed through that manager's
+ * FreezeUnit/ThawUnit; a unit is never frozen one way and thawed the other:
+ * the journal records which manager froze it. */
+#include <sys/stat.h>
+
+#include "log.h"
+#include "manager.h"
+#include "sdbus-dl.h"
+#include "unit-name.h"
+
+/* One connection per manager address, kept for the run. */
+static struct {
+        char *address;
+        sd_bus *bus;
+} links[8];
+
+static int link_get(const char *address, sd_bus **ret) {
+        size_t i;
+        int r;
+
+        for (i = 0; i < ELEMENTSOF(links) && links[i].address; i++)
+                if (streq(links[i].address, address)) {
+                        *ret = links[i].bus;
+                        return 0;
+                }
+        if (i == ELEMENTSOF(links))
+                return -ENOSPC;
+        r = sdbus_connect_direct(address, &links[i].bus);
+        if (r < 0)
+                return r;
+        links[i].address = strdup(address);
+        if (!links[i].address)
+                return -ENOMEM;
+        *ret = links[i].bus;
+        return 0;
+}
+
+/* Which manager manages a cgroup: the user manager of user@UID.service for
+ * what lies below it (but not its own init.scope), else the system manager. */
+static int derive_address(const char *cgroup, char **ret) {
+        const char *p = strstr(cgroup, "user@");
+        unsigned uid;
+
+        if (p && sscanf(p, "user@%u.service/", &uid) == 1 && strchr(p, '/') && !strstr(p, ".service/init.scope"))
+                return asprintf(ret, "unix:path=/run/user/%u/systemd/private", uid) < 0 ? -ENOMEM : 0;
+        return (*ret = strdup("unix:path=/run/systemd/private")) ? 0 : -ENOMEM;
+}
+
+/* A unit's string property, by its object path (the name escaped as sd-bus labels). */
+static int unit_property(const char *address, const char *cgroup, const char *interface, const char *property, char **ret) {
+        _cleanup_free_ char *path = NULL;
+        const char *unit = unit_name_of_cgroup(cgroup);
+        int r = 0;
+        const SdBus *b = sdbus_get(&r);
+        sd_bus *bus;
+
+        if (!b)
+                return r;
+        r = link_get(address, &bus);
+        if (r < 0)
+                return r;
+        path = malloc(strlen("/org/freedesktop/systemd1/unit/") + strlen(unit) * 3 + 1);
+        if (!path)
+                return -ENOMEM;
+        char *w = stpcpy(path, "/org/freedesktop/systemd1/unit/");
+        for (const char *p = unit; *p; p++)
+                if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9' && p != unit))
+                        *w++ = *p;
+                else
+                        w += sprintf(w, "_%02x", (unsigned char) *p);
+        *w = 0;
+        return b->get_property_string(bus, "org.freedesktop.systemd1", path, interface, property, NULL, ret);
+}
+
+int systemd_backend_for(Manager *m, const char *cgroup, char **ret_address) {
+        _cleanup_free_ char *address = NULL;
+        struct stat st;
+        int r;
+
+        if (m->config->backend == BACKEND_CGROUPFS)
+                return -ENOENT;
+        /* Only services and scopes: systemd has a freezer for no other unit
+         * type (a socket unit's cgroup, say), so cgroupfs contradicts nobody there. */
+        const char *name = unit_name_of_cgroup(cgroup), *dot = strrchr(name, '.');
+        if (!unit_name_is_valid(name) || !dot || (!streq(dot, ".service") && !streq(dot, ".scope")))
+                return -ENOENT;
+        if (m->config->systemd_address)
+                address = strdup(m->config->systemd_address);
+        else if ((r = derive_address(cgroup, &address)) < 0)
+                return r;
+        if (!address)
+                return -ENOMEM;
+        /* Reachable? The socket must be there (auto quietly falls back). */
+        if (strneq(address, "unix:path=", 10) && stat(address + 10, &st) < 0)
+                return m->config->backend == BACKEND_SYSTEMD ? -ENOTCONN : -ENOENT;
+        /* And it must be that manager's unit, in this very cgroup. */
+        _cleanup_free_ char *cg = NULL;
+        char iface[64];
+        const char *type = strrchr(unit_name_of_cgroup(cgroup), '.') + 1;
+        /* ControlGroup lives on the type's interface: ...systemd1.Service, .Scope, .Slice, .Socket. */
+        snprintf(iface, sizeof(iface), "org.freedesktop.systemd1.%c%s", type[0] - 'a' + 'A', type + 1);
+        r = unit_property(address, cgroup, iface, "ControlGroup", &cg);
+        if (r < 0 || !cg || cg[0] != '/' || !streq(cg + 1, cgroup))
+                return m->config->backend == BACKEND_SYSTEMD ? -ENXIO : -ENOENT;
+        *ret_address = TAKE_PTR(address);
+        return 0;
+}
+
+int systemd_set_freeze(const char *address, const char *cgroup, bool freeze) {
+        int r = 0;
+        const SdBus *b = sdbus_get(&r);
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus *bus;
+
+        if (!b)
+                return r;
+        r = link_get(address, &bus);
+        if (r < 0)
+                return log_error_errno(r, "Cannot reach the systemd manager at %s: %m", address);
+        r = b->call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                           "org.freedesktop.systemd1.Manager", freeze ? "FreezeUnit" : "ThawUnit", &error, NULL, "s",
+                           unit_name_of_cgroup(cgroup));
+        if (r < 0 && error.name && (strstr(error.name, "NoSuchUnit") || strstr(error.name, "UnitInactive")))
+                r = -ENOENT; /* gone, as for a vanished cgroup */
+        else if (r < 0)
+                log_error_errno(r, "systemd %s %s: %s", freeze ? "FreezeUnit" : "ThawUnit",
+                                unit_name_of_cgroup(cgroup), error.message ? error.message : "failed");
+        b->error_free(&error);
+        return r;
+}
+
+int systemd_freezer_state(const char *address, const char *cgroup, char **ret) {
+        return unit_property(address, cgroup, "org.freedesktop.systemd1.Unit", "FreezerState", ret);
+}

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The systemd backend against a real systemd --user manager (systemd 252),
+ * started and stopped by the test: units it manages are frozen and thawed
+ * through FreezeUnit/ThawUnit, so that systemd's FreezerState agrees with the
+ * kernel; nothing is left frozen. */
+#include <limits.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "cgroup.h"
+#include "macro.h"
+#include "standby.h"
+#include "test-util.h"
+
+static char dir[128], cgrel[512], script[PATH_MAX];
+static bool started;
+
+static void stop_manager(void) {
+        char cmd[8192];
+        _cleanup_free_ char *out = NULL;
+
+        if (!started)
+                return;
+        started = false;
+        snprintf(cmd, sizeof(cmd), "%s stop %s %s 2>&1", script, dir, cgrel);
+        int code = test_run_shell(cmd, &out);
+        if (code != 0)
+                fprintf(stderr, "user manager stop: %d %s\n", code, out);
+}
+
+static void setup(void) {
+        char cmd[8192], extra[1024];
+        _cleanup_free_ char *out = NULL;
+
+        test_env_setup();
+        started = false;
+        snprintf(dir, sizeof(dir), "/tmp/standby-sd.%d", (int) getpid());
+        (void) mkdir(dir, 0700);
+        snprintf(cgrel, sizeof(cgrel), "%s/um.service", T.base);
+        ck_assert_ptr_nonnull(realpath("tests/env/user-manager.sh", script));
+        if (access("/lib/systemd/systemd", X_OK) < 0)
+                return;
+        snprintf(cmd, sizeof(cmd), "%s start %s %s 2>&1", script, dir, cgrel);
+        ck_assert_msg(test_run_shell(cmd, &out) == 0, "user manager: %s", out);
+        started = true;
+        /* A failed assertion exits the test's process: stop the manager there too. */
+        atexit(stop_manager);
+        snprintf(extra, sizeof(extra), "Targets=\nTargets=%s/app.slice\nBackend=systemd\n"
+                                       "SystemdAddress=unix:path=%s/xdg/systemd/private\n", cgrel, dir);
+        test_write_config(extra);
+}
+
+static void teardown(void) {
+        stop_manager();
+        (void) rmdir(dir);
+        test_env_teardown();
+}
+
+static void run_unit(const char *unit) {
+        char cmd[8192], bin[PATH_MAX];
+        _cleanup_free_ char *out = NULL;
+
+        ck_assert_ptr_nonnull(realpath(test_bin("standby-workload"), bin));
+        snprintf(cmd, sizeof(cmd), "XDG_RUNTIME_DIR=%s/xdg systemd-run --user --unit=%s %s nanosleep 2>&1", dir, unit,
+                 bin);
+        ck_assert_msg(test_run_shell(cmd, &out) == 0, "systemd-run: %s", out);
+}
+
+static char *freezer_state(const char *unit) {
+        char cmd[1024];
+        char *out = NULL;
+        snprintf(cmd, sizeof(cmd), "XDG_RUNTIME_DIR=%s/xdg systemctl --user show -p FreezerState --value %s", dir, unit);
+        ck_assert_int_eq(test_run_shell(cmd, &out), 0);
+        out[strcspn(out, "\n")] = 0;
+        return out;
+}
+
+static const char *unit_sub(const char *unit) {
+        static char buf[1024];
+        snprintf(buf, sizeof(buf), "um.service/app.slice/%s", unit);
+        return buf;
+}
+
+START_TEST(test_systemd_backend) {
+        _cleanup_free_ char *json = NULL;
+
+        if (!test_need_root_cgroup2())
+                return;
+        if (!started) {
+                fprintf(stderr, "SKIP: test_systemd_backend: no /lib/systemd/systemd here\n");
+                return;
+        }
+        run_unit("standby-a.service");
+        run_unit("standby-b.service");
+
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert(test_frozen(unit_sub("standby-a.service")));
+        ck_assert(test_frozen(unit_sub("standby-b.service")));
+        /* systemd knows: it did the freezing. */
+        _cleanup_free_ char *sa = freezer_state("standby-a.service"), *sb = freezer_state("standby-b.service");
+        ck_assert_str_eq(sa, "frozen");
+        ck_assert_str_eq(sb, "frozen");
+        ck_assert_int_eq(test_manager_env(NULL, &json, NULL, "status", "--json", NULL), EXIT_OK);
+        ck_assert_msg(strstr(json, "\"backend\":\"systemd\",\"systemd_freezer_state\":\"frozen\""), "%s", json);
+
+        /* One unit thawed, through systemd too. */
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "thaw", "standby-a.service", NULL), EXIT_OK);
+        _cleanup_free_ char *sa2 = freezer_state("standby-a.service");
+        ck_assert_str_eq(sa2, "running");
+        ck_assert(!test_frozen(unit_sub("standby-a.service")));
+        ck_assert(test_frozen(unit_sub("standby-b.service")));
+
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        _cleanup_free_ char *sb2 = freezer_state("standby-b.service");
+        ck_assert_str_eq(sb2, "running");
+        ck_assert(!test_anything_frozen());
+}
+END_TEST
+
+/* The cgroups systemd does not manage stay on cgroupfs under Backend=auto,
+ * and Backend=systemd refuses them rather than write behind systemd's back. */
+START_TEST(test_backend_choice) {
+        char extra[2048];
+        _cleanup_free_ char *json = NULL, *err = NULL;
+
+        if (!test_need_root_cgroup2())
+                return;
+        if (!started) {
+                fprintf(stderr, "SKIP: test_backend_choice: no /lib/systemd/systemd here\n");
+                return;
+        }
+        run_unit("standby-a.service");
+        /* A cgroup of our own below the targets, unknown to systemd. */
+        test_spawn_workload("other.slice/plain.service", "idle", 100, 1, NULL);
+        snprintf(extra, sizeof(extra), "Targets=\nTargets=%s/app.slice %s/other.slice\nBackend=auto\n"
+                                       "SystemdAddress=unix:path=%s/xdg/systemd/private\n", cgrel, T.base, dir);
+        test_write_config(extra);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert_int_eq(test_manager_env(NULL, &json, NULL, "status", "--json", NULL), EXIT_OK);
+        ck_assert_msg(strstr(json, "standby-a.service\",\"state\":\"frozen\",\"kernel_frozen\":true,\"backend\":\"systemd\""),
+                      "%s", json);
+        ck_assert_msg(strstr(json, "plain.service\",\"state\":\"frozen\",\"kernel_frozen\":true,\"backend\":\"cgroupfs\""),
+                      "%s", json);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        ck_assert(!test_anything_frozen());
+
+        snprintf(extra, sizeof(extra), "Targets=\nTargets=%s/other.slice\nBackend=systemd\n"
+                                       "SystemdAddress=unix:path=%s/xdg/systemd/private\n", T.base, dir);
+        test_write_config(extra);
+        ck_assert_int_eq(test_manager(&err, "enter", NULL), EXIT_FAILURE_GENERIC);
+        ck_assert_msg(strstr(err, "Backend=systemd, but no systemd manager takes it"), "%s", err);
+        ck_assert(!test_anything_frozen());
+        (void) test_manager(NULL, "--quiet", "exit", NULL);
+}
+END_TEST
+
+Suite *systemd_suite(void) {
+        Suite *s = suite_create("systemd");
+        TCase *tc = tcase_create("user-manager");
+        tcase_set_timeout(tc, 60);
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_add_unchecked_fixture(tc, NULL, test_env_sweep);
+        tcase_add_test(tc, test_systemd_backend);
+        tcase_add_test(tc, test_backend_choice);
+        suite_add_tcase(s, tc);
+        return s;
+}
