@@ -118,6 +118,15 @@ int events_setup(Events *e, const char *listener_path, const char *workload) {
                 return r;
         if ((r = bench_start_listener(listener_path)) < 0)
                 return log_error_errno(r, "standby-listener did not start: %m");
+        /* A process woken by IPC: an unfrozen peer (in the bench's own cgroup,
+         * outside the targets) broadcasts on the bus; the receiver is a unit. */
+        char *receiver[] = { (char *) workload, "broadcast-receiver", "--bus-address", bus_address, NULL };
+        char *broadcaster[] = { (char *) workload, "broadcaster", "--bus-address", bus_address, "--period-ms", "50", NULL };
+        if ((r = scratch_spawn(&scratch, "workloads.slice/ipc.service", receiver, NULL)) < 0 ||
+            (r = scratch_spawn(&scratch, "peer.slice/broadcaster.service", broadcaster, NULL)) < 0)
+                return log_error_errno(r, "Failed to start the IPC pair: %m");
+        e->have_ipc = true;
+
         /* The servers may still be binding: a bounded wait for their first answers. */
         for (int i = 0; i < 500; i++) {
                 int fd = bench_tcp_connect(e->echo_port);

@@ -91,6 +91,7 @@ typedef struct Events {
         int echo_port, push_port, redis_port, memcached_port;
         int push_listen, push_conn;
         bool have[_EVENTS_KIND_MAX];
+        bool have_ipc;           /* the ipc.service receiver of an unfrozen broadcaster */
         unsigned seed;
 } Events;
 int events_setup(Events *e, const char *listener_path, const char *workload);

@@ -252,10 +252,10 @@ static void print_event_row(FILE *csv, const char *kind, const char *label, Even
 
 static int run_compare(void) {
         size_t nw = strv_length(opt.workloads), ns = strv_length(opt.strategies);
-        /* Room for the real daemons the events bring (redis, memcached). */
-        _cleanup_free_ Result *res = calloc((nw + 2) * ns, sizeof(Result));
-        _cleanup_free_ int *fds = calloc(nw + 2, sizeof(int));
-        _cleanup_free_ int *ticks = calloc(nw + 2, sizeof(int));
+        /* Room for what the events bring: redis, memcached, the IPC receiver. */
+        _cleanup_free_ Result *res = calloc((nw + 3) * ns, sizeof(Result));
+        _cleanup_free_ int *fds = calloc(nw + 3, sizeof(int));
+        _cleanup_free_ int *ticks = calloc(nw + 3, sizeof(int));
         double enter_ms[8][MAX_REPS] = {}, exit_ms[8][MAX_REPS] = {};
         char sub[256], targets[512], period[16];
         usec_t started = now_usec(CLOCK_MONOTONIC);
@@ -301,9 +301,10 @@ static int run_compare(void) {
                         int kind;
                         const char *name, *sub;
                 } daemons[] = { { EVENTS_REDIS, "redis-server", "workloads.slice/redis.service" },
-                                { EVENTS_MEMCACHED, "memcached", "workloads.slice/memcached.service" } };
+                                { EVENTS_MEMCACHED, "memcached", "workloads.slice/memcached.service" },
+                                { -1, "ipc (D-Bus)", "workloads.slice/ipc.service" } };
                 for (size_t d = 0; d < ELEMENTSOF(daemons); d++) {
-                        if (!events.have[daemons[d].kind])
+                        if (daemons[d].kind >= 0 ? !events.have[daemons[d].kind] : !events.have_ipc)
                                 continue;
                         r = scratch_open(&scratch, daemons[d].sub, &fds[nw]);
                         if (r < 0)

@@ -197,9 +197,56 @@ static void *loop_push_receiver(void *arg) {
         return NULL;
 }
 
+static const char *bus_address, *bus_name = "org.standby.BenchService";
+
+/* A process woken by IPC from an unfrozen peer: subscribes to the
+ * org.standby.Bench.Tick broadcast on bus_address and handles each one. */
+static int on_broadcast(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        tick();
+        return 0;
+}
+
+static void *loop_broadcast_receiver(void *arg) {
+        sd_bus *bus = NULL;
+
+        if (sd_bus_new(&bus) < 0 || sd_bus_set_address(bus, bus_address ? bus_address : "unix:path=/run/dbus/system_bus_socket") < 0 ||
+            sd_bus_set_bus_client(bus, 1) < 0 || sd_bus_start(bus) < 0 ||
+            sd_bus_add_match(bus, NULL, "type='signal',interface='org.standby.Bench',member='Tick'", on_broadcast, NULL) < 0) {
+                fprintf(stderr, "standby-workload: cannot subscribe on %s\n", bus_address ? bus_address : "the system bus");
+                exit(1);
+        }
+        tick(); /* subscribed */
+        for (;;) {
+                int r = sd_bus_process(bus, NULL);
+                if (r < 0)
+                        exit(1);
+                if (r == 0 && sd_bus_wait(bus, UINT64_MAX) < 0)
+                        exit(1);
+        }
+        return NULL;
+}
+
+/* The unfrozen peer: broadcasts org.standby.Bench.Tick every period. */
+static void *loop_broadcaster(void *arg) {
+        sd_bus *bus = NULL;
+        struct timespec ts = { .tv_sec = period_ms / 1000, .tv_nsec = (period_ms % 1000) * 1000000L };
+
+        if (sd_bus_new(&bus) < 0 || sd_bus_set_address(bus, bus_address ? bus_address : "unix:path=/run/dbus/system_bus_socket") < 0 ||
+            sd_bus_set_bus_client(bus, 1) < 0 || sd_bus_start(bus) < 0) {
+                fprintf(stderr, "standby-workload: cannot reach %s\n", bus_address ? bus_address : "the system bus");
+                exit(1);
+        }
+        for (;;) {
+                if (sd_bus_emit_signal(bus, "/org/standby/Bench", "org.standby.Bench", "Tick", "") < 0 || sd_bus_flush(bus) < 0)
+                        exit(1);
+                tick();
+                nanosleep(&ts, NULL);
+        }
+        return NULL;
+}
+
 /* A D-Bus service owning bus_name on bus_address, answering
  * org.standby.Bench.Ping with "pong": woken only by its callers. */
-static const char *bus_address, *bus_name = "org.standby.BenchService";
 
 static int ping(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         tick();
@@ -247,7 +294,8 @@ static const struct {
         { "epoll", loop_epoll },         { "timerfd", loop_timerfd }, { "posix-timer", loop_posix_timer },
         { "futex", loop_futex },         { "busy", loop_busy },       { "idle", loop_idle },
         { "echo-server", loop_echo_server }, { "bus-service", loop_bus_service },
-        { "push-receiver", loop_push_receiver },
+        { "push-receiver", loop_push_receiver }, { "broadcast-receiver", loop_broadcast_receiver },
+        { "broadcaster", loop_broadcaster },
 };
 
 static void usage(FILE *f) {
