@@ -14,6 +14,7 @@
 
 #include "cgroup.h"
 #include "locks.h"
+#include "log.h"
 #include "manager.h"
 #include "strv.h"
 
@@ -78,8 +79,10 @@ bool lock_scan_finish(LockScan *s, int root_fd, char **also) {
         if (s->started)
                 (void) pthread_join(s->thread, NULL);
         s->started = false;
-        if (s->r < 0 || s->any)
+        if (s->r < 0 || s->any) {
+                log_debug("Lock scan: %s; reading /proc/locks.", s->r < 0 ? "failed" : "a thread outside waits for a lock");
                 return true; /* when in doubt, read /proc/locks */
+        }
 
         for (char **a = also; a && *a; a++) {
                 _cleanup_close_ int fd = -EBADF;
@@ -89,8 +92,10 @@ bool lock_scan_finish(LockScan *s, int root_fd, char **also) {
 
                 if (cgroup_open(root_fd, *a, &fd) < 0 || cgroup_list_pids(fd, false, &pids, &n) < 0)
                         continue;
-                if (locks_any_blocked_waiter(pids, n, &any) < 0 || any)
+                if (locks_any_blocked_waiter(pids, n, &any) < 0 || any) {
+                        log_debug("Lock scan: a thread of %s waits for a lock; reading /proc/locks.", *a);
                         return true;
+                }
         }
         return false;
 }

@@ -40,6 +40,21 @@ int manager_save_journal(Manager *m) {
         return r;
 }
 
+int manager_read_journal(Manager *m) {
+        Journal *j = NULL;
+        int r = journal_load(m->state_fd, &j);
+
+        if (r == -ENOENT)
+                j = journal_new();
+        else if (r < 0)
+                return log_error_errno(r, "Failed to read the journal %s/" JOURNAL_FILE ": %m", m->state_dir);
+        if (!j)
+                return -ENOMEM;
+        journal_free(m->journal);
+        m->journal = j;
+        return 0;
+}
+
 int manager_unlock_journal(Manager *m) {
         m->lock_fd = safe_close(m->lock_fd);
         return 0;

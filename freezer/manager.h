@@ -35,6 +35,10 @@ void manager_step(Manager *m);
  * kept until manager_unlock_journal() (or the process ends). */
 int manager_lock_journal(Manager *m, bool exclusive);
 int manager_unlock_journal(Manager *m);
+/* Loads the journal without its lock: enough to read it, since it is only
+ * ever replaced whole (rename). A reader that must not block on a writer,
+ * as the listener watching the journal while the manager enters, uses it. */
+int manager_read_journal(Manager *m);
 
 /* Leaves standby: thaws and restores everything the journal lists (the
  * journal must be locked and loaded). -ENOENT when there is nothing. */

@@ -148,7 +148,7 @@ static bool wanted(Listener *l, const Rule *rule, const char *cgroup) {
 int listener_sync_sockets(Listener *l) {
         int r;
 
-        r = manager_lock_journal(&l->m, false);
+        r = manager_read_journal(&l->m);
         if (r < 0)
                 return r;
 

@@ -81,7 +81,9 @@ static int on_state_change(sd_event_source *s, const struct inotify_event *ev, v
 
         if (!(ev->mask & IN_Q_OVERFLOW) && (ev->len == 0 || !streq(ev->name, JOURNAL_FILE)))
                 return 0;
-        if (manager_lock_journal(&l->m, false) >= 0) {
+        /* Without the lock: blocking on the manager mid-enter would make the
+         * listener itself a lock waiter the deadlock guard has to look at. */
+        if (manager_read_journal(&l->m) >= 0) {
                 l->standby_active = l->m.journal->phase == JOURNAL_ACTIVE;
                 listener_cache_refresh(l);
         }

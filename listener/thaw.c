@@ -288,7 +288,7 @@ int listener_reconcile(Listener *l) {
         int r;
 
         listener_drop_windows(l);
-        r = manager_lock_journal(&l->m, false);
+        r = manager_read_journal(&l->m);
         if (r < 0)
                 return r;
         l->standby_active = l->m.journal->phase == JOURNAL_ACTIVE;
