@@ -199,6 +199,28 @@ static void *loop_push_receiver(void *arg) {
 
 static const char *bus_address, *bus_name = "org.standby.BenchService";
 
+/* Connects to bus_address (default: the system bus) or exits. */
+static sd_bus *bus_connect(void) {
+        sd_bus *bus = NULL;
+        if (sd_bus_new(&bus) < 0 || sd_bus_set_address(bus, bus_address ? bus_address : "unix:path=/run/dbus/system_bus_socket") < 0 ||
+            sd_bus_set_bus_client(bus, 1) < 0 || sd_bus_start(bus) < 0) {
+                fprintf(stderr, "standby-workload: cannot reach %s\n", bus_address ? bus_address : "the system bus");
+                exit(1);
+        }
+        return bus;
+}
+
+/* Serves the bus until it fails. */
+static void bus_serve(sd_bus *bus) {
+        for (;;) {
+                int r = sd_bus_process(bus, NULL);
+                if (r < 0)
+                        exit(1);
+                if (r == 0 && sd_bus_wait(bus, UINT64_MAX) < 0)
+                        exit(1);
+        }
+}
+
 /* A process woken by IPC from an unfrozen peer: subscribes to the
  * org.standby.Bench.Tick broadcast on bus_address and handles each one. */
 static int on_broadcast(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -207,35 +229,22 @@ static int on_broadcast(sd_bus_message *m, void *userdata, sd_bus_error *error) 
 }
 
 static void *loop_broadcast_receiver(void *arg) {
-        sd_bus *bus = NULL;
+        sd_bus *bus = bus_connect();
 
-        if (sd_bus_new(&bus) < 0 || sd_bus_set_address(bus, bus_address ? bus_address : "unix:path=/run/dbus/system_bus_socket") < 0 ||
-            sd_bus_set_bus_client(bus, 1) < 0 || sd_bus_start(bus) < 0 ||
-            sd_bus_add_match(bus, NULL, "type='signal',interface='org.standby.Bench',member='Tick'", on_broadcast, NULL) < 0) {
-                fprintf(stderr, "standby-workload: cannot subscribe on %s\n", bus_address ? bus_address : "the system bus");
+        if (sd_bus_add_match(bus, NULL, "type='signal',interface='org.standby.Bench',member='Tick'", on_broadcast, NULL) < 0) {
+                fprintf(stderr, "standby-workload: cannot subscribe to the broadcasts\n");
                 exit(1);
         }
         tick(); /* subscribed */
-        for (;;) {
-                int r = sd_bus_process(bus, NULL);
-                if (r < 0)
-                        exit(1);
-                if (r == 0 && sd_bus_wait(bus, UINT64_MAX) < 0)
-                        exit(1);
-        }
+        bus_serve(bus);
         return NULL;
 }
 
 /* The unfrozen peer: broadcasts org.standby.Bench.Tick every period. */
 static void *loop_broadcaster(void *arg) {
-        sd_bus *bus = NULL;
+        sd_bus *bus = bus_connect();
         struct timespec ts = { .tv_sec = period_ms / 1000, .tv_nsec = (period_ms % 1000) * 1000000L };
 
-        if (sd_bus_new(&bus) < 0 || sd_bus_set_address(bus, bus_address ? bus_address : "unix:path=/run/dbus/system_bus_socket") < 0 ||
-            sd_bus_set_bus_client(bus, 1) < 0 || sd_bus_start(bus) < 0) {
-                fprintf(stderr, "standby-workload: cannot reach %s\n", bus_address ? bus_address : "the system bus");
-                exit(1);
-        }
         for (;;) {
                 if (sd_bus_emit_signal(bus, "/org/standby/Bench", "org.standby.Bench", "Tick", "") < 0 || sd_bus_flush(bus) < 0)
                         exit(1);
@@ -260,23 +269,15 @@ static const sd_bus_vtable bench_vtable[] = {
 };
 
 static void *loop_bus_service(void *arg) {
-        sd_bus *bus = NULL;
+        sd_bus *bus = bus_connect();
 
-        if (sd_bus_new(&bus) < 0 || sd_bus_set_address(bus, bus_address ? bus_address : "unix:path=/run/dbus/system_bus_socket") < 0 ||
-            sd_bus_set_bus_client(bus, 1) < 0 || sd_bus_start(bus) < 0 ||
-            sd_bus_add_object_vtable(bus, NULL, "/org/standby/Bench", "org.standby.Bench", bench_vtable, NULL) < 0 ||
+        if (sd_bus_add_object_vtable(bus, NULL, "/org/standby/Bench", "org.standby.Bench", bench_vtable, NULL) < 0 ||
             sd_bus_request_name(bus, bus_name, 0) < 0) {
                 fprintf(stderr, "standby-workload: cannot serve %s on %s\n", bus_name, bus_address ? bus_address : "the system bus");
                 exit(1);
         }
         tick(); /* owns its name */
-        for (;;) {
-                int r = sd_bus_process(bus, NULL);
-                if (r < 0)
-                        exit(1);
-                if (r == 0 && sd_bus_wait(bus, UINT64_MAX) < 0)
-                        exit(1);
-        }
+        bus_serve(bus);
         return NULL;
 }
 
