@@ -235,6 +235,11 @@ static int freeze_leaves(Manager *m, char **leaves, LockScan *scan, char **kept,
         if (r < 0)
                 return log_error_errno(r, "Failed to write the journal in %s: %m", m->state_dir);
 
+        /* The scan is done by now (it ran during selection): let it end before
+         * the freeze, so that it does not compete with the thousand tasks the
+         * freeze wakes for the CPUs. */
+        if (scan)
+                lock_scan_wait(scan);
         usec_t t0 = now_usec(CLOCK_MONOTONIC);
         r = batch_freeze(m, &b, true, m->config->freeze_timeout);
         if (r < 0 && r != -ETIME)

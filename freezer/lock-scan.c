@@ -75,10 +75,14 @@ void lock_scan_start(LockScan *s, int root_fd, char **skip) {
                 scan_thread(s);
 }
 
-bool lock_scan_finish(LockScan *s, int root_fd, char **also) {
+void lock_scan_wait(LockScan *s) {
         if (s->started)
                 (void) pthread_join(s->thread, NULL);
         s->started = false;
+}
+
+bool lock_scan_finish(LockScan *s, int root_fd, char **also) {
+        lock_scan_wait(s);
         if (s->r < 0 || s->any) {
                 log_debug("Lock scan: %s; reading /proc/locks.", s->r < 0 ? "failed" : "a thread outside waits for a lock");
                 return true; /* when in doubt, read /proc/locks */
