@@ -213,6 +213,17 @@ static int measure(int *fds, size_t n, usec_t window, double *rates, double *cpu
         return 0;
 }
 
+static double load_average(void) {
+        double l = -1;
+        FILE *f = fopen("/proc/loadavg", "re");
+        if (f) {
+                if (fscanf(f, "%lf", &l) != 1)
+                        l = -1;
+                fclose(f);
+        }
+        return l;
+}
+
 static void print_machine(FILE *f) {
         struct utsname u;
         uname(&u);
@@ -267,7 +278,11 @@ static int run_compare(void) {
         snprintf(period, sizeof(period), "%u", opt.period_ms);
         for (size_t w = 0; w < nw; w++) {
                 snprintf(sub, sizeof(sub), "workloads.slice/%s.service", opt.workloads[w]);
-                char *argv[] = { (char *) opt.workload, opt.workloads[w], "--period-ms", period, "--tick-fd", "3", NULL };
+                /* "periodic": a mail-sync-style job, every second (a nanosleep loop
+                 * of its own period), that must eventually run. */
+                bool periodic = streq(opt.workloads[w], "periodic");
+                char *argv[] = { (char *) opt.workload, periodic ? "nanosleep" : opt.workloads[w], "--period-ms",
+                                 periodic ? "1000" : period, "--tick-fd", "3", NULL };
                 r = scratch_spawn_ticking(&scratch, sub, argv, NULL, &ticks[w]);
                 if (r < 0)
                         return log_error_errno(r, "Failed to start %s: %m", opt.workloads[w]);
@@ -375,8 +390,14 @@ static int run_compare(void) {
         }
 
         /* The table: medians over repetitions, [min-max] where they differ. */
-        printf("\nWakeups per second (median of %u runs, %.0f s windows, period %u ms)\n\n", opt.reps,
-               (double) opt.window / 1e6, opt.period_ms);
+        {
+                struct utsname u;
+                uname(&u);
+                printf("\nMachine: %s %s, %ld CPUs; load average at the end %.2f. Wakeups per second (median of %u "
+                       "runs, %.0f s windows, period %u ms; the min-max range of every cell is in results.csv)\n\n",
+                       u.release, u.machine, sysconf(_SC_NPROCESSORS_ONLN), load_average(), opt.reps,
+                       (double) opt.window / 1e6, opt.period_ms);
+        }
         printf("%-12s", "workload");
         for (size_t s = 0; s < ns; s++)
                 printf(" | %-8s %8s %8s %8s", opt.strategies[s], "before", "standby", "after");
@@ -393,6 +414,21 @@ static int run_compare(void) {
                 }
                 printf("\n");
         }
+        /* Noise: the widest spread between repetitions of any busy cell. */
+        double worst = 0;
+        const char *worst_where = NULL;
+        for (size_t w = 0; w < nw && opt.reps > 1; w++)
+                for (size_t s = 0; s < ns; s++)
+                        for (int ph = 0; ph < _PHASE_MAX; ph++) {
+                                const double *v = res[s * nw + w].rate[ph];
+                                double lo = stats_min(v, opt.reps), hi = stats_max(v, opt.reps);
+                                if (hi >= 5 && (hi - lo) / hi > worst) {
+                                        worst = (hi - lo) / hi;
+                                        worst_where = opt.workloads[w];
+                                }
+                        }
+        if (worst_where)
+                printf("\nNoise: repetitions of a cell differ by at most %.0f%% (%s).\n", worst * 100, worst_where);
         printf("\n%-12s", "enter ms");
         for (size_t s = 0; s < ns; s++)
                 printf(" | %-8s %26.2f", opt.strategies[s], stats_median(enter_ms[s], opt.reps));
@@ -682,7 +718,7 @@ int main(int argc, char *argv[]) {
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
-        const char *strategies = "freeze,slack", *workloads = "nanosleep,poll,epoll,timerfd,posix-timer,futex,busy";
+        const char *strategies = "freeze,slack", *workloads = "nanosleep,poll,epoll,timerfd,posix-timer,futex,busy,periodic";
         double duration = 2;
         int c, r;
 
