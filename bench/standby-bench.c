@@ -502,6 +502,55 @@ static int run_compare(void) {
                 }
                 if (ecsv)
                         fclose(ecsv);
+
+                /* CDF per event kind and strategy: one data block each. */
+                char datp[4096], gpp[4096];
+                snprintf(datp, sizeof(datp), "%s/events.dat", opt.output);
+                snprintf(gpp, sizeof(gpp), "%s/events.gp", opt.output);
+                FILE *dat = fopen(datp, "we"), *gp = fopen(gpp, "we");
+                if (dat && gp) {
+                        fprintf(gp, "set terminal pngcairo size 1000,700\nset output '%s/events.png'\n"
+                                    "set multiplot layout 2,2 title 'Event to reply, CDF per strategy'\n"
+                                    "set logscale x\nset grid\nset key bottom right\nset xlabel 'ms'\n",
+                                opt.output);
+                        int block = 0;
+                        for (int k = 0; k < _EVENTS_KIND_MAX; k++) {
+                                if (!events.have[k])
+                                        continue;
+                                fprintf(gp, "set title '%s'\nplot ", kinds[k]);
+                                for (size_t st = 0; st <= ns; st++) {
+                                        /* st == ns: none, the before-windows pooled. */
+                                        double v[EVENTS_MAX_SAMPLES];
+                                        size_t n = 0;
+                                        for (size_t s2 = 0; s2 < ns; s2++) {
+                                                EventSamples *e2 = &ev[(s2 * 2 + (st == ns ? 0 : 1)) * _EVENTS_KIND_MAX + k];
+                                                if (st != ns && s2 != st)
+                                                        continue;
+                                                for (size_t i = 0; i < e2->n && n < EVENTS_MAX_SAMPLES; i++)
+                                                        v[n++] = e2->usec[i] / 1000.0;
+                                        }
+                                        if (n > 0)
+                                                (void) stats_percentile(v, n, 50); /* sorts */
+                                        fprintf(dat, "# %s %s\n", kinds[k], st == ns ? "none" : opt.strategies[st]);
+                                        for (size_t i = 0; i < n; i++)
+                                                fprintf(dat, "%.4f %.4f\n", v[i], (double) (i + 1) / (double) n);
+                                        if (n == 0)
+                                                fprintf(dat, "0.001 0\n");
+                                        fprintf(dat, "\n\n");
+                                        fprintf(gp, "%s'%s' index %d using 1:2 with steps lw 2 title '%s'", st ? ", " : "",
+                                                datp, block++, st == ns ? "none" : opt.strategies[st]);
+                                }
+                                fprintf(gp, "\n");
+                        }
+                        fprintf(gp, "unset multiplot\n");
+                }
+                if (dat)
+                        fclose(dat);
+                if (gp) {
+                        fclose(gp);
+                        if (dat && bench_gnuplot(gpp) >= 0)
+                                printf("\nPlot: %s/events.png\n", opt.output);
+                }
                 printf("\nInfrastructure in standby (runs per second, median): ");
                 for (size_t s = 0; s < ns; s++)
                         printf("%s%s: listener %.1f, dbus-daemon %.1f", s ? "; " : "", opt.strategies[s],
