@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <limits.h>
 #include <sys/wait.h>
 #include <systemd/sd-bus.h>
 
@@ -211,10 +212,61 @@ static uint64_t runs(pid_t pid) {
         return r;
 }
 
+/* Where the services live: our own units.slice, or the app.slice of a
+ * systemd --user manager (--backend=systemd) that runs them as its units. */
+static char units_rel[800], um_dir[400], um_script[4096];
+static bool um_started;
+
 static int refreeze(int kind) {
-        char path[400];
-        snprintf(path, sizeof(path), "%s/units.slice/%s", scratch.base, kind_units[kind]);
+        char path[1024];
+        snprintf(path, sizeof(path), "%s/%s", units_rel, kind_units[kind]);
         return run_manager("freeze", path) == USEC_INFINITY ? -EIO : 0;
+}
+
+static int shell(const char *cmd) {
+        int r = system(cmd);
+        return r == 0 ? 0 : -EIO;
+}
+
+/* A systemd --user manager in a cgroup of the scratch tree, and the three
+ * services as its transient units. */
+static int start_systemd_services(char *const socket_argv[], char *const push_argv[], char *const call_argv[]) {
+        char cmd[8192], cgrel[700], bin[4096];
+        char *const *argvs[] = { socket_argv, push_argv, call_argv };
+
+        if (!realpath("tests/env/user-manager.sh", um_script) || !realpath(bench_workload_path, bin))
+                return log_error_errno(-ENOENT, "--backend=systemd runs from the source tree (tests/env/user-manager.sh).");
+        snprintf(um_dir, sizeof(um_dir), "%s/um", tmpdir);
+        snprintf(cgrel, sizeof(cgrel), "%s/um.service", scratch.base);
+        (void) mkdir(um_dir, 0700);
+        snprintf(cmd, sizeof(cmd), "'%s' start '%s' '%s'", um_script, um_dir, cgrel);
+        if (shell(cmd) < 0)
+                return log_error_errno(-EIO, "The systemd --user manager did not start.");
+        um_started = true;
+        for (int k = 0; k < _KIND_MAX; k++) {
+                int n = snprintf(cmd, sizeof(cmd), "XDG_RUNTIME_DIR='%s/xdg' systemd-run --user --quiet --unit=%s '%s'",
+                                 um_dir, kind_units[k], bin);
+                for (char *const *a = argvs[k] + 1; *a && n < (int) sizeof(cmd) - 64; a++)
+                        n += snprintf(cmd + n, sizeof(cmd) - (size_t) n, " '%s'", *a);
+                if (shell(cmd) < 0)
+                        return log_error_errno(-EIO, "systemd-run %s failed.", kind_units[k]);
+        }
+        snprintf(units_rel, sizeof(units_rel), "%s/app.slice", cgrel);
+        FILE *f = fopen(config_path, "we");
+        if (!f)
+                return negative_errno();
+        fprintf(f, "[Standby]\nTargets=%s\nFreezeTimeout=5s\nBackend=systemd\nSystemdAddress=unix:path=%s/xdg/systemd/private\n",
+                units_rel, um_dir);
+        return fclose(f) == 0 ? 0 : negative_errno();
+}
+
+static void stop_systemd_services(void) {
+        char cmd[8192];
+        if (!um_started)
+                return;
+        snprintf(cmd, sizeof(cmd), "'%s' stop '%s' x", um_script, um_dir);
+        (void) shell(cmd);
+        um_started = false;
 }
 
 static void print_row(FILE *f, const char *kind, const char *mode, double *v, size_t n) {
@@ -224,10 +276,10 @@ static void print_row(FILE *f, const char *kind, const char *mode, double *v, si
                 fprintf(f, "%s,%s,%zu,%.1f,%.1f,%.1f\n", kind, mode, n, p50, p99, max);
 }
 
-int bench_listener(const char *listener_path, unsigned samples, unsigned idle_seconds) {
+int bench_listener(const char *listener_path, unsigned samples, unsigned idle_seconds, bool systemd) {
         _cleanup_free_ double *base = calloc((size_t) samples * _KIND_MAX, sizeof(double));
         _cleanup_free_ double *frozen = calloc((size_t) samples * _KIND_MAX, sizeof(double));
-        char targets[400], dir[400], port_arg[2][16];
+        char dir[400], port_arg[2][16];
         sd_bus *bus = NULL;
         int push_conn = -1, r;
 
@@ -250,13 +302,18 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
         char *srv_push[] = { (char *) bench_workload_path, "echo-server", "--port", port_arg[1], NULL };
         char *srv_call[] = { (char *) bench_workload_path, "bus-service", "--bus-address", bus_address, "--bus-name",
                              SERVICE_NAME, NULL };
-        if ((r = scratch_spawn(&scratch, "units.slice/socket.service", srv_socket, NULL)) < 0 ||
-            (r = scratch_spawn(&scratch, "units.slice/push.service", srv_push, NULL)) < 0 ||
-            (r = scratch_spawn(&scratch, "units.slice/call.service", srv_call, NULL)) < 0)
-                goto finish;
-        snprintf(targets, sizeof(targets), "%s/units.slice", scratch.base);
-        if ((r = write_config(targets)) < 0)
-                goto finish;
+        if (systemd) {
+                if ((r = start_systemd_services(srv_socket, srv_push, srv_call)) < 0)
+                        goto finish;
+        } else {
+                if ((r = scratch_spawn(&scratch, "units.slice/socket.service", srv_socket, NULL)) < 0 ||
+                    (r = scratch_spawn(&scratch, "units.slice/push.service", srv_push, NULL)) < 0 ||
+                    (r = scratch_spawn(&scratch, "units.slice/call.service", srv_call, NULL)) < 0)
+                        goto finish;
+                snprintf(units_rel, sizeof(units_rel), "%s/units.slice", scratch.base);
+                if ((r = write_config(units_rel)) < 0)
+                        goto finish;
+        }
         if ((r = bench_write_rule("10-socket.rule", "[Match]\nEvent=socket\nUnit=socket.service\n[Action]\nThaw=socket.service\n")) < 0 ||
             (r = bench_write_rule("20-push.rule", "[Match]\nEvent=push\nUnit=push.service\n[Action]\nThaw=push.service\n")) < 0 ||
             (r = bench_write_rule("30-call.rule", "[Match]\nEvent=dbus-call\nBusName=" SERVICE_NAME "\n[Action]\nThaw=call.service\n")) < 0)
@@ -344,7 +401,8 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
         FILE *csv = fopen(path, "we");
         if (csv)
                 fprintf(csv, "kind,mode,samples,p50_us,p99_us,max_us\n");
-        printf("\nEvent to the woken service's reply, %u samples each (us)\n\n", samples);
+        printf("\nEvent to the woken service's reply, %u samples each (us), %s backend\n\n", samples,
+               systemd ? "systemd (FreezeUnit/ThawUnit)" : "cgroupfs");
         printf("%-10s %-12s %10s %10s %10s\n", "event", "service", "p50", "p99", "max");
         for (int k = 0; k < _KIND_MAX; k++) {
                 print_row(csv, kind_names[k], "never-frozen", base + k * samples, samples);
@@ -413,6 +471,7 @@ finish:
         safe_close(push_conn);
         sd_bus_flush_close_unref(bus);
         bench_stop_services();
+        stop_systemd_services();
         return r;
 }
 

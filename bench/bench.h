@@ -62,8 +62,9 @@ int write_config(const char *targets);
 
 /* bench-listener.c: latency of each event kind through standby-listener
  * against a service never frozen, listener RSS, an event storm, and idle
- * wakeups. */
-int bench_listener(const char *listener_path, unsigned samples, unsigned idle_seconds);
+ * wakeups; with systemd, the services run as units of a systemd --user
+ * manager and are frozen and thawed through it. */
+int bench_listener(const char *listener_path, unsigned samples, unsigned idle_seconds, bool systemd);
 
 /* bench-selfcheck.c: counts each workload's wakeups both ways over window;
  * prints the comparison. -EBADMSG when they disagree. */

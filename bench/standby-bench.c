@@ -46,6 +46,7 @@ typedef struct Options {
         unsigned events;
         const char *listener;
         unsigned samples, idle_seconds;
+        bool backend_systemd;
 } Options;
 
 static Options opt;
@@ -82,6 +83,8 @@ static void help(void) {
                "                        a storm of 10000 pushes, wakeups while idle\n"
                "  --samples N           listener mode: samples per event kind (default 200)\n"
                "  --idle-seconds N      listener mode: idle window (default 60)\n"
+               "  --backend=systemd     listener mode: the services as units of a systemd --user\n"
+               "                        manager, frozen and thawed through it\n"
                "  -h, --help            this help\n");
 }
 
@@ -745,7 +748,7 @@ static int run_enter_exit(void) {
 
 int main(int argc, char *argv[]) {
         enum { ARG_MANAGER = 0x100, ARG_WORKLOAD, ARG_STRATEGIES, ARG_WORKLOADS, ARG_PERIOD, ARG_DURATION, ARG_REPS,
-               ARG_OUTPUT, ARG_ENTER_EXIT, ARG_UNITS, ARG_PROCS, ARG_NO_GUARD, ARG_SELF_CHECK, ARG_EVENTS, ARG_LISTENER, ARG_SAMPLES, ARG_IDLE };
+               ARG_OUTPUT, ARG_ENTER_EXIT, ARG_UNITS, ARG_PROCS, ARG_NO_GUARD, ARG_SELF_CHECK, ARG_EVENTS, ARG_LISTENER, ARG_SAMPLES, ARG_IDLE, ARG_BACKEND };
         static const struct option options[] = {
                 { "manager", required_argument, NULL, ARG_MANAGER },
                 { "workload", required_argument, NULL, ARG_WORKLOAD },
@@ -764,6 +767,7 @@ int main(int argc, char *argv[]) {
                 { "listener", optional_argument, NULL, ARG_LISTENER },
                 { "samples", required_argument, NULL, ARG_SAMPLES },
                 { "idle-seconds", required_argument, NULL, ARG_IDLE },
+                { "backend", required_argument, NULL, ARG_BACKEND },
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
@@ -794,6 +798,13 @@ int main(int argc, char *argv[]) {
                 case ARG_LISTENER: opt.listener = optarg ? optarg : "build/standby-listener"; break;
                 case ARG_SAMPLES: opt.samples = (unsigned) strtoul(optarg, NULL, 10); break;
                 case ARG_IDLE: opt.idle_seconds = (unsigned) strtoul(optarg, NULL, 10); break;
+                case ARG_BACKEND:
+                        if (!streq(optarg, "systemd") && !streq(optarg, "cgroupfs")) {
+                                fprintf(stderr, "standby-bench: --backend=%s: expected systemd or cgroupfs\n", optarg);
+                                return 2;
+                        }
+                        opt.backend_systemd = streq(optarg, "systemd");
+                        break;
                 case 'h': help(); return 0;
                 default: fprintf(stderr, "Try 'standby-bench --help'.\n"); return 2;
                 }
@@ -855,7 +866,7 @@ int main(int argc, char *argv[]) {
         if (r < 0)
                 fprintf(stderr, "standby-bench: cannot create a scratch cgroup: %s\n", strerror(-r));
         else
-                r = opt.listener ? bench_listener(opt.listener, opt.samples, opt.idle_seconds)
+                r = opt.listener ? bench_listener(opt.listener, opt.samples, opt.idle_seconds, opt.backend_systemd)
                     : opt.enter_exit ? run_enter_exit()
                                      : run_compare();
 
