@@ -80,7 +80,7 @@ PROGRAMS := $(MANAGER) $(LISTENER) $(BENCH) $(WORKLOAD)
 
 obj = $(patsubst %.c,$(B)/%.o,$(1))
 
-.PHONY: all check check-plain check-san test test-binaries bench install man format lint clean
+.PHONY: all check check-plain check-san check-system test test-binaries bench install man format lint clean
 all: $(PROGRAMS) $(TESTS) $(HELPERS) man
 
 $(B)/%.o: %.c
@@ -147,6 +147,12 @@ check:
 	$(MAKE) check-plain
 	$(MAKE) check-san
 test: check
+
+# A booted Debian with systemd as PID 1 under systemd-nspawn, standby installed
+# into it (root; debootstrap and systemd-container; the rootfs is cached in
+# /var/tmp/standby-system-test).
+check-system: $(PROGRAMS) man
+	tests/system/nspawn-test.sh
 
 bench: $(PROGRAMS)
 	$(BENCH) --manager $(MANAGER) --workload $(WORKLOAD) $(BENCH_ARGS)

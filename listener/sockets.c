@@ -120,6 +120,10 @@ static int watch_arm(SocketWatch *w) {
 
                         if (de->d_name[0] < '0' || de->d_name[0] > '9')
                                 continue;
+                        /* stdout and stderr are output (a journal stream under
+                         * systemd): nothing that arrives there is for the daemon. */
+                        if (streq(de->d_name, "1") || streq(de->d_name, "2"))
+                                continue;
                         k = readlinkat(dirfd(d), de->d_name, target, sizeof(target) - 1);
                         if (k <= 0)
                                 continue;

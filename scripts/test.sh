@@ -1,9 +1,12 @@
 #!/bin/sh
 # The README's test command, and what CI runs: set up, build with warnings as
-# errors, and run every test, plain and under ASan+UBSan. As root.
+# errors, and run every test: a booted Debian under systemd-nspawn, then the
+# Check suites, plain and under ASan+UBSan. As root.
 set -eu
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 make clean
 make -j"$(nproc)" WERROR=1 all
+# The full-system test first, so that Check's summary lines close the output.
+make WERROR=1 check-system
 make WERROR=1 check
