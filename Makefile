@@ -127,7 +127,7 @@ $(TESTS): $(call obj,$(TEST_SRC)) $(call obj,bench/bench-stats.c) $(LIB)
 $(B)/man/%: docs/man/%.scd
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  SCDOC   $@")
-	$(Q)$(SCDOC) < $< > $@
+	$(Q)$(SCDOC) < $< > $@ || { rm -f $@; exit 1; }
 
 man: $(MANPAGES)
 
