@@ -80,7 +80,7 @@ PROGRAMS := $(MANAGER) $(LISTENER) $(BENCH) $(WORKLOAD)
 
 obj = $(patsubst %.c,$(B)/%.o,$(1))
 
-.PHONY: all check check-plain check-san check-system test test-binaries bench install man format lint clean
+.PHONY: all check check-plain check-san check-system check-vm test test-binaries bench install man format lint clean
 all: $(PROGRAMS) $(TESTS) $(HELPERS) man
 
 $(B)/%.o: %.c
@@ -153,6 +153,10 @@ test: check
 # /var/tmp/standby-system-test).
 check-system: $(PROGRAMS) man
 	tests/system/nspawn-test.sh
+
+# The input path with a real uinput device, under qemu (slow: not in CI).
+check-vm: $(PROGRAMS) man
+	tests/system/qemu-input-test.sh
 
 bench: $(PROGRAMS)
 	$(BENCH) --manager $(MANAGER) --workload $(WORKLOAD) $(BENCH_ARGS)

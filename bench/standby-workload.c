@@ -21,6 +21,8 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
+#include <libevdev/libevdev-uinput.h>
+#include <libevdev/libevdev.h>
 #include <systemd/sd-bus.h>
 #include <time.h>
 #include <unistd.h>
@@ -281,6 +283,31 @@ static void *loop_bus_service(void *arg) {
         return NULL;
 }
 
+/* A virtual power button through /dev/uinput (for the VM test): created
+ * as "standby-test-power", pressed once after --period-ms, then kept. */
+static void *loop_power_button(void *arg) {
+        struct libevdev *dev = libevdev_new();
+        struct libevdev_uinput *ui = NULL;
+        struct timespec ts = { .tv_sec = period_ms / 1000, .tv_nsec = (period_ms % 1000) * 1000000L };
+
+        libevdev_set_name(dev, "standby-test-power");
+        libevdev_enable_event_code(dev, EV_KEY, KEY_POWER, NULL);
+        if (libevdev_uinput_create_from_device(dev, LIBEVDEV_UINPUT_OPEN_MANAGED, &ui) < 0) {
+                fprintf(stderr, "standby-workload: cannot create a uinput device\n");
+                exit(1);
+        }
+        tick(); /* created */
+        nanosleep(&ts, NULL); /* give udev and the listener time to open it: this is the test's schedule */
+        libevdev_uinput_write_event(ui, EV_KEY, KEY_POWER, 1);
+        libevdev_uinput_write_event(ui, EV_SYN, SYN_REPORT, 0);
+        libevdev_uinput_write_event(ui, EV_KEY, KEY_POWER, 0);
+        libevdev_uinput_write_event(ui, EV_SYN, SYN_REPORT, 0);
+        tick(); /* pressed */
+        for (;;)
+                pause();
+        return NULL;
+}
+
 static void *loop_idle(void *arg) {
         for (;;)
                 pause();
@@ -296,7 +323,7 @@ static const struct {
         { "futex", loop_futex },         { "busy", loop_busy },       { "idle", loop_idle },
         { "echo-server", loop_echo_server }, { "bus-service", loop_bus_service },
         { "push-receiver", loop_push_receiver }, { "broadcast-receiver", loop_broadcast_receiver },
-        { "broadcaster", loop_broadcaster },
+        { "broadcaster", loop_broadcaster }, { "power-button", loop_power_button },
 };
 
 static void usage(FILE *f) {

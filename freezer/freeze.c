@@ -108,8 +108,17 @@ static int describe_blockers(int cg_fd, char **ret) {
 }
 
 int unit_set_freeze(const JournalUnit *u, int cg_fd, bool freeze) {
-        if (u && u->systemd)
-                return systemd_set_freeze(u->systemd, u->cgroup, freeze);
+        if (u && u->systemd) {
+                int r = systemd_set_freeze(u->systemd, u->cgroup, freeze);
+                /* systemd refuses a thaw while the unit has a job pending (it is
+                 * being stopped at shutdown, say). Nothing may stay frozen, so
+                 * thaw it directly; its FreezerState may lag behind. */
+                if (r < 0 && r != -ENOENT && !freeze) {
+                        log_warning("%s: systemd did not thaw it; thawing it through cgroup.freeze.", u->cgroup);
+                        return cgroup_set_freeze(cg_fd, false);
+                }
+                return r;
+        }
         return cgroup_set_freeze(cg_fd, freeze);
 }
 

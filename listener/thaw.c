@@ -177,6 +177,8 @@ static int thaw_for(Listener *l, const char *unit, usec_t duration, usec_t recei
                         continue; /* gone */
                 /* Through systemd where systemd froze it: never one way in, the other out. */
                 r = c->systemd ? systemd_set_freeze(c->systemd, c->cgroup, false) : cgroup_set_freeze(c->fd, false);
+                if (r < 0 && r != -ENOENT && c->systemd)
+                        r = cgroup_set_freeze(c->fd, false); /* as unit_set_freeze(): never left frozen */
                 if (r < 0) {
                         log_warning_errno(r, "Failed to thaw %s: %m", c->cgroup);
                         continue;

@@ -7,6 +7,8 @@ set -eu
 packages="build-essential pkg-config libsystemd-dev libnl-3-dev libnl-route-3-dev
 libinih-dev libevdev-dev check libsubunit-dev scdoc gnuplot-nox dbus-daemon iproute2
 redis-server memcached debootstrap systemd-container"
+# --vm: also what `make check-vm` needs (qemu; not part of CI).
+[ "${1:-}" = --vm ] && packages="$packages qemu-system-x86 qemu-utils e2fsprogs"
 missing=""
 for p in $packages; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -22,14 +22,7 @@ check() { # check DESCRIPTION COMMAND...
 }
 
 # The rootfs is built once and kept (40 s from the Debian archive).
-if [ ! -x "$rootfs/lib/systemd/systemd" ]; then
-        mirror=$(awk '/^URIs:/{print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
-        [ -n "$mirror" ] || mirror=$(awk '/^deb /{print $2; exit}' /etc/apt/sources.list)
-        mkdir -p "$work"
-        debootstrap --variant=minbase \
-                --include=systemd,systemd-sysv,dbus,procps,iproute2,libinih1,libnl-3-200,libnl-route-3-200,libevdev2 \
-                bookworm "$rootfs" "$mirror" > "$work/debootstrap.log"
-fi
+tests/system/rootfs.sh "$work"
 
 # Install the project as a distribution would, plus two services to freeze.
 make -s install DESTDIR="$rootfs" PREFIX=/usr SYSTEMDUNITDIR=/lib/systemd/system
