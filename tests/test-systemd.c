@@ -4,6 +4,7 @@
  * through FreezeUnit/ThawUnit, so that systemd's FreezerState agrees with the
  * kernel; nothing is left frozen. */
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <sys/stat.h>
 
@@ -154,6 +155,27 @@ START_TEST(test_backend_choice) {
 }
 END_TEST
 
+/* kill -9 part-way through an enter through systemd, then exit: the journal
+ * says which manager froze what, and exit thaws it through that manager. */
+START_TEST(test_systemd_crash_recovery) {
+        if (!test_need_root_cgroup2())
+                return;
+        if (!started) {
+                fprintf(stderr, "SKIP: test_systemd_crash_recovery: no /lib/systemd/systemd here\n");
+                return;
+        }
+        run_unit("standby-a.service");
+        run_unit("standby-b.service");
+        /* Steps: the journal save, then one FreezeUnit per unit: die after the first. */
+        ck_assert_int_eq(test_manager_env("STANDBY_TEST_CRASH_AFTER=2", NULL, NULL, "--quiet", "enter", NULL), 128 + SIGKILL);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        _cleanup_free_ char *sa = freezer_state("standby-a.service"), *sb = freezer_state("standby-b.service");
+        ck_assert_str_eq(sa, "running");
+        ck_assert_str_eq(sb, "running");
+        ck_assert(!test_anything_frozen());
+}
+END_TEST
+
 Suite *systemd_suite(void) {
         Suite *s = suite_create("systemd");
         TCase *tc = tcase_create("user-manager");
@@ -162,6 +184,7 @@ Suite *systemd_suite(void) {
         tcase_add_unchecked_fixture(tc, NULL, test_env_sweep);
         tcase_add_test(tc, test_systemd_backend);
         tcase_add_test(tc, test_backend_choice);
+        tcase_add_test(tc, test_systemd_crash_recovery);
         suite_add_tcase(s, tc);
         return s;
 }
