@@ -29,7 +29,20 @@ make -s install DESTDIR="$rootfs" PREFIX=/usr SYSTEMDUNITDIR=/lib/systemd/system
 install -m 0755 build/standby-workload "$rootfs/usr/local/bin/"
 # The listener's debug log in the container's journal, for the failures below.
 sed -i 's|^ExecStart=\(.*standby-listener\)$|ExecStart=\1 --verbose|' "$rootfs/lib/systemd/system/standby-listener.service"
-printf '[Standby]\nTargets=workloads.slice\nFreezeTimeout=5s\n' > "$rootfs/etc/standby/standby.conf"
+printf '[Standby]\nTargets=user.slice workloads.slice\nFreezeTimeout=5s\n' > "$rootfs/etc/standby/standby.conf"
+# A user with a lingering user manager, and a user service of its own.
+chroot "$rootfs" sh -c 'id alice >/dev/null 2>&1 || useradd -m -u 1000 alice'
+mkdir -p "$rootfs/var/lib/systemd/linger" "$rootfs/etc/systemd/user/default.target.wants"
+touch "$rootfs/var/lib/systemd/linger/alice"
+cat > "$rootfs/etc/systemd/user/sync.service" <<'UNIT'
+[Unit]
+Description=A user's periodic job (standby test)
+[Service]
+ExecStart=/usr/local/bin/standby-workload nanosleep --period-ms 100
+[Install]
+WantedBy=default.target
+UNIT
+ln -sf /etc/systemd/user/sync.service "$rootfs/etc/systemd/user/default.target.wants/sync.service"
 cat > "$rootfs/etc/systemd/system/echo.service" <<'UNIT'
 [Unit]
 Description=An event-driven TCP server (standby test)
@@ -104,12 +117,17 @@ done
 say "container: $state"
 
 freezer() { in_ct systemctl show -p FreezerState --value "$1"; }
+user_freezer() {
+        in_ct runuser -u alice -- env XDG_RUNTIME_DIR=/run/user/1000 systemctl --user show -p FreezerState --value "$1"
+}
+for _ in $(seq 1 100); do [ "$(user_freezer sync.service 2>/dev/null)" = running ] && break; sleep 0.1; done
 check "standby-listener.service is active" [ "$(in_ct systemctl is-active standby-listener.service)" = active ]
 check "echo.service and mail.service run" [ "$(freezer echo.service) $(freezer mail.service)" = "running running" ]
 
 check "systemctl start standby.target" in_ct systemctl start standby.target
 check "echo.service frozen (systemd says so)" [ "$(freezer echo.service)" = frozen ]
 check "mail.service frozen (systemd says so)" [ "$(freezer mail.service)" = frozen ]
+check "alice's sync.service frozen (her user manager says so)" [ "$(user_freezer sync.service)" = frozen ]
 
 # A real client: the listener holds the frozen server's socket and wakes it.
 reply=$(in_ct bash -c 'exec 3<>/dev/tcp/127.0.0.1/7777; echo hello >&3; read -r -t 5 line <&3; echo "$line"' || true)
@@ -117,6 +135,7 @@ check "a client gets its answer from the frozen server" [ "$reply" = hello ]
 check "echo.service thawed by the listener" [ "$(freezer echo.service)" = running ]
 [ "$fail" -eq 0 ] || { in_ct journalctl -q -u standby-listener.service --no-pager | tail -n 6; in_ct systemctl show -p CapabilityBoundingSet -p SystemCallFilter standby-listener.service | cut -c1-300; in_ct sh -c "ls -l /proc/\$(systemctl show -p MainPID --value echo.service)/fd"; }
 check "mail.service still frozen" [ "$(freezer mail.service)" = frozen ]
+check "alice's sync.service still frozen" [ "$(user_freezer sync.service)" = frozen ]
 
 # A D-Bus push wakes the other one.
 out=$(in_ct busctl call org.standby.Listener1 /org/standby/Listener1 org.standby.Listener1 Push ss mail.service test 2>&1 || true)
@@ -124,7 +143,7 @@ check "Push answered true ($out)" [ "$out" = "b true" ]
 check "mail.service thawed by the push" [ "$(freezer mail.service)" = running ]
 
 check "systemctl stop standby.target" in_ct systemctl stop standby.target
-check "nothing frozen afterwards" [ "$(freezer echo.service) $(freezer mail.service)" = "running running" ]
+check "nothing frozen afterwards" [ "$(freezer echo.service) $(freezer mail.service) $(user_freezer sync.service)" = "running running running" ]
 check "standby-manager status: inactive" in_ct sh -c 'standby-manager status | grep -q "^Standby: inactive"'
 
 say "$pass passed, $fail failed"
