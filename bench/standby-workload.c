@@ -40,7 +40,8 @@ static void tick(void) {
 static void *loop_nanosleep(void *arg) {
         struct timespec ts = { .tv_sec = period_ms / 1000, .tv_nsec = (period_ms % 1000) * 1000000L };
         for (;;) {
-                /* Resumes after a signal-free interruption: the kernel restarts it. */
+                /* The timer under test, not a wait for an event: its
+                 * expiries (and their slack) are what the bench counts. */
                 nanosleep(&ts, NULL);
                 tick();
         }
@@ -251,7 +252,7 @@ static void *loop_broadcaster(void *arg) {
                 if (sd_bus_emit_signal(bus, "/org/standby/Bench", "org.standby.Bench", "Tick", "") < 0 || sd_bus_flush(bus) < 0)
                         exit(1);
                 tick();
-                nanosleep(&ts, NULL);
+                nanosleep(&ts, NULL); /* the broadcast period itself */
         }
         return NULL;
 }
@@ -284,11 +285,13 @@ static void *loop_bus_service(void *arg) {
 }
 
 /* A virtual power button through /dev/uinput (for the VM test): created
- * as "standby-test-power", pressed once after --period-ms, then kept. */
+ * as "standby-test-power", pressed once for every line read on stdin, so
+ * the caller presses it when it has seen the listener open the device;
+ * removed at end of input. */
 static void *loop_power_button(void *arg) {
         struct libevdev *dev = libevdev_new();
         struct libevdev_uinput *ui = NULL;
-        struct timespec ts = { .tv_sec = period_ms / 1000, .tv_nsec = (period_ms % 1000) * 1000000L };
+        char line[64];
 
         libevdev_set_name(dev, "standby-test-power");
         libevdev_enable_event_code(dev, EV_KEY, KEY_POWER, NULL);
@@ -297,15 +300,16 @@ static void *loop_power_button(void *arg) {
                 exit(1);
         }
         tick(); /* created */
-        nanosleep(&ts, NULL); /* give udev and the listener time to open it: this is the test's schedule */
-        libevdev_uinput_write_event(ui, EV_KEY, KEY_POWER, 1);
-        libevdev_uinput_write_event(ui, EV_SYN, SYN_REPORT, 0);
-        libevdev_uinput_write_event(ui, EV_KEY, KEY_POWER, 0);
-        libevdev_uinput_write_event(ui, EV_SYN, SYN_REPORT, 0);
-        tick(); /* pressed */
-        for (;;)
-                pause();
-        return NULL;
+        while (fgets(line, sizeof(line), stdin)) {
+                libevdev_uinput_write_event(ui, EV_KEY, KEY_POWER, 1);
+                libevdev_uinput_write_event(ui, EV_SYN, SYN_REPORT, 0);
+                libevdev_uinput_write_event(ui, EV_KEY, KEY_POWER, 0);
+                libevdev_uinput_write_event(ui, EV_SYN, SYN_REPORT, 0);
+                tick(); /* pressed */
+        }
+        libevdev_uinput_destroy(ui);
+        libevdev_free(dev);
+        exit(0);
 }
 
 static void *loop_idle(void *arg) {
@@ -332,7 +336,8 @@ static void usage(FILE *f) {
                    "Kinds:");
         for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
                 fprintf(f, " %s", kinds[i].name);
-        fprintf(f, "\nEach wakeup writes one byte to FD (default: none).\n");
+        fprintf(f, "\nEach wakeup writes one byte to FD (default: none).\n"
+                   "power-button presses KEY_POWER once per line read on stdin.\n");
 }
 
 int main(int argc, char *argv[]) {
