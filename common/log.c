@@ -27,8 +27,10 @@ int log_internal(int level, int error, const char *file, int line, const char *f
         if (level > max_level)
                 return error < 0 ? error : -error;
 
-        /* Let "%m" print the error we were handed, not whatever errno holds. */
-        errno = error < 0 ? -error : error;
+        /* Let "%m" print the error we were handed; without one (log_info()
+         * and friends), the errno of the failed call, as in printf(3). */
+        if (error != 0)
+                errno = error < 0 ? -error : error;
         va_start(ap, fmt);
         vsnprintf(buf, sizeof(buf), fmt, ap);
         va_end(ap);

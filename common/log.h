@@ -12,7 +12,8 @@ void log_set_max_level(int level);
 int log_get_max_level(void);
 void log_set_prefix(const char *prefix);
 
-/* Logs and returns error (a negative errno, or 0); "%m" prints strerror(-error). */
+/* Logs and returns error (a negative errno, or 0); "%m" prints strerror(-error),
+ * or strerror(errno) when error is 0. */
 int log_internal(int level, int error, const char *file, int line, const char *fmt, ...) _printf_(5, 6);
 
 #define log_full_errno(level, error, ...) log_internal((level), (error), __FILE__, __LINE__, __VA_ARGS__)

@@ -16,6 +16,7 @@ int main(void) {
         setenv("STANDBY_TEST_RUNNER", id, 1);
 
         sr = srunner_create(unit_name_suite());
+        srunner_add_suite(sr, log_suite());
         srunner_add_suite(sr, config_suite());
         srunner_add_suite(sr, journal_suite());
         srunner_add_suite(sr, locks_suite());

@@ -82,6 +82,7 @@ const char *test_bin(const char *name);
 bool test_wait_for(bool (*cond)(void *), void *userdata, usec_t timeout);
 
 Suite *unit_name_suite(void);
+Suite *log_suite(void);
 Suite *config_suite(void);
 Suite *journal_suite(void);
 Suite *cgroup_suite(void);
