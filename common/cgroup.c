@@ -450,29 +450,18 @@ int cgroup_list_pids(int cg_fd, bool threads, pid_t **ret, size_t *ret_n) {
         if (r < 0)
                 return r == -ENODEV ? -ENOENT : r;
 
-        for (char *p = buf; *p;) {
-                char *nl = strchr(p, '\n');
+        char *p = buf;
+        for (char *line; (line = strsep(&p, "\n"));) {
                 int pid;
 
-                if (nl)
-                        *nl = 0;
-                if (*p) {
-                        r = parse_pid(p, &pid);
-                        if (r < 0)
-                                return r;
-                        if (n == cap) {
-                                size_t nc = cap ? cap * 2 : 16;
-                                pid_t *np = realloc(pids, nc * sizeof(pid_t));
-                                if (!np)
-                                        return -ENOMEM;
-                                pids = np;
-                                cap = nc;
-                        }
-                        pids[n++] = pid;
-                }
-                if (!nl)
-                        break;
-                p = nl + 1;
+                if (!*line)
+                        continue;
+                r = parse_pid(line, &pid);
+                if (r < 0)
+                        return r;
+                if (!GROW_ARRAY(pids, cap, n + 1))
+                        return -ENOMEM;
+                pids[n++] = pid;
         }
 
         *ret = TAKE_PTR(pids);
@@ -490,19 +479,15 @@ int cgroup_of_pid(pid_t pid, char **ret) {
         if (r < 0)
                 return r;
 
-        for (char *p = buf; p && *p;) {
-                char *nl = strchr(p, '\n');
-                if (nl)
-                        *nl = 0;
-                if (strneq(p, "0::/", 4)) {
-                        char *s = strdup(p + 4);
+        char *p = buf;
+        for (char *line; (line = strsep(&p, "\n"));)
+                if (strneq(line, "0::/", 4)) {
+                        char *s = strdup(line + 4);
                         if (!s)
                                 return -ENOMEM;
                         *ret = s;
                         return 0;
                 }
-                p = nl ? nl + 1 : NULL;
-        }
         return -ENODATA;
 }
 

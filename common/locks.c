@@ -44,14 +44,8 @@ int locks_read_waits(const char *path, LockWait **ret, size_t *ret_n) {
                 if (id != holder_id)
                         continue; /* a waiter whose lock line we did not see */
 
-                if (n == cap) {
-                        size_t nc = cap ? cap * 2 : 8;
-                        LockWait *nw = realloc(waits, nc * sizeof(LockWait));
-                        if (!nw)
-                                return -ENOMEM;
-                        waits = nw;
-                        cap = nc;
-                }
+                if (!GROW_ARRAY(waits, cap, n + 1))
+                        return -ENOMEM;
                 waits[n] = (LockWait) { .holder = holder, .waiter = pid };
                 snprintf(waits[n].type, sizeof(waits[n].type), "%s", type);
                 n++;

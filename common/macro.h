@@ -21,6 +21,21 @@
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 
+/* Makes room in *p, an array of *cap elements of size bytes, for need
+ * elements; doubles so that appending n elements costs O(n). */
+static inline bool grow_array(void **p, size_t *cap, size_t need, size_t size) {
+        if (need <= *cap)
+                return true;
+        size_t nc = MAX(need, *cap ? *cap * 2 : 8);
+        void *np = reallocarray(*p, nc, size);
+        if (!np)
+                return false;
+        *p = np;
+        *cap = nc;
+        return true;
+}
+#define GROW_ARRAY(p, cap, need) grow_array((void **) &(p), &(cap), (need), sizeof(*(p)))
+
 #define TAKE_PTR(p)                          \
         ({                                   \
                 __typeof__(p) _p_ = (p);     \

@@ -63,14 +63,8 @@ int proc_list_tids(pid_t pid, pid_t **ret, size_t *ret_n) {
 
                 if (parse_pid(de->d_name, &tid) < 0)
                         continue;
-                if (n == cap) {
-                        size_t nc = cap ? cap * 2 : 8;
-                        pid_t *nt = realloc(tids, nc * sizeof(pid_t));
-                        if (!nt)
-                                return -ENOMEM;
-                        tids = nt;
-                        cap = nc;
-                }
+                if (!GROW_ARRAY(tids, cap, n + 1))
+                        return -ENOMEM;
                 tids[n++] = tid;
         }
         *ret = TAKE_PTR(tids);
