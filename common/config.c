@@ -146,19 +146,10 @@ static int handler(void *user, const char *section, const char *name, const char
                 if (!strneq(value, "unix:", 5))
                         return ini_file_fail(&s->ini, s->ini.line, "SystemdAddress=%s: expected a D-Bus address such as "
                                              "\"unix:path=/run/user/1000/systemd/private\"", value);
-                free(c->systemd_address);
-                c->systemd_address = strdup(value);
-                if (!c->systemd_address)
-                        return ini_file_fail(&s->ini, s->ini.line, "out of memory");
-                r = 0;
-        } else if (streq(name, "Group")) {
-                char *g = strdup(value);
-                if (!g)
-                        return ini_file_fail(&s->ini, s->ini.line, "out of memory");
-                free(c->group);
-                c->group = isempty(g) ? (free(g), NULL) : g;
-                r = 0;
-        } else
+                r = free_and_strdup(&c->systemd_address, value);
+        } else if (streq(name, "Group"))
+                r = free_and_strdup(&c->group, isempty(value) ? NULL : value);
+        else
                 return ini_file_fail(&s->ini, s->ini.line, "unknown key \"%s\" in [%s]", name, section);
 
         if (r < 0)

@@ -94,15 +94,6 @@ typedef struct ParseState {
         bool any_key;      /* a file of comments only holds no rule */
 } ParseState;
 
-static int set_string(char **field, const char *value) {
-        char *v = strdup(value);
-        if (!v)
-                return -ENOMEM;
-        free(*field);
-        *field = v;
-        return 0;
-}
-
 static int bit_index(unsigned bit) {
         return __builtin_ctz(bit);
 }
@@ -134,24 +125,24 @@ static int handle_match(ParseState *s, const char *name, const char *value) {
         case K_UNIT:
                 if (!unit_name_is_valid(value))
                         return ini_file_fail(&s->ini, s->ini.line, "Unit=%s: expected a unit name such as mail-sync.service", value);
-                q = set_string(&r->unit, value);
+                q = free_and_strdup(&r->unit, value);
                 break;
         case K_MATCH:
                 if (!*value)
                         return ini_file_fail(&s->ini, s->ini.line, "Match=: expected a D-Bus match rule such as "
                                        "\"type='signal',interface='org.example.Push'\"");
-                q = set_string(&r->match, value);
+                q = free_and_strdup(&r->match, value);
                 break;
         case K_BUSNAME:
                 if (!*value || strchr(value, ' '))
                         return ini_file_fail(&s->ini, s->ini.line, "BusName=%s: expected a bus name such as org.example.Mail", value);
-                q = set_string(&r->bus_name, value);
+                q = free_and_strdup(&r->bus_name, value);
                 break;
         case K_INTERFACE:
                 if (!*value || strlen(value) >= 16 || strchr(value, '/') || strchr(value, ' '))
                         return ini_file_fail(&s->ini, s->ini.line, "Interface=%s: expected a network interface name (at most 15 "
                                        "bytes, no '/' or space)", value);
-                q = set_string(&r->interface, value);
+                q = free_and_strdup(&r->interface, value);
                 break;
         case K_FAMILY:
                 if (streq(value, "ipv4"))
@@ -162,12 +153,12 @@ static int handle_match(ParseState *s, const char *name, const char *value) {
                         return ini_file_fail(&s->ini, s->ini.line, "Family=%s: expected \"ipv4\" or \"ipv6\"", value);
                 break;
         case K_CHANGE:
-                q = set_string(&r->change, value);
+                q = free_and_strdup(&r->change, value);
                 break;
         case K_DEVICE:
                 if (!*value)
                         return ini_file_fail(&s->ini, s->ini.line, "Device=: expected a device name or a /dev/input path");
-                q = set_string(&r->device, value);
+                q = free_and_strdup(&r->device, value);
                 break;
         case K_KEY:
         case K_SWITCH: {
@@ -188,7 +179,7 @@ static int handle_match(ParseState *s, const char *name, const char *value) {
                                        value);
                 break;
         case K_SUBSYSTEM:
-                q = set_string(&r->subsystem, value);
+                q = free_and_strdup(&r->subsystem, value);
                 break;
         }
         if (q < 0)

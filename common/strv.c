@@ -19,6 +19,16 @@ bool strv_contains(char * const *l, const char *s) {
         return false;
 }
 
+int free_and_strdup(char **field, const char *value) {
+        char *v = NULL;
+
+        if (value && !(v = strdup(value)))
+                return -ENOMEM;
+        free(*field);
+        *field = v;
+        return 0;
+}
+
 int strv_consume(char ***l, char *s) {
         size_t n = strv_length(*l);
         char **nl;

@@ -6,6 +6,9 @@
 
 /* NULL-terminated string arrays (strv), each element owned by the array. */
 
+/* Replaces *field by a copy of value (NULL: none); on -ENOMEM, *field is kept. */
+int free_and_strdup(char **field, const char *value);
+
 size_t strv_length(char * const *l);
 bool strv_contains(char * const *l, const char *s);
 /* Appends s, taking ownership of it (freed on failure too). Returns 0 or -ENOMEM. */

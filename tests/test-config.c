@@ -45,6 +45,20 @@ START_TEST(test_full_file) {
 }
 END_TEST
 
+/* A later assignment replaces an earlier one; an empty Group= resets it. */
+START_TEST(test_reassigned_strings) {
+        _cleanup_config_ Config *c = NULL;
+        _cleanup_free_ char *err = NULL;
+        _cleanup_free_ char *p = test_write_tmp("[Standby]\nGroup=standby\nGroup=\n"
+                                           "SystemdAddress=unix:path=/a\nSystemdAddress=unix:path=/b\n");
+
+        ck_assert_int_eq(config_load(p, false, &c, &err), 0);
+        ck_assert_ptr_null(c->group);
+        ck_assert_str_eq(c->systemd_address, "unix:path=/b");
+        unlink(p);
+}
+END_TEST
+
 /* Each bad file yields one message naming file:line and what was expected. */
 START_TEST(test_errors_table) {
         static const struct {
@@ -116,6 +130,7 @@ Suite *config_suite(void) {
         TCase *tc = tcase_create("parse");
         tcase_add_test(tc, test_defaults);
         tcase_add_test(tc, test_full_file);
+        tcase_add_test(tc, test_reassigned_strings);
         tcase_add_test(tc, test_errors_table);
         tcase_add_test(tc, test_missing_explicit_file);
         tcase_add_test(tc, test_durations);
