@@ -515,31 +515,49 @@ START_TEST(test_network_overrun_resync) {
 }
 END_TEST
 
-static int count_sockets(pid_t pid) {
-        char path[64], target[64];
+/* Reads the socket targets ("socket:[inode]") among a process's descriptors. */
+static size_t socket_targets(pid_t pid, char targets[][32], size_t max) {
+        char path[64], target[32];
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
-        int n = 0;
+        size_t n = 0;
 
         snprintf(path, sizeof(path), "/proc/%d/fd", (int) pid);
         if (opendir_at(AT_FDCWD, path, &d) < 0)
-                return -1;
-        while ((de = readdir(d))) {
+                return 0;
+        while (n < max && (de = readdir(d))) {
                 ssize_t k = readlinkat(dirfd(d), de->d_name, target, sizeof(target) - 1);
                 if (k > 0 && (target[k] = 0, strneq(target, "socket:", 7)))
-                        n++;
+                        strcpy(targets[n++], target);
         }
         return n;
 }
 
-static int baseline_sockets;
+/* How many of the server's sockets the listener holds a duplicate of: the
+ * same socket inode in both descriptor tables. Counting the listener's own
+ * sockets instead would race with its transient ones (sd_notify's). */
+static pid_t server_pid;
+
+static int count_held(void) {
+        char mine[64][32], theirs[64][32];
+        size_t nm = socket_targets(listener_pid, mine, 64), nt = socket_targets(server_pid, theirs, 64);
+        int n = 0;
+
+        for (size_t i = 0; i < nm; i++)
+                for (size_t j = 0; j < nt; j++)
+                        if (streq(mine[i], theirs[j])) {
+                                n++;
+                                break;
+                        }
+        return n;
+}
 
 static bool holds_sockets(void *userdata) {
-        return count_sockets(listener_pid) >= baseline_sockets + *(int *) userdata;
+        return count_held() >= *(int *) userdata;
 }
 
 static bool holds_none(void *userdata) {
-        return count_sockets(listener_pid) == baseline_sockets;
+        return count_held() == 0;
 }
 
 static int tcp_connect(int port) {
@@ -574,17 +592,16 @@ START_TEST(test_socket_wakes_server) {
         write_rule("60-srv.rule", "[Match]\nEvent=socket\nUnit=srv.service\n[Action]\nThaw=srv.service\nFor=1s\n");
         snprintf(portarg, sizeof(portarg), "%d", port);
         char *argv[] = { (char *) test_bin("standby-workload"), "echo-server", "--port", portarg, "--tick-fd", "3", NULL };
-        test_spawn("srv.service", argv, &tick);
+        server_pid = test_spawn("srv.service", argv, &tick);
         ck_assert_int_eq(test_ticks(tick, 1, 5 * USEC_PER_SEC), 1); /* listening */
         int a = tcp_connect(port);
         ck_assert(echo(a, "hello\n"));
 
         start_listener();
-        baseline_sockets = count_sockets(listener_pid);
         ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
         /* The listening socket and the connection to a. */
         ck_assert_msg(test_wait_for(holds_sockets, &two, 5 * USEC_PER_SEC), "listener holds %d sockets",
-                      count_sockets(listener_pid) - baseline_sockets);
+                      count_held());
 
         /* A new client: its handshake completes, its request wakes the server. */
         int b = tcp_connect(port);
