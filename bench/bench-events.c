@@ -1,13 +1,22 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Events for the compare mode: the same seeded schedule of events, during the
- * same windows, under every strategy. Two event-driven services in their own
- * units: an echo server that clients connect to, and a push receiver holding
- * a TCP connection to the bench's push server. The listener runs throughout
- * with socket rules for both; under the slack strategy it has nothing to do
- * (nothing is frozen), under freeze it wakes them. Each event is timed to the
- * service's reply; one without a reply within 2 s is missed. */
+ * same windows, under every strategy. Event-driven services in their own
+ * units: an echo server that clients connect to, a push receiver holding a
+ * TCP connection to the bench's push server, redis-server and memcached
+ * answering requests, a link watcher woken by a veth end going up or down in
+ * a network namespace of the bench's own, and a power-key handler reading
+ * evdev records. The listener runs throughout with a rule for each; under
+ * the slack strategy it has nothing to do (nothing is frozen), under freeze
+ * it wakes them. Each event is timed to the service's reply; one without a
+ * reply within 2 s is missed. */
+#include <fcntl.h>
+#include <linux/input.h>
+#include <net/if.h>
 #include <netinet/in.h>
+#include <netlink/route/link.h>
+#include <netlink/route/link/veth.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -17,6 +26,119 @@
 #include "macro.h"
 
 #define EVENT_DEADLINE_USEC (2 * USEC_PER_SEC)
+#define LINK_NAME "sbb0"
+
+const char * const events_kind_names[_EVENTS_KIND_MAX] = {
+        [EVENTS_CLIENT] = "client", [EVENTS_PUSH] = "push",   [EVENTS_REDIS] = "redis",
+        [EVENTS_MEMCACHED] = "memcached", [EVENTS_LINK] = "link", [EVENTS_INPUT] = "input",
+};
+
+/* Waits (bounded) for a tick: a service's reply. */
+static bool wait_tick(int fd, usec_t deadline) {
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+        int t = deadline_poll_timeout(deadline);
+        return t > 0 && poll(&p, 1, t) == 1;
+}
+
+/* A network namespace of the bench's own with a veth pair (sbb0 and its
+ * peer, both down) and an rtnetlink socket in it; the bench itself stays in
+ * its namespace. Its loopback-only world keeps the host's links untouched. */
+static int link_setup(Events *e) {
+        _cleanup_close_ int self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+        int r;
+
+        if (self < 0 || unshare(CLONE_NEWNET) < 0)
+                return negative_errno();
+        e->netns_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+        r = e->netns_fd < 0 ? negative_errno() : 0;
+        e->nl = r >= 0 ? nl_socket_alloc() : NULL;
+        if (r >= 0 && (!e->nl || nl_connect(e->nl, NETLINK_ROUTE) < 0))
+                r = -EIO;
+        /* libnl's errors are its own (NLE_*): report them as EIO. */
+        if (r >= 0 && rtnl_link_veth_add(e->nl, LINK_NAME, "sbb1", getpid()) < 0)
+                r = -EIO;
+        if (r >= 0 && rtnl_link_get_kernel(e->nl, 0, LINK_NAME, &e->link) < 0)
+                r = -EIO;
+        if (setns(self, CLONE_NEWNET) < 0)
+                return log_error_errno(negative_errno(), "Cannot return to the bench's network namespace: %m");
+        return r;
+}
+
+static int link_toggle(Events *e) {
+        struct rtnl_link *change = rtnl_link_alloc();
+        int r;
+
+        if (!change)
+                return -ENOMEM;
+        if (e->link_up)
+                rtnl_link_unset_flags(change, IFF_UP);
+        else
+                rtnl_link_set_flags(change, IFF_UP);
+        r = rtnl_link_change(e->nl, e->link, change, 0) < 0 ? -EIO : 0;
+        rtnl_link_put(change);
+        if (r >= 0)
+                e->link_up = !e->link_up;
+        return r;
+}
+
+/* A power-button press as evdev reports it, to every reader: a real device
+ * hands each of its openers a copy; here each reader has its FIFO. */
+static int press_power(Events *e) {
+        struct input_event ev[4] = {
+                { .type = EV_KEY, .code = KEY_POWER, .value = 1 }, { .type = EV_SYN, .code = SYN_REPORT },
+                { .type = EV_KEY, .code = KEY_POWER, .value = 0 }, { .type = EV_SYN, .code = SYN_REPORT },
+        };
+        if (write(e->input_listener, ev, sizeof(ev)) != (ssize_t) sizeof(ev) ||
+            write(e->input_handler, ev, sizeof(ev)) != (ssize_t) sizeof(ev))
+                return -EIO;
+        return 0;
+}
+
+/* The link watcher and the power-key handler, with their rules. */
+static int link_and_input_setup(Events *e, const char *workload) {
+        char path[2][300], ns[64], rule[600];
+        int r;
+
+        r = link_setup(e);
+        if (r < 0)
+                fprintf(stderr, "standby-bench: no network namespace with a veth pair (%s): link events are left out\n",
+                        strerror(-r));
+        else {
+                snprintf(ns, sizeof(ns), "/proc/%d/fd/%d", (int) getpid(), e->netns_fd);
+                char *watcher[] = { (char *) workload, "link-watcher", "--netns", ns, "--tick-fd", "3", NULL };
+                r = scratch_spawn_ticking(&scratch, "workloads.slice/link-events.service", watcher, NULL, &e->link_tick);
+                if (r < 0 || !wait_tick(e->link_tick, now_usec(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC))
+                        return log_error_errno(r < 0 ? r : -ETIMEDOUT, "The link watcher did not start: %m");
+                r = bench_write_rule("50-link.rule", "[Match]\nEvent=link\nInterface=" LINK_NAME "\n[Action]\n"
+                                                     "Thaw=link-events.service\nFor=1s\n");
+                if (r < 0)
+                        return r;
+                e->have[EVENTS_LINK] = true;
+        }
+
+        for (int i = 0; i < 2; i++) {
+                snprintf(path[i], sizeof(path[i]), "%s/input-%s", tmpdir, i == 0 ? "listener" : "handler");
+                (void) unlink(path[i]);
+                if (mkfifo(path[i], 0600) < 0)
+                        return log_error_errno(negative_errno(), "Cannot create %s: %m", path[i]);
+        }
+        /* Read-write: a write never blocks on, nor fails for, a reader not there yet. */
+        e->input_listener = open(path[0], O_RDWR | O_NONBLOCK | O_CLOEXEC);
+        e->input_handler = open(path[1], O_RDWR | O_NONBLOCK | O_CLOEXEC);
+        if (e->input_listener < 0 || e->input_handler < 0)
+                return log_error_errno(negative_errno(), "Cannot open the input FIFOs in %s: %m", tmpdir);
+        char *handler[] = { (char *) workload, "input-handler", "--input", path[1], "--tick-fd", "3", NULL };
+        r = scratch_spawn_ticking(&scratch, "workloads.slice/input-events.service", handler, NULL, &e->input_tick);
+        if (r < 0 || !wait_tick(e->input_tick, now_usec(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC))
+                return log_error_errno(r < 0 ? r : -ETIMEDOUT, "The power-key handler did not start: %m");
+        snprintf(rule, sizeof(rule), "[Match]\nEvent=input\nDevice=%s\nKey=KEY_POWER\nValue=1\n[Action]\n"
+                                     "Thaw=input-events.service\nFor=1s\n", path[0]);
+        r = bench_write_rule("60-input.rule", rule);
+        if (r < 0)
+                return r;
+        e->have[EVENTS_INPUT] = true;
+        return 0;
+}
 
 static int listen_on(int port) {
         struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t) port),
@@ -64,7 +186,8 @@ int events_setup(Events *e, const char *listener_path, const char *workload) {
         char port_arg[2][16];
         int r;
 
-        *e = (Events) { .push_listen = -EBADF, .push_conn = -EBADF, .seed = 20141 };
+        *e = (Events) { .push_listen = -EBADF, .push_conn = -EBADF, .netns_fd = -EBADF, .link_tick = -EBADF,
+                        .input_tick = -EBADF, .input_listener = -EBADF, .input_handler = -EBADF, .seed = 20141 };
         e->echo_port = 30000 + (int) (getpid() % 15000);
         e->push_port = e->echo_port + 1;
         e->redis_port = e->echo_port + 2;
@@ -114,9 +237,10 @@ int events_setup(Events *e, const char *listener_path, const char *workload) {
             (r = bench_write_rule("30-redis.rule", "[Match]\nEvent=socket\nUnit=redis.service\n[Action]\n"
                                                    "Thaw=redis.service\nFor=1s\n")) < 0 ||
             (r = bench_write_rule("40-memcached.rule", "[Match]\nEvent=socket\nUnit=memcached.service\n[Action]\n"
-                                                       "Thaw=memcached.service\nFor=1s\n")) < 0)
+                                                       "Thaw=memcached.service\nFor=1s\n")) < 0 ||
+            (r = link_and_input_setup(e, workload)) < 0)
                 return r;
-        if ((r = bench_start_listener(listener_path)) < 0)
+        if ((r = bench_start_listener(listener_path, e->netns_fd)) < 0)
                 return log_error_errno(r, "standby-listener did not start: %m");
         /* A process woken by IPC: an unfrozen peer (in the bench's own cgroup,
          * outside the targets) broadcasts on the bus; the receiver is a unit. */
@@ -144,9 +268,25 @@ int events_setup(Events *e, const char *listener_path, const char *workload) {
 }
 
 void events_done(Events *e) {
+        char path[300];
+
         bench_stop_services();
         safe_close(e->push_conn);
         safe_close(e->push_listen);
+        safe_close(e->link_tick);
+        safe_close(e->input_tick);
+        safe_close(e->input_listener);
+        safe_close(e->input_handler);
+        for (int i = 0; i < 2; i++) {
+                snprintf(path, sizeof(path), "%s/input-%s", tmpdir, i == 0 ? "listener" : "handler");
+                (void) unlink(path);
+        }
+        if (e->link)
+                rtnl_link_put(e->link);
+        nl_socket_free(e->nl);
+        /* The namespace, with its veth pair, goes with its last user: this fd
+         * and the link watcher, which scratch_destroy ends. */
+        safe_close(e->netns_fd);
 }
 
 /* One event; returns its latency, or USEC_INFINITY when missed. */
@@ -158,6 +298,16 @@ static usec_t fire(Events *e, int kind) {
                 bool ok = kind == EVENTS_REDIS ? ask(e->redis_port, "PING\r\n", "+PONG")
                                                : ask(e->memcached_port, "version\r\n", "VERSION");
                 return ok ? now_usec(CLOCK_MONOTONIC) - t0 : USEC_INFINITY;
+        }
+
+        if (kind == EVENTS_LINK || kind == EVENTS_INPUT) {
+                int tick = kind == EVENTS_LINK ? e->link_tick : e->input_tick;
+                bench_drain(tick);
+                t0 = now_usec(CLOCK_MONOTONIC);
+                if ((kind == EVENTS_LINK ? link_toggle(e) : press_power(e)) < 0 ||
+                    !wait_tick(tick, t0 + EVENT_DEADLINE_USEC))
+                        return USEC_INFINITY;
+                return now_usec(CLOCK_MONOTONIC) - t0;
         }
 
         if (kind == EVENTS_CLIENT) {

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/socket.h>
@@ -80,7 +81,7 @@ int bench_write_rule(const char *name, const char *text) {
         return fclose(f) == 0 ? 0 : negative_errno();
 }
 
-int bench_start_listener(const char *path) {
+int bench_start_listener(const char *path, int netns_fd) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         char env[200], rules[300], buf[256];
         int fd, r = -ETIMEDOUT;
@@ -104,6 +105,9 @@ int bench_start_listener(const char *path) {
                         int null = open("/dev/null", O_WRONLY);
                         dup2(null, 2);
                 }
+                /* Only the network namespace: the cgroup2 mount stays as it is. */
+                if (netns_fd >= 0 && setns(netns_fd, CLONE_NEWNET) < 0)
+                        _exit(126);
                 execl(path, "standby-listener", "--config", config_path, "--state-dir", state_dir, "--rules-dir",
                       rules, "--bus-address", bus_address, NULL);
                 _exit(127);
@@ -318,7 +322,7 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
             (r = bench_write_rule("20-push.rule", "[Match]\nEvent=push\nUnit=push.service\n[Action]\nThaw=push.service\n")) < 0 ||
             (r = bench_write_rule("30-call.rule", "[Match]\nEvent=dbus-call\nBusName=" SERVICE_NAME "\n[Action]\nThaw=call.service\n")) < 0)
                 goto finish;
-        r = bench_start_listener(listener_path);
+        r = bench_start_listener(listener_path, -EBADF);
         if (r < 0) {
                 log_error_errno(r, "standby-listener did not become ready: %m");
                 goto finish;

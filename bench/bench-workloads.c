@@ -116,3 +116,9 @@ void scratch_destroy(Scratch *s) {
         safe_close(s->root_fd);
         *s = (Scratch) { .root_fd = -EBADF };
 }
+
+void bench_drain(int fd) {
+        char buf[4096];
+        while (read(fd, buf, sizeof(buf)) > 0)
+                ;
+}

@@ -8,6 +8,9 @@
 
 #include "time-util.h"
 
+struct nl_sock;
+struct rtnl_link;
+
 /* bench-stats.c: the harness's arithmetic, tested in tests/test-bench.c. */
 
 /* The p-th percentile (0..100) of n values by linear interpolation between
@@ -49,6 +52,8 @@ int scratch_spawn_ticking(Scratch *s, const char *sub, char *const argv[], pid_t
 int bench_gnuplot(const char *script_path);
 /* Opens base/sub. */
 int scratch_open(Scratch *s, const char *sub, int *ret_fd);
+/* Reads a non-blocking fd empty (a tick pipe). */
+void bench_drain(int fd);
 
 /* standby-bench.c: shared by the modes. */
 extern Scratch scratch;
@@ -75,13 +80,15 @@ extern char bus_address[400];
 extern pid_t dbus_pid, listener_pid;
 int bench_start_dbus(void);
 int bench_write_rule(const char *name, const char *text);   /* in tmpdir/rules */
-int bench_start_listener(const char *path);                 /* waits for READY=1 */
+/* Waits for READY=1; in the network namespace netns_fd unless it is negative. */
+int bench_start_listener(const char *path, int netns_fd);
 void bench_stop_services(void);                              /* listener, then dbus-daemon, by pid */
 int bench_tcp_connect(int port);                             /* 127.0.0.1:port */
 int bench_echo(int fd);                                      /* one byte out and back, 5 s bound */
 
 /* bench-events.c: the compare mode's event schedule. */
-enum { EVENTS_CLIENT, EVENTS_PUSH, EVENTS_REDIS, EVENTS_MEMCACHED, _EVENTS_KIND_MAX };
+enum { EVENTS_CLIENT, EVENTS_PUSH, EVENTS_REDIS, EVENTS_MEMCACHED, EVENTS_LINK, EVENTS_INPUT, _EVENTS_KIND_MAX };
+extern const char * const events_kind_names[_EVENTS_KIND_MAX];
 #define EVENTS_MAX_SAMPLES 4096
 typedef struct EventSamples {
         double usec[EVENTS_MAX_SAMPLES];
@@ -91,6 +98,12 @@ typedef struct EventSamples {
 typedef struct Events {
         int echo_port, push_port, redis_port, memcached_port;
         int push_listen, push_conn;
+        int netns_fd;            /* the namespace of the veth pair and of the listener */
+        struct nl_sock *nl;      /* rtnetlink, in that namespace */
+        struct rtnl_link *link;  /* sbb0, toggled up and down */
+        bool link_up;
+        int link_tick, input_tick;            /* the link watcher's and the power-key handler's */
+        int input_listener, input_handler;    /* FIFOs carrying evdev records to each */
         bool have[_EVENTS_KIND_MAX];
         bool have_ipc;           /* the ipc.service receiver of an unfrozen broadcaster */
         unsigned seed;

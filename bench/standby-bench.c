@@ -77,7 +77,7 @@ static void help(void) {
                "  --units N --procs M   size of the enter-exit tree (default 100 x 10)\n"
                "  --no-deadlock-guard   run the manager with DeadlockGuard=no\n"
                "  --self-check          first compare the wakeup counts with tracefs sched_wakeup\n"
-               "  --events N            events per window in the compare mode (default 10; 0: none)\n"
+               "  --events N            events per window in the compare mode (default 12; 0: none)\n"
                "  --listener[=PATH]     measure standby-listener (default build/standby-listener):\n"
                "                        event latency against a never-frozen service, RSS,\n"
                "                        a storm of 10000 pushes, wakeups while idle\n"
@@ -156,12 +156,6 @@ typedef struct Result {
 
 #define RECOVERY_BOUND_USEC (5 * USEC_PER_SEC)
 
-static void drain(int fd) {
-        char buf[4096];
-        while (read(fd, buf, sizeof(buf)) > 0)
-                ;
-}
-
 /* After exit: how long until each workload wakes again, bounded. A healthy
  * one takes at most a period; one that never comes back is NAN. */
 static void measure_recovery(const int *ticks, size_t n, usec_t t0, double *ret_ms) {
@@ -182,7 +176,7 @@ static void measure_recovery(const int *ticks, size_t n, usec_t t0, double *ret_
                 for (size_t i = 0; i < n; i++)
                         if (pfds[i].fd >= 0 && (pfds[i].revents & POLLIN)) {
                                 ret_ms[i] = (double) (now - t0) / 1000.0;
-                                drain(ticks[i]);
+                                bench_drain(ticks[i]);
                                 pfds[i].fd = -1; /* poll ignores it from now on */
                                 left--;
                         }
@@ -252,14 +246,27 @@ static void run_events(usec_t window, void *userdata) {
         er->bus_runs = b1 - b0;
 }
 
+/* One cell: the median and, when the repetitions differ, the min-max range. */
+static void print_range(const double *values, size_t n, int decimals) {
+        double v[MAX_REPS], lo = stats_min(values, n), hi = stats_max(values, n);
+        char cell[64];
+
+        memcpy(v, values, n * sizeof(double));
+        if (lo == hi)
+                snprintf(cell, sizeof(cell), "%.*f", decimals, stats_median(v, n));
+        else
+                snprintf(cell, sizeof(cell), "%.*f (%.*f-%.*f)", decimals, stats_median(v, n), decimals, lo, decimals, hi);
+        printf(" %-21s", cell);
+}
+
 static void print_event_row(FILE *csv, const char *kind, const char *label, EventSamples *s) {
         if (s->n == 0) {
-                printf("%-8s %-8s %8s %8s %8s %7u\n", kind, label, "-", "-", "-", s->missed);
+                printf("%-10s %-8s %8s %8s %8s %7u\n", kind, label, "-", "-", "-", s->missed);
                 return;
         }
         double p50 = stats_percentile(s->usec, s->n, 50) / 1000.0, p99 = stats_percentile(s->usec, s->n, 99) / 1000.0;
         double max = stats_max(s->usec, s->n) / 1000.0;
-        printf("%-8s %-8s %8.2f %8.2f %8.2f %7u\n", kind, label, p50, p99, max, s->missed);
+        printf("%-10s %-8s %8.2f %8.2f %8.2f %7u\n", kind, label, p50, p99, max, s->missed);
         if (csv)
                 fprintf(csv, "%s,%s,%zu,%.3f,%.3f,%.3f,%u\n", kind, label, s->n, p50, p99, max, s->missed);
 }
@@ -355,7 +362,7 @@ static int run_compare(void) {
                                         double rec[64];
                                         for (size_t w = 0; w < nw; w++)
                                                 if (ticks[w] >= 0)
-                                                        drain(ticks[w]);
+                                                        bench_drain(ticks[w]);
                                         usec_t t0 = now_usec(CLOCK_MONOTONIC);
                                         usec_t t = run_manager("exit", NULL);
                                         if (t == USEC_INFINITY)
@@ -392,31 +399,24 @@ static int run_compare(void) {
                 safe_close(ticks[w]);
         }
 
-        /* The table: medians over repetitions, [min-max] where they differ. */
+        /* The table: one row per workload and strategy, each phase as its
+         * median over the repetitions and the min-max range. */
         {
                 struct utsname u;
                 uname(&u);
-                printf("\nMachine: %s %s, %ld CPUs; load average at the end %.2f. Wakeups per second (median of %u "
-                       "runs, %.0f s windows, period %u ms; the min-max range of every cell is in results.csv)\n\n",
+                printf("\nMachine: %s %s, %ld CPUs; load average at the end %.2f. Wakeups per second, median (min-max) "
+                       "of %u runs, %.0f s windows, period %u ms\n\n",
                        u.release, u.machine, sysconf(_SC_NPROCESSORS_ONLN), load_average(), opt.reps,
                        (double) opt.window / 1e6, opt.period_ms);
         }
-        printf("%-12s", "workload");
-        for (size_t s = 0; s < ns; s++)
-                printf(" | %-8s %8s %8s %8s", opt.strategies[s], "before", "standby", "after");
-        printf("\n");
-        for (size_t w = 0; w < nw; w++) {
-                printf("%-12s", opt.workloads[w]);
+        printf("%-14s %-8s %-21s %-21s %-21s\n", "workload", "strategy", "before", "standby", "after");
+        for (size_t w = 0; w < nw; w++)
                 for (size_t s = 0; s < ns; s++) {
-                        printf(" | %-8s", "");
-                        for (int ph = 0; ph < _PHASE_MAX; ph++) {
-                                double v[MAX_REPS];
-                                memcpy(v, res[s * nw + w].rate[ph], sizeof(double) * opt.reps);
-                                printf(" %8.1f", stats_median(v, opt.reps));
-                        }
+                        printf("%-14s %-8s", s == 0 ? opt.workloads[w] : "", opt.strategies[s]);
+                        for (int ph = 0; ph < _PHASE_MAX; ph++)
+                                print_range(res[s * nw + w].rate[ph], opt.reps, 1);
+                        printf("\n");
                 }
-                printf("\n");
-        }
         /* Noise: the widest spread between repetitions of any busy cell. */
         double worst = 0;
         const char *worst_where = NULL;
@@ -432,41 +432,41 @@ static int run_compare(void) {
                         }
         if (worst_where)
                 printf("\nNoise: repetitions of a cell differ by at most %.0f%% (%s).\n", worst * 100, worst_where);
-        printf("\n%-12s", "enter ms");
-        for (size_t s = 0; s < ns; s++)
-                printf(" | %-8s %26.2f", opt.strategies[s], stats_median(enter_ms[s], opt.reps));
-        printf("\n%-12s", "exit ms");
-        for (size_t s = 0; s < ns; s++)
-                printf(" | %-8s %26.2f", opt.strategies[s], stats_median(exit_ms[s], opt.reps));
-        printf("\n");
+        printf("\n%-23s %-21s %-21s\n", "standby-manager", "enter ms", "exit ms");
+        for (size_t s = 0; s < ns; s++) {
+                printf("%-14s %-8s", "", opt.strategies[s]);
+                print_range(enter_ms[s], opt.reps, 2);
+                print_range(exit_ms[s], opt.reps, 2);
+                printf("\n");
+        }
 
         /* Recovery: from the start of exit to each workload's next wakeup. */
-        printf("\nBack on schedule after exit: first wakeup, ms from the start of exit (median; "
-               "NEVER = none within %.0f s)\n\n", (double) RECOVERY_BOUND_USEC / 1e6);
-        printf("%-12s", "workload");
+        printf("\nBack on schedule after exit: first wakeup, ms from the start of exit, median (min-max) "
+               "(NEVER = none within %.0f s)\n\n", (double) RECOVERY_BOUND_USEC / 1e6);
+        printf("%-14s", "workload");
         for (size_t s = 0; s < ns; s++)
-                printf(" | %-8s %10s", opt.strategies[s], "ms");
+                printf(" %-21s", opt.strategies[s]);
         printf("\n");
         bool never = false;
         for (size_t w = 0; w < nw; w++) {
-                printf("%-12s", opt.workloads[w]);
+                if (ticks[w] < 0)
+                        continue; /* no tick pipe: not measured */
+                printf("%-14s", opt.workloads[w]);
                 for (size_t s = 0; s < ns; s++) {
                         double v[MAX_REPS];
                         size_t k = 0, lost = 0;
-                        if (ticks[w] < 0) {
-                                printf(" | %-8s %10s", "", "-");
-                                continue;
-                        }
                         for (unsigned rep = 0; rep < opt.reps; rep++)
                                 if (isnan(res[s * nw + w].recovery_ms[rep]))
                                         lost++;
                                 else
                                         v[k++] = res[s * nw + w].recovery_ms[rep];
                         if (lost) {
-                                printf(" | %-8s %7s%zu/%u", "", "NEVER ", lost, opt.reps);
+                                char cell[48];
+                                snprintf(cell, sizeof(cell), "NEVER %zu/%u", lost, opt.reps);
+                                printf(" %-21s", cell);
                                 never = true;
                         } else
-                                printf(" | %-8s %10.1f", "", stats_median(v, k));
+                                print_range(v, k, 1);
                 }
                 printf("\n");
         }
@@ -475,17 +475,18 @@ static int run_compare(void) {
                        "standby range. !!!\n", (double) RECOVERY_BOUND_USEC / 1e6);
 
         if (ev) {
-                static const char * const kinds[_EVENTS_KIND_MAX] = { "client", "push", "redis", "memcached" };
+                const char * const *kinds = events_kind_names;
                 char evpath[4096];
                 snprintf(evpath, sizeof(evpath), "%s/events.csv", opt.output);
                 FILE *ecsv = fopen(evpath, "we");
                 if (ecsv)
                         fprintf(ecsv, "kind,strategy,samples,p50_ms,p99_ms,max_ms,missed\n");
                 printf("\nEvents, %u per window at seeded times: a client connecting to a server, a push server "
-                       "sending on a held connection,\nredis-cli-style PING to redis-server, \"version\" to memcached.\n"
+                       "sending on a held connection,\nredis-cli-style PING to redis-server, \"version\" to memcached, "
+                       "a veth link going up or down (to a link watcher),\na power-button press (to a power-key handler). "
                        "Time to the service's reply, ms; missed = no reply in 2 s\n\n",
                        opt.events);
-                printf("%-8s %-8s %8s %8s %8s %7s\n", "event", "strategy", "p50", "p99", "max", "missed");
+                printf("%-10s %-8s %8s %8s %8s %7s\n", "event", "strategy", "p50", "p99", "max", "missed");
                 for (int k = 0; k < _EVENTS_KIND_MAX; k++) {
                         if (!events.have[k])
                                 continue;
@@ -511,11 +512,14 @@ static int run_compare(void) {
                 snprintf(datp, sizeof(datp), "%s/events.dat", opt.output);
                 snprintf(gpp, sizeof(gpp), "%s/events.gp", opt.output);
                 FILE *dat = fopen(datp, "we"), *gp = fopen(gpp, "we");
+                int plots = 0;
+                for (int k = 0; k < _EVENTS_KIND_MAX; k++)
+                        plots += events.have[k];
                 if (dat && gp) {
-                        fprintf(gp, "set terminal pngcairo size 1000,700\nset output '%s/events.png'\n"
-                                    "set multiplot layout 2,2 title 'Event to reply, CDF per strategy'\n"
+                        fprintf(gp, "set terminal pngcairo size 1000,%d\nset output '%s/events.png'\n"
+                                    "set multiplot layout %d,2 title 'Event to reply, CDF per strategy and event kind'\n"
                                     "set logscale x\nset grid\nset key bottom right\nset xlabel 'ms'\n",
-                                opt.output);
+                                350 * ((plots + 1) / 2), opt.output, (plots + 1) / 2);
                         int block = 0;
                         for (int k = 0; k < _EVENTS_KIND_MAX; k++) {
                                 if (!events.have[k])
@@ -778,7 +782,7 @@ int main(int argc, char *argv[]) {
         log_set_prefix("standby-bench");
         opt = (Options) { .manager = "build/standby-manager", .workload = "build/standby-workload",
                           .output = "bench-results", .reps = 3, .period_ms = 50, .units = 100, .procs = 10,
-                          .samples = 200, .idle_seconds = 60, .events = 10 };
+                          .samples = 200, .idle_seconds = 60, .events = 12 };
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
                 switch (c) {
                 case ARG_MANAGER: opt.manager = optarg; break;

@@ -21,6 +21,9 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
+#include <linux/input.h>
+#include <linux/rtnetlink.h>
+#include <sched.h>
 #include <libevdev/libevdev-uinput.h>
 #include <libevdev/libevdev.h>
 #include <systemd/sd-bus.h>
@@ -312,6 +315,67 @@ static void *loop_power_button(void *arg) {
         exit(0);
 }
 
+/* A network-aware service (a mail client that reconnects when a link comes
+ * up, say): subscribed to rtnetlink's link group, it handles every link
+ * message. --netns PATH puts it in that network namespace first. */
+static const char *netns_path, *input_path;
+
+static void *loop_link_watcher(void *arg) {
+        struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = RTMGRP_LINK };
+        char buf[8192];
+        int fd;
+
+        if (netns_path) {
+                int ns = open(netns_path, O_RDONLY | O_CLOEXEC);
+                if (ns < 0 || setns(ns, CLONE_NEWNET) < 0) {
+                        fprintf(stderr, "standby-workload: cannot enter the network namespace %s: %s\n", netns_path,
+                                strerror(errno));
+                        exit(1);
+                }
+                close(ns);
+        }
+        fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+        if (fd < 0 || bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+                fprintf(stderr, "standby-workload: cannot subscribe to link messages: %s\n", strerror(errno));
+                exit(1);
+        }
+        tick(); /* subscribed */
+        for (;;) {
+                ssize_t k = recv(fd, buf, sizeof(buf), 0);
+                if (k < 0 && errno != ENOBUFS && errno != EINTR)
+                        exit(1);
+                for (struct nlmsghdr *h = (struct nlmsghdr *) buf; k > 0 && NLMSG_OK(h, (size_t) k); h = NLMSG_NEXT(h, k))
+                        if (h->nlmsg_type == RTM_NEWLINK || h->nlmsg_type == RTM_DELLINK)
+                                tick();
+        }
+        return NULL;
+}
+
+/* A power-key handler (what a desktop runs): reads struct input_event
+ * records from --input PATH, an evdev device or a FIFO carrying the same
+ * records, and handles every KEY_POWER press. */
+static void *loop_input_handler(void *arg) {
+        struct input_event ev[64];
+        /* A FIFO is opened read-write, so that it never reports a hang-up. */
+        int fd = input_path ? open(input_path, O_RDWR | O_CLOEXEC | O_NOCTTY) : -1;
+
+        if (fd < 0) {
+                fprintf(stderr, "standby-workload: cannot open the input %s: %s\n", input_path ? input_path : "(none: --input)",
+                        strerror(errno));
+                exit(1);
+        }
+        tick(); /* open */
+        for (;;) {
+                ssize_t k = read(fd, ev, sizeof(ev));
+                if (k <= 0 && errno != EINTR)
+                        exit(k == 0 ? 0 : 1);
+                for (ssize_t i = 0; i < k / (ssize_t) sizeof(ev[0]); i++)
+                        if (ev[i].type == EV_KEY && ev[i].code == KEY_POWER && ev[i].value == 1)
+                                tick();
+        }
+        return NULL;
+}
+
 static void *loop_idle(void *arg) {
         for (;;)
                 pause();
@@ -328,16 +392,19 @@ static const struct {
         { "echo-server", loop_echo_server }, { "bus-service", loop_bus_service },
         { "push-receiver", loop_push_receiver }, { "broadcast-receiver", loop_broadcast_receiver },
         { "broadcaster", loop_broadcaster }, { "power-button", loop_power_button },
+        { "link-watcher", loop_link_watcher }, { "input-handler", loop_input_handler },
 };
 
 static void usage(FILE *f) {
         fprintf(f, "Usage: standby-workload KIND [--period-ms N] [--threads N] [--tick-fd FD] [--port N]\n"
-                   "                        [--bus-address ADDR] [--bus-name NAME]\n"
+                   "                        [--bus-address ADDR] [--bus-name NAME] [--netns PATH] [--input PATH]\n"
                    "Kinds:");
         for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
                 fprintf(f, " %s", kinds[i].name);
         fprintf(f, "\nEach wakeup writes one byte to FD (default: none).\n"
-                   "power-button presses KEY_POWER once per line read on stdin.\n");
+                   "power-button presses KEY_POWER once per line read on stdin.\n"
+                   "link-watcher handles rtnetlink link messages (in the namespace at --netns PATH).\n"
+                   "input-handler handles KEY_POWER presses read from --input PATH (evdev or FIFO).\n");
 }
 
 int main(int argc, char *argv[]) {
@@ -348,6 +415,8 @@ int main(int argc, char *argv[]) {
                 { "port", required_argument, NULL, 'P' },
                 { "bus-address", required_argument, NULL, 'B' },
                 { "bus-name", required_argument, NULL, 'N' },
+                { "netns", required_argument, NULL, 'n' },
+                { "input", required_argument, NULL, 'i' },
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
@@ -374,6 +443,12 @@ int main(int argc, char *argv[]) {
                         break;
                 case 'N':
                         bus_name = optarg;
+                        break;
+                case 'n':
+                        netns_path = optarg;
+                        break;
+                case 'i':
+                        input_path = optarg;
                         break;
                 case 'h':
                         usage(stdout);

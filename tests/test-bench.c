@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The harness's arithmetic, and that each workload wakes the way it claims. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/input.h>
 #include <math.h>
+#include <sched.h>
+#include <sys/stat.h>
 
 #include "../bench/bench.h"
 #include "macro.h"
@@ -68,6 +73,64 @@ START_TEST(test_workload_wakes_as_claimed) {
 }
 END_TEST
 
+/* The compare mode's event-driven services answer the events they claim
+ * to: the power-key handler a KEY_POWER press (not another key, not a
+ * release), the link watcher link changes in the network namespace it was
+ * put in. */
+START_TEST(test_event_workloads_answer) {
+        char fifo[4096], nspath[64], *out = NULL;
+        int tick, fd;
+
+        if (!test_need_root_cgroup2())
+                return;
+        ck_assert(mkdir(T.state_dir, 0700) == 0 || errno == EEXIST);
+        snprintf(fifo, sizeof(fifo), "%s/power-events", T.state_dir);
+        ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+        fd = open(fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        char *handler[] = { (char *) test_bin("standby-workload"), "input-handler", "--input", fifo, "--tick-fd", "3", NULL };
+        test_spawn("input.service", handler, &tick);
+        ck_assert_int_eq(test_ticks(tick, 1, 5 * USEC_PER_SEC), 1); /* open */
+        struct input_event ev[] = {
+                { .type = EV_KEY, .code = KEY_VOLUMEUP, .value = 1 }, { .type = EV_SYN, .code = SYN_REPORT },
+                { .type = EV_KEY, .code = KEY_POWER, .value = 0 },    { .type = EV_SYN, .code = SYN_REPORT },
+                { .type = EV_KEY, .code = KEY_POWER, .value = 1 },    { .type = EV_SYN, .code = SYN_REPORT },
+        };
+        ck_assert_int_eq(write(fd, ev, sizeof(ev)), (ssize_t) sizeof(ev));
+        ck_assert_int_eq(test_ticks(tick, 1, 5 * USEC_PER_SEC), 1);
+        /* The records are handled in order: by the press's tick, the others
+         * were handled too, and gave none. */
+        char c;
+        fcntl(tick, F_SETFL, O_NONBLOCK);
+        ck_assert_int_eq(read(tick, &c, 1), -1);
+        safe_close(fd);
+        (void) unlink(fifo);
+
+        /* A network namespace of this test process's own (it ends with it). */
+        int self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC), ns;
+        ck_assert_int_ge(self, 0);
+        ck_assert_int_eq(unshare(CLONE_NEWNET), 0);
+        ns = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(ns, 0);
+        ck_assert_int_eq(setns(self, CLONE_NEWNET), 0);
+        snprintf(nspath, sizeof(nspath), "/proc/%d/fd/%d", (int) getpid(), ns);
+        char *watcher[] = { (char *) test_bin("standby-workload"), "link-watcher", "--netns", nspath, "--tick-fd", "3", NULL };
+        test_spawn("link.service", watcher, &tick);
+        ck_assert_int_eq(test_ticks(tick, 1, 5 * USEC_PER_SEC), 1); /* subscribed */
+        ck_assert_int_eq(setns(ns, CLONE_NEWNET), 0);
+        ck_assert_int_eq(test_run_shell("ip link add sbt0 type veth 2>&1", &out), 0);
+        free(out);
+        ck_assert_int_ge(test_ticks(tick, 1, 5 * USEC_PER_SEC), 1);
+        test_drain(tick);
+        ck_assert_int_eq(test_run_shell("ip link set sbt0 up 2>&1", &out), 0);
+        free(out);
+        ck_assert_int_ge(test_ticks(tick, 1, 5 * USEC_PER_SEC), 1);
+        ck_assert_int_eq(setns(self, CLONE_NEWNET), 0);
+        safe_close(self);
+        safe_close(ns);
+}
+END_TEST
+
 Suite *bench_suite(void) {
         Suite *s = suite_create("bench");
         TCase *tc = tcase_create("stats");
@@ -80,6 +143,7 @@ Suite *bench_suite(void) {
         tcase_add_checked_fixture(tc, test_env_setup, test_env_teardown);
         tcase_add_unchecked_fixture(tc, NULL, test_env_sweep);
         tcase_add_test(tc, test_workload_wakes_as_claimed);
+        tcase_add_test(tc, test_event_workloads_answer);
         suite_add_tcase(s, tc);
         return s;
 }
