@@ -221,11 +221,6 @@ static int freeze_leaves(Manager *m, char **leaves, LockScan *scan, char **kept,
                 JournalUnit *u = journal_find_unit(m->journal, *l);
                 if (u && u->state == UNIT_FROZEN)
                         continue;
-                r = batch_add(m, &b, *l);
-                if (r == -ENOENT)
-                        continue;
-                if (r < 0)
-                        return log_error_errno(r, "Failed to open cgroup %s: %m", *l);
                 if (!u) {
                         _cleanup_free_ char *address = NULL;
                         int q = systemd_backend_for(m, *l, &address);
@@ -250,9 +245,29 @@ static int freeze_leaves(Manager *m, char **leaves, LockScan *scan, char **kept,
         if (scan)
                 lock_scan_wait(scan);
         usec_t t0 = now_usec(CLOCK_MONOTONIC);
-        r = batch_freeze(m, &b, true, m->config->freeze_timeout);
+        /* Each cgroup is opened and frozen in one step, so that the kernel
+         * freezes the first units while the next ones are being opened. */
+        for (char **l = leaves; *l; l++) {
+                JournalUnit *u = journal_find_unit(m->journal, *l);
+                if (!u || u->state != UNIT_FREEZING)
+                        continue;
+                r = batch_add(m, &b, *l);
+                if (r >= 0)
+                        r = unit_set_freeze(u, b.fds[b.n - 1], true);
+                if (r == -ENOENT) {
+                        /* Gone: nothing left to freeze. */
+                        if (b.n > 0 && streq(b.cgroups[b.n - 1], *l))
+                                b.done[b.n - 1] = true;
+                        journal_remove_unit(m->journal, u);
+                        continue;
+                }
+                if (r < 0)
+                        return log_error_errno(r, "Failed to freeze %s: %m", *l);
+                manager_step(m);
+        }
+        r = cgroup_wait_frozen(b.fds, b.n, true, now_usec(CLOCK_MONOTONIC) + m->config->freeze_timeout, b.done);
         if (r < 0 && r != -ETIME)
-                return r;
+                return log_error_errno(r, "Failed to wait for cgroups to freeze: %m");
         log_debug("Froze %zu cgroups in %.2f ms.", b.n, (double) (now_usec(CLOCK_MONOTONIC) - t0) / 1000.0);
 
         for (size_t i = 0; i < b.n; i++) {
