@@ -214,6 +214,7 @@ static int guard_lock_holders(Manager *m, Batch *b, LockScan *scan, char **kept)
 static int freeze_leaves(Manager *m, char **leaves, LockScan *scan, char **kept, size_t *ret_frozen,
                          size_t *ret_skipped) {
         _cleanup_(batch_done) Batch b = {};
+        _cleanup_strv_free_ char **unreachable = NULL;
         size_t frozen = 0, skipped = 0;
         int r;
 
@@ -223,7 +224,7 @@ static int freeze_leaves(Manager *m, char **leaves, LockScan *scan, char **kept,
                         continue;
                 if (!u) {
                         _cleanup_free_ char *address = NULL;
-                        int q = systemd_backend_for(m, *l, &address);
+                        int q = systemd_backend_for(m, *l, &unreachable, &address);
                         if (q < 0 && q != -ENOENT)
                                 return log_error_errno(q, "%s: Backend=systemd, but no systemd manager takes it: %m", *l);
                         r = journal_add_unit(m->journal, *l, UNIT_FREEZING, NULL);

@@ -111,8 +111,10 @@ int listener_stats_get(const char *address, ListenerStat **ret, size_t *ret_n);
 /* systemd-backend.c: FreezeUnit/ThawUnit where systemd manages the unit.
  * systemd_backend_for: the address of the manager to use for a cgroup, or
  * -ENOENT for cgroupfs (Backend=cgroupfs, or auto with no manager there);
- * with Backend=systemd, -ENOTCONN/-EINVAL when no manager can take it. */
-int systemd_backend_for(Manager *m, const char *cgroup, char **ret_address);
+ * with Backend=systemd, -ENOTCONN/-EINVAL when no manager can take it.
+ * unreachable (may be NULL) collects, over one pass of many units, the
+ * addresses found to have no socket, so that each is looked up once. */
+int systemd_backend_for(Manager *m, const char *cgroup, char ***unreachable, char **ret_address);
 int systemd_set_freeze(const char *address, const char *cgroup, bool freeze);
 int systemd_freezer_state(const char *address, const char *cgroup, char **ret);
 

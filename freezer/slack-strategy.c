@@ -94,6 +94,7 @@ static int slack_pass(Manager *m, char **leaves, size_t *ret_new) {
 }
 
 int slack_enter(Manager *m, char **leaves) {
+        _cleanup_strv_free_ char **unreachable = NULL;
         usec_t t0 = now_usec(CLOCK_MONOTONIC);
         uint64_t slack = m->config->slack_ns;
         size_t total = 0;
@@ -113,7 +114,7 @@ int slack_enter(Manager *m, char **leaves) {
                 if (!journal_find_unit(m->journal, *l)) {
                         /* The exit kick freezes: through systemd where it manages the unit. */
                         _cleanup_free_ char *address = NULL;
-                        int q = systemd_backend_for(m, *l, &address);
+                        int q = systemd_backend_for(m, *l, &unreachable, &address);
                         if (q < 0 && q != -ENOENT)
                                 return log_error_errno(q, "%s: Backend=systemd, but no systemd manager takes it: %m", *l);
                         r = journal_add_unit(m->journal, *l, UNIT_SLACKED, NULL);

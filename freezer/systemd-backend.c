@@ -10,6 +10,7 @@
 #include "log.h"
 #include "manager.h"
 #include "sdbus-dl.h"
+#include "strv.h"
 #include "unit-name.h"
 
 /* One connection per manager address, kept for the run. */
@@ -76,7 +77,7 @@ static int unit_property(const char *address, const char *cgroup, const char *in
         return b->get_property_string(bus, "org.freedesktop.systemd1", path, interface, property, NULL, ret);
 }
 
-int systemd_backend_for(Manager *m, const char *cgroup, char **ret_address) {
+int systemd_backend_for(Manager *m, const char *cgroup, char ***unreachable, char **ret_address) {
         _cleanup_free_ char *address = NULL;
         struct stat st;
         int r;
@@ -95,8 +96,12 @@ int systemd_backend_for(Manager *m, const char *cgroup, char **ret_address) {
         if (!address)
                 return -ENOMEM;
         /* Reachable? The socket must be there (auto quietly falls back). */
-        if (strneq(address, "unix:path=", 10) && stat(address + 10, &st) < 0)
+        if (strneq(address, "unix:path=", 10) &&
+            ((unreachable && strv_contains(*unreachable, address)) || stat(address + 10, &st) < 0)) {
+                if (unreachable && !strv_contains(*unreachable, address))
+                        (void) strv_extend(unreachable, address);
                 return m->config->backend == BACKEND_SYSTEMD ? -ENOTCONN : -ENOENT;
+        }
         /* And it must be that manager's unit, in this very cgroup. */
         _cleanup_free_ char *cg = NULL;
         char iface[64];
