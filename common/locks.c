@@ -80,57 +80,20 @@ static bool task_blocked_on_lock(int task_dir_fd, const char *tid) {
         return false;
 }
 
-#define PF_KTHREAD_FLAG 0x00200000U
-
-/* From /proc/PID/stat: whether it is a kernel thread, and how many threads. */
-static bool read_flags_threads(int proc_fd, pid_t pid, unsigned *ret_flags, long *ret_threads) {
-        _cleanup_free_ char *buf = NULL;
-        char path[64];
-
-        snprintf(path, sizeof(path), "%d/stat", (int) pid);
-        if (read_full_fileat(proc_fd, path, &buf, NULL) < 0)
-                return false;
-        /* Fields after the comm: 3 state ... 9 flags ... 20 num_threads. */
-        const char *p = strrchr(buf, ')');
-        return p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %ld",
-                           ret_flags, ret_threads) == 2;
-}
-
-int locks_any_blocked_waiter(const pid_t *pids, size_t n, bool *ret) {
+int locks_any_blocked_waiter(const pid_t *tids, size_t n, bool *ret) {
         _cleanup_closedir_ DIR *proc = opendir("/proc");
+        char tid[16];
 
         if (!proc)
                 return negative_errno();
+        /* Thread by thread (cgroup.threads lists them all): /proc/TID works
+         * for every thread, so no process's task list or stat is read. */
         for (size_t i = 0; i < n; i++) {
-                _cleanup_closedir_ DIR *tasks = NULL;
-                struct dirent *te;
-                char path[64];
-                unsigned flags;
-                long threads;
-
-                /* Kernel threads take no file locks; a single-threaded process
-                 * is asked directly, without listing its tasks. */
-                if (!read_flags_threads(dirfd(proc), pids[i], &flags, &threads))
-                        continue; /* gone */
-                if (flags & PF_KTHREAD_FLAG)
-                        continue;
-                if (threads == 1) {
-                        snprintf(path, sizeof(path), "%d", (int) pids[i]);
-                        if (task_blocked_on_lock(dirfd(proc), path)) {
-                                *ret = true;
-                                return 0;
-                        }
-                        continue;
+                snprintf(tid, sizeof(tid), "%d", (int) tids[i]);
+                if (task_blocked_on_lock(dirfd(proc), tid)) {
+                        *ret = true;
+                        return 0;
                 }
-                snprintf(path, sizeof(path), "%d/task", (int) pids[i]);
-                if (opendir_at(dirfd(proc), path, &tasks) < 0)
-                        continue; /* gone */
-                while ((te = readdir(tasks)))
-                        if (te->d_name[0] >= '1' && te->d_name[0] <= '9' &&
-                            task_blocked_on_lock(dirfd(tasks), te->d_name)) {
-                                *ret = true;
-                                return 0;
-                        }
         }
         *ret = false;
         return 0;

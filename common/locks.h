@@ -18,9 +18,9 @@ typedef struct LockWait {
 /* Parses a /proc/locks-format file. Returns 0 and an array (caller frees). */
 int locks_read_waits(const char *path, LockWait **ret, size_t *ret_n);
 
-/* Whether any thread of the given processes is blocked in a lock request:
- * flock() or fcntl(F_SETLKW / F_OFD_SETLKW), by its wait channel. Reading
- * /proc/locks costs an RCU grace period (the kernel takes file_rwsem for
- * writing); this check lets the deadlock guard skip it when nobody waits.
- * Processes that vanish count as not waiting. */
-int locks_any_blocked_waiter(const pid_t *pids, size_t n, bool *ret);
+/* Whether any of the given threads (TIDs, as cgroup.threads lists them) is
+ * blocked in a lock request: flock() or fcntl(F_SETLKW / F_OFD_SETLKW), by
+ * its wait channel. Reading /proc/locks costs an RCU grace period (the kernel
+ * takes file_rwsem for writing); this check lets the deadlock guard skip it
+ * when nobody waits. Threads that vanish count as not waiting. */
+int locks_any_blocked_waiter(const pid_t *tids, size_t n, bool *ret);

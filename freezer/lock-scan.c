@@ -36,7 +36,7 @@ static int collect(int fd, const char *rel, void *userdata) {
 
         if (bsearch(&rel, c->skip, strv_length(c->skip), sizeof(char *), cmp_str))
                 return CGROUP_WALK_SKIP;
-        if (cgroup_list_pids(fd, false, &pids, &k) < 0 || k == 0)
+        if (cgroup_list_pids(fd, true, &pids, &k) < 0 || k == 0)
                 return CGROUP_WALK_CONTINUE;
         pid_t *na = realloc(c->pids, (c->n + k) * sizeof(pid_t));
         if (!na) {
@@ -52,12 +52,16 @@ static int collect(int fd, const char *rel, void *userdata) {
 static void *scan_thread(void *userdata) {
         LockScan *s = userdata;
         Collect c = { .skip = s->skip };
+        usec_t t0 = now_usec(CLOCK_MONOTONIC), t1;
 
         s->r = cgroup_walk(s->root_fd, "", collect, &c);
         if (s->r >= 0)
                 s->r = c.r;
+        t1 = now_usec(CLOCK_MONOTONIC);
         if (s->r >= 0)
                 s->r = locks_any_blocked_waiter(c.pids, c.n, &s->any);
+        log_debug("Lock scan: %zu threads outside the targets, listed in %.2f ms, wait channels read in %.2f ms.", c.n,
+                  (double) (t1 - t0) / 1000.0, (double) (now_usec(CLOCK_MONOTONIC) - t1) / 1000.0);
         free(c.pids);
         return NULL;
 }
@@ -94,7 +98,7 @@ bool lock_scan_finish(LockScan *s, int root_fd, char **also) {
                 size_t n = 0;
                 bool any = false;
 
-                if (cgroup_open(root_fd, *a, &fd) < 0 || cgroup_list_pids(fd, false, &pids, &n) < 0)
+                if (cgroup_open(root_fd, *a, &fd) < 0 || cgroup_list_pids(fd, true, &pids, &n) < 0)
                         continue;
                 if (locks_any_blocked_waiter(pids, n, &any) < 0 || any) {
                         log_debug("Lock scan: a thread of %s waits for a lock; reading /proc/locks.", *a);

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <sys/file.h>
+#include <unistd.h>
 
+#include "cgroup.h"
 #include "locks.h"
 #include "macro.h"
 #include "test-util.h"
@@ -89,6 +92,54 @@ START_TEST(test_real_flock_wait) {
 }
 END_TEST
 
+static void *block_in_thread(void *userdata) {
+        block_on_lock(userdata);
+        return NULL;
+}
+
+/* A process whose main thread sleeps while another of its threads waits for
+ * a flock: the wait-channel scan, given the cgroup's threads, finds it; given
+ * the main thread alone, it does not. */
+static void waiter_thread_main(void *userdata) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, block_in_thread, NULL) != 0)
+                _exit(1);
+        for (;;)
+                pause();
+}
+
+static int waiter_cg = -1;
+
+static bool a_thread_waits(void *userdata) {
+        _cleanup_free_ pid_t *tids = NULL;
+        size_t n = 0;
+        bool any = false;
+        if (cgroup_list_pids(waiter_cg, true, &tids, &n) < 0 || n < 2)
+                return false;
+        return locks_any_blocked_waiter(tids, n, &any) == 0 && any;
+}
+
+START_TEST(test_waiter_in_a_thread) {
+        bool any = true;
+        int fd;
+
+        if (!test_need_root_cgroup2())
+                return;
+        snprintf(lockfile, sizeof(lockfile), "/tmp/standby-lock-%d", (int) getpid());
+        fd = open(lockfile, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(flock(fd, LOCK_EX), 0);
+        waiter_cg = test_cgroup("waiter.service");
+        pid_t pid = test_fork("waiter.service", waiter_thread_main, NULL);
+        ck_assert_msg(test_wait_for(a_thread_waits, NULL, 5 * USEC_PER_SEC), "the waiting thread was not found");
+        ck_assert_int_eq(locks_any_blocked_waiter(&pid, 1, &any), 0);
+        ck_assert_msg(!any, "the main thread (in pause) was taken for a lock waiter");
+        unlink(lockfile);
+        close(fd);
+        close(waiter_cg);
+}
+END_TEST
+
 Suite *locks_suite(void) {
         Suite *s = suite_create("locks");
         TCase *tc = tcase_create("proc-locks");
@@ -96,6 +147,7 @@ Suite *locks_suite(void) {
         tcase_add_unchecked_fixture(tc, NULL, test_env_sweep);
         tcase_add_test(tc, test_parse_sample);
         tcase_add_test(tc, test_real_flock_wait);
+        tcase_add_test(tc, test_waiter_in_a_thread);
         suite_add_tcase(s, tc);
         return s;
 }
