@@ -201,6 +201,21 @@ int cgroup_set_freeze(int cg_fd, bool freeze) {
         return r;
 }
 
+int cgroup_open_freeze(int cg_fd, int *ret_fd) {
+        int fd = openat(cg_fd, "cgroup.freeze", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return errno == ENODEV ? -ENOENT : negative_errno();
+        *ret_fd = fd;
+        return 0;
+}
+
+int cgroup_write_freeze(int freeze_fd, bool freeze) {
+        if (pwrite(freeze_fd, freeze ? "1" : "0", 1, 0) == 1)
+                return 0;
+        /* The cgroup directory was removed while the file was open. */
+        return errno == ENODEV ? -ENOENT : negative_errno();
+}
+
 int cgroup_get_freeze(int cg_fd, bool *ret) {
         uint64_t v;
         int r = read_u64at(cg_fd, "cgroup.freeze", &v);

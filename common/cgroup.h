@@ -46,6 +46,10 @@ void cgroup_opener_done(CgroupOpener *o);
 /* Writes cgroup.freeze. -ENOENT if the cgroup is gone, -EOPNOTSUPP for the
  * root cgroup or a kernel without the v2 freezer. */
 int cgroup_set_freeze(int cg_fd, bool freeze);
+/* The same through a cgroup.freeze already open for writing (one system call,
+ * for a thaw on an event's path). */
+int cgroup_open_freeze(int cg_fd, int *ret_fd);
+int cgroup_write_freeze(int freeze_fd, bool freeze);
 
 /* Reads "frozen" (and "populated", if ret_populated) from cgroup.events. */
 int cgroup_get_frozen(int cg_fd, bool *ret_frozen, bool *ret_populated);

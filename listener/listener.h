@@ -42,6 +42,7 @@ typedef struct CachedUnit {
         UnitState state;
         usec_t thaw_until;
         int fd;                   /* the cgroup, opened when the journal changes */
+        int freeze_fd;            /* its cgroup.freeze, open for writing: a thaw is one write */
         char *systemd;            /* the manager that froze it, if systemd did */
 } CachedUnit;
 
@@ -97,6 +98,9 @@ int listener_dispatch(Listener *l, const Event *ev, usec_t received);
 int listener_reconcile(Listener *l);
 /* Rebuilds the in-memory copy of the journal from l->m.journal (loaded). */
 void listener_cache_refresh(Listener *l);
+/* The journal's leaves (what standby froze) that a rule's unit name or cgroup
+ * path stands for: every cgroup of that name and what is below it. */
+int listener_unit_leaves(Listener *l, const char *name, char ***ret);
 void listener_forget_resolved(Listener *l);
 void listener_drop_windows(Listener *l);
 

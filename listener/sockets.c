@@ -149,13 +149,11 @@ static bool wanted(Listener *l, const Rule *rule, const char *cgroup) {
                l->rules && rule >= l->rules->rules && rule < l->rules->rules + l->rules->n_rules;
 }
 
+/* From the journal as the listener last read it: every change to it reaches
+ * on_state_change(), which reads it and calls this. */
 int listener_sync_sockets(Listener *l) {
-        int r;
-
-        r = manager_read_journal(&l->m);
-        if (r < 0)
-                return r;
-
+        if (!l->m.journal)
+                return 0;
         /* Drop what is no longer frozen (or no longer ruled). */
         for (SocketWatch **p = &l->sockets; *p;) {
                 SocketWatch *w = *p;
@@ -172,7 +170,7 @@ int listener_sync_sockets(Listener *l) {
                 const Rule *rule = &l->rules->rules[i];
                 _cleanup_strv_free_ char **leaves = NULL;
 
-                if (rule->event != EVENT_SOCKET || select_named_unit(&l->m, rule->unit, &leaves) < 0)
+                if (rule->event != EVENT_SOCKET || listener_unit_leaves(l, rule->unit, &leaves) < 0)
                         continue;
                 for (char **leaf = leaves; *leaf; leaf++) {
                         bool armed = false;
@@ -184,8 +182,7 @@ int listener_sync_sockets(Listener *l) {
                         SocketWatch *w = calloc(1, sizeof(SocketWatch));
                         if (!w || !(w->cgroup = strdup(*leaf))) {
                                 free(w);
-                                r = -ENOMEM;
-                                goto finish;
+                                return -ENOMEM;
                         }
                         w->listener = l;
                         w->rule = rule;
@@ -194,10 +191,7 @@ int listener_sync_sockets(Listener *l) {
                         l->sockets = w;
                 }
         }
-        r = 0;
-finish:
-        manager_unlock_journal(&l->m);
-        return r;
+        return 0;
 }
 
 void listener_drop_sockets(Listener *l) {

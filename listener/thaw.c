@@ -85,18 +85,51 @@ static int add_window(Listener *l, char **leaves, usec_t deadline) {
         return 0;
 }
 
-/* The leaves of a unit named by a rule, resolved once (a name lookup walks the
- * cgroup tree) and kept until the rules or standby change. */
+/* Whether a journal leaf belongs to what a rule names: a cgroup path names
+ * itself and everything below it; a unit name (mail.service, app.slice) any
+ * cgroup of that name and everything below, wherever it is (alice's and
+ * bob's mail.service alike). */
+static bool leaf_belongs(const char *leaf, const char *name) {
+        size_t n = strlen(name);
+
+        if (strchr(name, '/'))
+                return strneq(leaf, name, n) && (leaf[n] == 0 || leaf[n] == '/');
+        for (const char *p = leaf; p; p = strchr(p, '/')) {
+                if (*p == '/')
+                        p++;
+                if (strneq(p, name, n) && (p[n] == 0 || p[n] == '/'))
+                        return true;
+        }
+        return false;
+}
+
+int listener_unit_leaves(Listener *l, const char *name, char ***ret) {
+        _cleanup_strv_free_ char **leaves = NULL;
+        Journal *j = l->m.journal;
+        int r;
+
+        r = strv_split_words("", &leaves);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; j && i < j->n_units; i++)
+                if (leaf_belongs(j->units[i].cgroup, name) && (r = strv_extend(&leaves, j->units[i].cgroup)) < 0)
+                        return r;
+        *ret = TAKE_PTR(leaves);
+        return 0;
+}
+
+/* The leaves of a unit named by a rule: only ever the ones standby froze (the
+ * journal's), never a walk of the cgroup tree; resolved once per journal
+ * change. */
 static char **resolve_cached(Listener *l, const char *unit) {
         for (ResolvedUnit *r = l->resolved; r; r = r->next)
                 if (streq(r->name, unit))
                         return r->leaves;
         ResolvedUnit *r = calloc(1, sizeof(ResolvedUnit));
-        if (!r || !(r->name = strdup(unit)) || select_named_unit(&l->m, unit, &r->leaves) < 0) {
+        if (!r || !(r->name = strdup(unit)) || listener_unit_leaves(l, unit, &r->leaves) < 0) {
                 if (r)
                         free(r->name);
                 free(r);
-                log_warning("A rule names %s, which cannot be resolved now.", unit);
                 return NULL;
         }
         r->next = l->resolved;
@@ -123,6 +156,9 @@ static CachedUnit *cache_find(Listener *l, const char *cgroup) {
 
 void listener_cache_refresh(Listener *l) {
         CachedUnit *old = l->cache;
+
+        /* What a rule's unit name stands for follows the journal. */
+        listener_forget_resolved(l);
         size_t n_old = l->n_cache;
         Journal *j = l->m.journal;
 
@@ -130,11 +166,12 @@ void listener_cache_refresh(Listener *l) {
         l->n_cache = 0;
         for (size_t i = 0; l->cache && j && i < j->n_units; i++) {
                 CachedUnit *c = &l->cache[l->n_cache];
-                c->fd = -EBADF;
-                /* Keep the open cgroup fd of a unit already known. */
+                c->fd = c->freeze_fd = -EBADF;
+                /* Keep the open fds of a unit already known. */
                 for (size_t k = 0; k < n_old; k++)
                         if (old[k].cgroup && streq(old[k].cgroup, j->units[i].cgroup)) {
                                 c->fd = TAKE_FD(old[k].fd);
+                                c->freeze_fd = TAKE_FD(old[k].freeze_fd);
                                 c->cgroup = TAKE_PTR(old[k].cgroup);
                         }
                 if (!c->cgroup && !(c->cgroup = strdup(j->units[i].cgroup)))
@@ -142,6 +179,8 @@ void listener_cache_refresh(Listener *l) {
                 /* Opened now, off the event's path. */
                 if (c->fd < 0)
                         (void) cgroup_open(l->m.root_fd, c->cgroup, &c->fd);
+                if (c->fd >= 0 && c->freeze_fd < 0)
+                        (void) cgroup_open_freeze(c->fd, &c->freeze_fd);
                 c->state = j->units[i].state;
                 c->thaw_until = j->units[i].thaw_until;
                 free(c->systemd);
@@ -150,6 +189,7 @@ void listener_cache_refresh(Listener *l) {
         }
         for (size_t k = 0; k < n_old; k++) {
                 safe_close(old[k].fd);
+                safe_close(old[k].freeze_fd);
                 free(old[k].cgroup);
                 free(old[k].systemd);
         }
@@ -176,7 +216,9 @@ static int thaw_for(Listener *l, const char *unit, usec_t duration, usec_t recei
                 if (c->fd < 0 && cgroup_open(l->m.root_fd, c->cgroup, &c->fd) < 0)
                         continue; /* gone */
                 /* Through systemd where systemd froze it: never one way in, the other out. */
-                r = c->systemd ? systemd_set_freeze(c->systemd, c->cgroup, false) : cgroup_set_freeze(c->fd, false);
+                r = c->systemd     ? systemd_set_freeze(c->systemd, c->cgroup, false)
+                    : c->freeze_fd >= 0 ? cgroup_write_freeze(c->freeze_fd, false)
+                                        : cgroup_set_freeze(c->fd, false);
                 if (r < 0 && r != -ENOENT && c->systemd)
                         r = cgroup_set_freeze(c->fd, false); /* as unit_set_freeze(): never left frozen */
                 if (r < 0) {

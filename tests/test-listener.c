@@ -417,6 +417,34 @@ START_TEST(test_restart_reconciles) {
 }
 END_TEST
 
+/* A rule names a unit, not a place: alice's and bob's mail.service (the same
+ * user unit of two users) are both thawed by one push; bob's other unit, and
+ * anything named mail.service that standby did not freeze, are not touched. */
+START_TEST(test_same_unit_of_two_users) {
+        int acted;
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_spawn_workload("alice.slice/mail.service", "idle", 100, 1, NULL);
+        test_spawn_workload("bob.slice/mail.service", "idle", 100, 1, NULL);
+        test_spawn_workload("bob.slice/other.service", "idle", 100, 1, NULL);
+        test_spawn_workload("elsewhere.slice/mail.service", "idle", 100, 1, NULL);
+        test_write_config("Exempt=elsewhere.slice\n");
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert(!test_frozen("elsewhere.slice/mail.service"));
+
+        ck_assert_ptr_null(push(bus, "mail.service", &acted));
+        ck_assert(acted);
+        ck_assert(wait_frozen("alice.slice/mail.service", false));
+        ck_assert(wait_frozen("bob.slice/mail.service", false));
+        ck_assert(test_frozen("bob.slice/other.service"));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* Event=dbus-signal: a signal that matches the rule's Match= thaws its units;
  * another signal does not. */
 START_TEST(test_dbus_signal_rule) {
@@ -741,6 +769,7 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_idle_no_wakeups);
         tcase_add_test(tc, test_restart_reconciles);
         tcase_add_test(tc, test_dbus_signal_rule);
+        tcase_add_test(tc, test_same_unit_of_two_users);
         tcase_add_test(tc, test_network_events);
         tcase_add_test(tc, test_network_overrun_resync);
         tcase_add_test(tc, test_uevent_rule);
