@@ -52,6 +52,13 @@ typedef struct ResolvedUnit {
         struct ResolvedUnit *next;
 } ResolvedUnit;
 
+/* A thaw done but not yet in the journal (see thaw.c). */
+typedef struct PendingRecord {
+        char *cgroup;
+        usec_t until;
+        usec_t since;             /* the standby it belongs to (the journal's since) */
+} PendingRecord;
+
 /* The daemon: one sd-event loop, no periodic timer (only window deadlines). */
 typedef struct Listener {
         sd_event *event;
@@ -68,6 +75,9 @@ typedef struct Listener {
         Window *windows;
         CachedUnit *cache;
         size_t n_cache;
+        PendingRecord *pending;
+        size_t n_pending;
+        sd_event_source *record_source;   /* a one-shot defer source: records pending thaws */
         ResolvedUnit *resolved;
         NetlinkWatch *netlink;
         SocketWatch *sockets;
@@ -96,8 +106,16 @@ typedef struct Event {
 int listener_dispatch(Listener *l, const Event *ev, usec_t received);
 /* Re-arms windows from the journal (start, restart, standby change). */
 int listener_reconcile(Listener *l);
+/* At start: a unit the journal calls frozen but that runs (its thaw was not
+ * recorded before the last listener stopped) is frozen again, so that the
+ * journal holds. Returns how many. */
+int listener_enforce_journal(Listener *l);
 /* Rebuilds the in-memory copy of the journal from l->m.journal (loaded). */
 void listener_cache_refresh(Listener *l);
+/* Writes the pending thaw records to the journal (one save, under its lock). */
+void listener_flush_records(Listener *l);
+/* The in-memory state of a unit standby froze, or NULL. */
+CachedUnit *listener_cached_unit(Listener *l, const char *cgroup);
 /* The journal's leaves (what standby froze) that a rule's unit name or cgroup
  * path stands for: every cgroup of that name and what is below it. */
 int listener_unit_leaves(Listener *l, const char *name, char ***ret);

@@ -143,8 +143,10 @@ static int watch_arm(SocketWatch *w) {
         return 0;
 }
 
+/* By the listener's own view (a thaw it just did counts before the journal
+ * records it). */
 static bool wanted(Listener *l, const Rule *rule, const char *cgroup) {
-        JournalUnit *u = journal_find_unit(l->m.journal, cgroup);
+        CachedUnit *u = listener_cached_unit(l, cgroup);
         return u && u->state == UNIT_FROZEN && l->m.journal->phase == JOURNAL_ACTIVE &&
                l->rules && rule >= l->rules->rules && rule < l->rules->rules + l->rules->n_rules;
 }

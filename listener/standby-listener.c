@@ -172,6 +172,9 @@ static int run_daemon(const char *config_path, const char *state_dir, const char
         r = listener_setup_uevent(&l);
         if (r < 0)
                 goto finish;
+        r = listener_enforce_journal(&l);
+        if (r < 0)
+                goto fail;
         r = listener_reconcile(&l);
         if (r < 0)
                 goto fail;
@@ -189,6 +192,9 @@ static int run_daemon(const char *config_path, const char *state_dir, const char
 fail:
         log_error_errno(r, "standby-listener failed: %m");
 finish:
+        if (l.m.state_fd >= 0)
+                listener_flush_records(&l); /* a thaw done is a thaw recorded */
+        sd_event_source_disable_unref(l.record_source);
         listener_drop_windows(&l);
         listener_drop_sockets(&l);
         listener_forget_resolved(&l);

@@ -3,12 +3,15 @@
  * freeze them again when it closes, or end standby.
  *
  * The thaw itself is on the event's critical path, so it is a single write of
- * "0" to the cached cgroup.freeze of each unit, decided from an in-memory copy
- * of the journal (refreshed whenever the journal changes); the journal is then
- * updated under its lock. Thawing before recording is the safe direction: a
- * crash in between leaves a running unit marked frozen, which exit thaws
- * anyway. Refreezing and ending standby go through the engine, journal first,
- * as standby-manager does. Events inside an open window cost no system call. */
+ * "0" to the kept-open cgroup.freeze of each unit, decided from an in-memory
+ * copy of the journal (refreshed whenever the journal changes). The journal
+ * is updated afterwards, under its lock, from a defer source: once the event
+ * is answered (a Push reply is sent before it) and while the woken service
+ * already runs. Thawing before recording is the safe direction: a crash in
+ * between leaves a running unit marked frozen, which exit thaws anyway; a
+ * record is dropped if standby was left (or entered anew) in between.
+ * Refreezing and ending standby go through the engine, journal first, as
+ * standby-manager does. Events inside an open window cost no system call. */
 #include <fcntl.h>
 
 #include "cgroup.h"
@@ -47,6 +50,7 @@ static int on_window_end(sd_event_source *s, uint64_t usec, void *userdata) {
         Listener *l = w->listener;
         int r;
 
+        listener_flush_records(l);
         r = manager_lock_journal(&l->m, true);
         if (r >= 0) {
                 r = freeze_refreeze_due(&l->m, w->leaves, w->deadline);
@@ -147,7 +151,7 @@ void listener_forget_resolved(Listener *l) {
         }
 }
 
-static CachedUnit *cache_find(Listener *l, const char *cgroup) {
+CachedUnit *listener_cached_unit(Listener *l, const char *cgroup) {
         for (size_t i = 0; i < l->n_cache; i++)
                 if (streq(l->cache[i].cgroup, cgroup))
                         return &l->cache[i];
@@ -183,6 +187,13 @@ void listener_cache_refresh(Listener *l) {
                         (void) cgroup_open_freeze(c->fd, &c->freeze_fd);
                 c->state = j->units[i].state;
                 c->thaw_until = j->units[i].thaw_until;
+                /* A thaw not yet recorded is still a thaw. */
+                for (size_t k = 0; k < l->n_pending; k++)
+                        if (streq(l->pending[k].cgroup, c->cgroup) && l->pending[k].since == j->since &&
+                            (c->state == UNIT_FROZEN || c->state == UNIT_THAWED)) {
+                                c->state = UNIT_THAWED;
+                                c->thaw_until = l->pending[k].until;
+                        }
                 free(c->systemd);
                 c->systemd = j->units[i].systemd ? strdup(j->units[i].systemd) : NULL;
                 l->n_cache++;
@@ -196,6 +207,43 @@ void listener_cache_refresh(Listener *l) {
         free(old);
 }
 
+void listener_flush_records(Listener *l) {
+        int r;
+
+        if (l->n_pending == 0)
+                return;
+        r = manager_lock_journal(&l->m, true);
+        if (r >= 0) {
+                bool changed = false;
+                for (size_t k = 0; k < l->n_pending; k++) {
+                        JournalUnit *u = journal_find_unit(l->m.journal, l->pending[k].cgroup);
+                        /* Not if standby ended, or began anew, since the thaw. */
+                        if (l->m.journal->phase != JOURNAL_ACTIVE || l->m.journal->since != l->pending[k].since)
+                                continue;
+                        if (u && (u->state == UNIT_FROZEN || u->state == UNIT_THAWED || u->state == UNIT_FREEZING)) {
+                                u->state = UNIT_THAWED;
+                                u->thaw_until = l->pending[k].until;
+                                changed = true;
+                        }
+                }
+                r = changed ? manager_save_journal(&l->m) : 0;
+                if (r < 0)
+                        log_error_errno(r, "Failed to record a thaw in the journal: %m");
+        }
+        manager_unlock_journal(&l->m);
+        for (size_t k = 0; k < l->n_pending; k++)
+                free(l->pending[k].cgroup);
+        l->pending = mfree(l->pending);
+        l->n_pending = 0;
+        if (l->record_source)
+                (void) sd_event_source_set_enabled(l->record_source, SD_EVENT_OFF);
+}
+
+static int on_record(sd_event_source *s, void *userdata) {
+        listener_flush_records(userdata);
+        return 0;
+}
+
 /* Thaws a unit for duration unless its window is open. */
 static int thaw_for(Listener *l, const char *unit, usec_t duration, usec_t received) {
         usec_t now = now_usec(CLOCK_MONOTONIC);
@@ -205,7 +253,7 @@ static int thaw_for(Listener *l, const char *unit, usec_t duration, usec_t recei
         int r;
 
         for (char **x = leaves; x && *x; x++) {
-                CachedUnit *c = cache_find(l, *x);
+                CachedUnit *c = listener_cached_unit(l, *x);
                 if (!c)
                         continue; /* not frozen by standby: nothing to do */
                 /* Repeated events within a window coalesce into its one thaw. */
@@ -240,21 +288,26 @@ static int thaw_for(Listener *l, const char *unit, usec_t duration, usec_t recei
         l->stats.thaw_usec_max = MAX(l->stats.thaw_usec_max, took);
         log_debug("Thawed %zu cgroups for %s, %.3f ms after the event.", strv_length(done), unit, (double) took / 1000.0);
 
-        /* Now the record, under the lock. */
-        r = manager_lock_journal(&l->m, true);
-        if (r >= 0) {
-                for (char **x = done; *x; x++) {
-                        JournalUnit *u = journal_find_unit(l->m.journal, *x);
-                        if (u && (u->state == UNIT_FROZEN || u->state == UNIT_THAWED || u->state == UNIT_FREEZING)) {
-                                u->state = UNIT_THAWED;
-                                u->thaw_until = until;
-                        }
-                }
-                r = manager_save_journal(&l->m);
-                if (r < 0)
-                        log_error_errno(r, "Failed to record a thaw in the journal: %m");
+        /* The record, once this event is answered. */
+        for (char **x = done; *x; x++) {
+                PendingRecord *np = realloc(l->pending, (l->n_pending + 1) * sizeof(PendingRecord));
+                if (!np)
+                        return -ENOMEM;
+                l->pending = np;
+                l->pending[l->n_pending] = (PendingRecord) { .cgroup = strdup(*x), .until = until,
+                                                             .since = l->m.journal ? l->m.journal->since : 0 };
+                if (!l->pending[l->n_pending].cgroup)
+                        return -ENOMEM;
+                l->n_pending++;
         }
-        manager_unlock_journal(&l->m);
+        if (!l->record_source)
+                r = sd_event_add_defer(l->event, &l->record_source, on_record, l);
+        else
+                r = sd_event_source_set_enabled(l->record_source, SD_EVENT_ONESHOT);
+        if (r < 0) {
+                listener_flush_records(l); /* no loop to defer to: record now */
+                r = 0;
+        }
         if (until == USEC_INFINITY)
                 return 0;
         return add_window(l, done, until);
@@ -305,6 +358,7 @@ int listener_dispatch(Listener *l, const Event *ev, usec_t received) {
                 if (!l->standby_active)
                         continue;
                 if (rule->exit_standby) {
+                        listener_flush_records(l);
                         r = manager_lock_journal(&l->m, true);
                         if (r >= 0 && l->m.journal->phase == JOURNAL_ACTIVE) {
                                 r = manager_exit_standby(&l->m);
@@ -325,6 +379,30 @@ int listener_dispatch(Listener *l, const Event *ev, usec_t received) {
                 }
         }
         return matched;
+}
+
+int listener_enforce_journal(Listener *l) {
+        size_t n = 0;
+        int r;
+
+        r = manager_lock_journal(&l->m, true);
+        for (size_t i = 0; r >= 0 && l->m.journal->phase == JOURNAL_ACTIVE && i < l->m.journal->n_units; i++) {
+                JournalUnit *u = &l->m.journal->units[i];
+                _cleanup_close_ int fd = -EBADF;
+                bool frozen;
+
+                if (u->state != UNIT_FROZEN || cgroup_open(l->m.root_fd, u->cgroup, &fd) < 0 ||
+                    cgroup_get_freeze(fd, &frozen) < 0 || frozen)
+                        continue;
+                log_notice("%s runs, but the journal says frozen (a thaw not recorded before the listener "
+                           "stopped): freezing it again.", u->cgroup);
+                if (unit_set_freeze(u, fd, true) < 0)
+                        log_warning("Failed to freeze %s again; it stays running.", u->cgroup);
+                else
+                        n++;
+        }
+        manager_unlock_journal(&l->m);
+        return r < 0 ? r : (int) n;
 }
 
 int listener_reconcile(Listener *l) {

@@ -445,6 +445,31 @@ START_TEST(test_same_unit_of_two_users) {
 }
 END_TEST
 
+/* A listener killed between a thaw and its record leaves a unit running that
+ * the journal calls frozen; the next listener freezes it again. (Simulated
+ * exactly: the listener is killed, the unit's cgroup.freeze written 0.) */
+START_TEST(test_restart_enforces_journal) {
+        _cleanup_free_ char *out = NULL;
+
+        if (!test_need_root_cgroup2())
+                return;
+        sd_bus *bus = standby_with_idle_mail();
+        sd_bus_flush_close_unref(bus);
+        ck_assert(wait_frozen("mail.service", true));
+        stop_listener(SIGKILL);
+        _cleanup_close_ int cg = test_cgroup("mail.service");
+        ck_assert_int_eq(cgroup_set_freeze(cg, false), 0);
+        ck_assert(wait_frozen("mail.service", false));
+
+        start_listener();
+        ck_assert(wait_frozen("mail.service", true));
+        ck_assert_int_eq(test_manager_env(NULL, &out, NULL, "status", "--json", NULL), EXIT_OK);
+        ck_assert_ptr_nonnull(strstr(out, "\"state\":\"frozen\""));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        ck_assert(!test_anything_frozen());
+}
+END_TEST
+
 /* Event=dbus-signal: a signal that matches the rule's Match= thaws its units;
  * another signal does not. */
 START_TEST(test_dbus_signal_rule) {
@@ -770,6 +795,7 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_restart_reconciles);
         tcase_add_test(tc, test_dbus_signal_rule);
         tcase_add_test(tc, test_same_unit_of_two_users);
+        tcase_add_test(tc, test_restart_enforces_journal);
         tcase_add_test(tc, test_network_events);
         tcase_add_test(tc, test_network_overrun_resync);
         tcase_add_test(tc, test_uevent_rule);
