@@ -2,7 +2,8 @@
 /* Events for the compare mode: the same seeded schedule of events, during the
  * same windows, under every strategy. Event-driven services in their own
  * units: an echo server that clients connect to, a push receiver holding a
- * TCP connection to the bench's push server, redis-server and memcached
+ * TCP connection to the bench's push server, a D-Bus service to which the
+ * bench, as a push daemon would, delivers a call, redis-server and memcached
  * answering requests, a link watcher woken by a veth end going up or down in
  * a network namespace of the bench's own, and a power-key handler reading
  * evdev records. The listener runs throughout with a rule for each; under
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <systemd/sd-bus.h>
 
 #include "bench.h"
 #include "log.h"
@@ -27,9 +29,21 @@
 
 #define EVENT_DEADLINE_USEC (2 * USEC_PER_SEC)
 #define LINK_NAME "sbb0"
+#define PUSH_BUS_NAME "org.standby.BenchPush"
+
+/* A push over D-Bus: a method call to the service's well-known name. */
+static bool dbus_push(Events *e) {
+        sd_bus_message *m = NULL, *reply = NULL;
+        bool ok = sd_bus_message_new_method_call(e->bus, &m, PUSH_BUS_NAME, "/org/standby/Bench", "org.standby.Bench",
+                                                 "Ping") >= 0 &&
+                  sd_bus_call(e->bus, m, EVENT_DEADLINE_USEC, NULL, &reply) >= 0;
+        sd_bus_message_unref(m);
+        sd_bus_message_unref(reply);
+        return ok;
+}
 
 const char * const events_kind_names[_EVENTS_KIND_MAX] = {
-        [EVENTS_CLIENT] = "client", [EVENTS_PUSH] = "push",   [EVENTS_REDIS] = "redis",
+        [EVENTS_CLIENT] = "client", [EVENTS_PUSH] = "push",   [EVENTS_DBUS] = "dbus",   [EVENTS_REDIS] = "redis",
         [EVENTS_MEMCACHED] = "memcached", [EVENTS_LINK] = "link", [EVENTS_INPUT] = "input",
 };
 
@@ -186,8 +200,7 @@ int events_setup(Events *e, const char *listener_path, const char *workload) {
         char port_arg[2][16];
         int r;
 
-        *e = (Events) { .push_listen = -EBADF, .push_conn = -EBADF, .netns_fd = -EBADF, .link_tick = -EBADF,
-                        .input_tick = -EBADF, .input_listener = -EBADF, .input_handler = -EBADF, .seed = 20141 };
+        *e = EVENTS_INIT;
         e->echo_port = 30000 + (int) (getpid() % 15000);
         e->push_port = e->echo_port + 1;
         e->redis_port = e->echo_port + 2;
@@ -238,6 +251,8 @@ int events_setup(Events *e, const char *listener_path, const char *workload) {
                                                    "Thaw=redis.service\nFor=1s\n")) < 0 ||
             (r = bench_write_rule("40-memcached.rule", "[Match]\nEvent=socket\nUnit=memcached.service\n[Action]\n"
                                                        "Thaw=memcached.service\nFor=1s\n")) < 0 ||
+            (r = bench_write_rule("70-dbus.rule", "[Match]\nEvent=dbus-call\nBusName=" PUSH_BUS_NAME "\n[Action]\n"
+                                                  "Thaw=dbus-events.service\nFor=1s\n")) < 0 ||
             (r = link_and_input_setup(e, workload)) < 0)
                 return r;
         if ((r = bench_start_listener(listener_path, e->netns_fd)) < 0)
@@ -251,6 +266,15 @@ int events_setup(Events *e, const char *listener_path, const char *workload) {
                 return log_error_errno(r, "Failed to start the IPC pair: %m");
         e->have_ipc = true;
 
+        /* A D-Bus service that a push daemon (the bench) calls. */
+        char *service[] = { (char *) workload, "bus-service", "--bus-address", bus_address, "--bus-name", PUSH_BUS_NAME, NULL };
+        if ((r = scratch_spawn(&scratch, "workloads.slice/dbus-events.service", service, NULL)) < 0)
+                return log_error_errno(r, "Failed to start the D-Bus service: %m");
+        if ((r = sd_bus_new(&e->bus)) < 0 || (r = sd_bus_set_address(e->bus, bus_address)) < 0 ||
+            (r = sd_bus_set_bus_client(e->bus, 1)) < 0 || (r = sd_bus_start(e->bus)) < 0)
+                return log_error_errno(r, "Cannot connect to the bench's bus: %m");
+        e->have[EVENTS_DBUS] = true;
+
         /* The servers may still be binding: a bounded wait for their first answers. */
         for (int i = 0; i < 500; i++) {
                 int fd = bench_tcp_connect(e->echo_port);
@@ -261,6 +285,8 @@ int events_setup(Events *e, const char *listener_path, const char *workload) {
                 if (ok && e->have[EVENTS_MEMCACHED])
                         ok = ask(e->memcached_port, "version\r\n", "VERSION");
                 if (ok)
+                        ok = dbus_push(e);
+                if (ok)
                         return 0;
                 (void) poll(NULL, 0, 10);
         }
@@ -270,6 +296,7 @@ int events_setup(Events *e, const char *listener_path, const char *workload) {
 void events_done(Events *e) {
         char path[300];
 
+        e->bus = sd_bus_flush_close_unref(e->bus);
         bench_stop_services();
         safe_close(e->push_conn);
         safe_close(e->push_listen);
@@ -299,6 +326,9 @@ static usec_t fire(Events *e, int kind) {
                                                : ask(e->memcached_port, "version\r\n", "VERSION");
                 return ok ? now_usec(CLOCK_MONOTONIC) - t0 : USEC_INFINITY;
         }
+
+        if (kind == EVENTS_DBUS)
+                return dbus_push(e) ? now_usec(CLOCK_MONOTONIC) - t0 : USEC_INFINITY;
 
         if (kind == EVENTS_LINK || kind == EVENTS_INPUT) {
                 int tick = kind == EVENTS_LINK ? e->link_tick : e->input_tick;

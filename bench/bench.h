@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -10,6 +11,7 @@
 
 struct nl_sock;
 struct rtnl_link;
+struct sd_bus;
 
 /* bench-stats.c: the harness's arithmetic, tested in tests/test-bench.c. */
 
@@ -87,7 +89,8 @@ int bench_tcp_connect(int port);                             /* 127.0.0.1:port *
 int bench_echo(int fd);                                      /* one byte out and back, 5 s bound */
 
 /* bench-events.c: the compare mode's event schedule. */
-enum { EVENTS_CLIENT, EVENTS_PUSH, EVENTS_REDIS, EVENTS_MEMCACHED, EVENTS_LINK, EVENTS_INPUT, _EVENTS_KIND_MAX };
+enum { EVENTS_CLIENT, EVENTS_PUSH, EVENTS_DBUS, EVENTS_REDIS, EVENTS_MEMCACHED, EVENTS_LINK, EVENTS_INPUT,
+       _EVENTS_KIND_MAX };
 extern const char * const events_kind_names[_EVENTS_KIND_MAX];
 #define EVENTS_MAX_SAMPLES 4096
 typedef struct EventSamples {
@@ -104,10 +107,14 @@ typedef struct Events {
         bool link_up;
         int link_tick, input_tick;            /* the link watcher's and the power-key handler's */
         int input_listener, input_handler;    /* FIFOs carrying evdev records to each */
+        struct sd_bus *bus;      /* the bench's own connection, for D-Bus pushes */
         bool have[_EVENTS_KIND_MAX];
         bool have_ipc;           /* the ipc.service receiver of an unfrozen broadcaster */
         unsigned seed;
 } Events;
+#define EVENTS_INIT                                                                                     \
+        ((Events) { .push_listen = -EBADF, .push_conn = -EBADF, .netns_fd = -EBADF, .link_tick = -EBADF, \
+                    .input_tick = -EBADF, .input_listener = -EBADF, .input_handler = -EBADF, .seed = 20141 })
 int events_setup(Events *e, const char *listener_path, const char *workload);
 void events_done(Events *e);
 /* Fires n events at seeded times within window (and returns at its end). */

@@ -77,7 +77,7 @@ static void help(void) {
                "  --units N --procs M   size of the enter-exit tree (default 100 x 10)\n"
                "  --no-deadlock-guard   run the manager with DeadlockGuard=no\n"
                "  --self-check          first compare the wakeup counts with tracefs sched_wakeup\n"
-               "  --events N            events per window in the compare mode (default 12; 0: none)\n"
+               "  --events N            events per window in the compare mode (default 14; 0: none)\n"
                "  --listener[=PATH]     measure standby-listener (default build/standby-listener):\n"
                "                        event latency against a never-frozen service, RSS,\n"
                "                        a storm of 10000 pushes, wakeups while idle\n"
@@ -311,7 +311,7 @@ static int run_compare(void) {
         }
 
         /* Events: [strategy][phase before/standby][kind]; none = every "before". */
-        _cleanup_(events_done) Events events = { .push_listen = -EBADF, .push_conn = -EBADF };
+        _cleanup_(events_done) Events events = EVENTS_INIT;
         _cleanup_free_ EventSamples *ev = NULL;
         double listener_rate[8][MAX_REPS] = {}, bus_rate[8][MAX_REPS] = {};
         if (opt.events > 0) {
@@ -482,8 +482,9 @@ static int run_compare(void) {
                 if (ecsv)
                         fprintf(ecsv, "kind,strategy,samples,p50_ms,p99_ms,max_ms,missed\n");
                 printf("\nEvents, %u per window at seeded times: a client connecting to a server, a push server "
-                       "sending on a held connection,\nredis-cli-style PING to redis-server, \"version\" to memcached, "
-                       "a veth link going up or down (to a link watcher),\na power-button press (to a power-key handler). "
+                       "sending on a held connection,\na push over D-Bus (a method call to a service's name), "
+                       "redis-cli-style PING to redis-server, \"version\" to memcached,\na veth link going up or down "
+                       "(to a link watcher), a power-button press (to a power-key handler).\n"
                        "Time to the service's reply, ms; missed = no reply in 2 s\n\n",
                        opt.events);
                 printf("%-10s %-8s %8s %8s %8s %7s\n", "event", "strategy", "p50", "p99", "max", "missed");
@@ -782,7 +783,7 @@ int main(int argc, char *argv[]) {
         log_set_prefix("standby-bench");
         opt = (Options) { .manager = "build/standby-manager", .workload = "build/standby-workload",
                           .output = "bench-results", .reps = 3, .period_ms = 50, .units = 100, .procs = 10,
-                          .samples = 200, .idle_seconds = 60, .events = 12 };
+                          .samples = 200, .idle_seconds = 60, .events = 14 };
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
                 switch (c) {
                 case ARG_MANAGER: opt.manager = optarg; break;
