@@ -199,7 +199,7 @@ static uint64_t statistic(sd_bus *bus, const char *key) {
         return v;
 }
 
-static uint64_t rss_kib(pid_t pid) {
+uint64_t bench_rss_kib(pid_t pid) {
         _cleanup_free_ char *buf = NULL;
         char path[64];
         const char *p;
@@ -394,7 +394,7 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
                         if ((r = refreeze(k)) < 0)
                                 goto finish;
                 }
-        uint64_t rss_after_events = rss_kib(listener_pid);
+        uint64_t rss_after_events = bench_rss_kib(listener_pid);
         uint64_t n_thaws = statistic(bus, "thaws"), thaw_total = statistic(bus, "thaw_usec_total"),
                  thaw_max = statistic(bus, "thaw_usec_max");
 
@@ -418,7 +418,7 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
         /* Answered in order after the pushes from this connection. */
         uint64_t thaws = statistic(bus, "thaws") - thaws0, coalesced = statistic(bus, "coalesced") - coalesced0;
         usec_t handled = now_usec(CLOCK_MONOTONIC) - s0;
-        uint64_t rss_after_storm = rss_kib(listener_pid);
+        uint64_t rss_after_storm = bench_rss_kib(listener_pid);
 
         /* Idle in standby: every unit frozen, nothing sent to the listener. */
         (void) refreeze(KIND_PUSH);

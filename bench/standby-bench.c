@@ -313,7 +313,7 @@ static int run_compare(void) {
         /* Events: [strategy][phase before/standby][kind]; none = every "before". */
         _cleanup_(events_done) Events events = EVENTS_INIT;
         _cleanup_free_ EventSamples *ev = NULL;
-        double listener_rate[8][MAX_REPS] = {}, bus_rate[8][MAX_REPS] = {};
+        double listener_rate[8][MAX_REPS] = {}, bus_rate[8][MAX_REPS] = {}, listener_rss[8][MAX_REPS] = {};
         if (opt.events > 0) {
                 ev = calloc(ns * 2 * _EVENTS_KIND_MAX, sizeof(EventSamples));
                 if (!ev)
@@ -381,6 +381,7 @@ static int run_compare(void) {
                                 if (with_events && ph == PHASE_STANDBY) {
                                         listener_rate[s][rep] = (double) er.listener_runs * 1e6 / (double) opt.window;
                                         bus_rate[s][rep] = (double) er.bus_runs * 1e6 / (double) opt.window;
+                                        listener_rss[s][rep] = (double) bench_rss_kib(listener_pid);
                                 }
                                 if (r < 0) {
                                         if (ph == PHASE_STANDBY)
@@ -559,11 +560,22 @@ static int run_compare(void) {
                         if (dat && bench_gnuplot(gpp) >= 0)
                                 printf("\nPlot: %s/events.png\n", opt.output);
                 }
-                printf("\nInfrastructure in standby (runs per second, median): ");
+                printf("\nInfrastructure in standby (median): ");
                 for (size_t s = 0; s < ns; s++)
-                        printf("%s%s: listener %.1f, dbus-daemon %.1f", s ? "; " : "", opt.strategies[s],
-                               stats_median(listener_rate[s], opt.reps), stats_median(bus_rate[s], opt.reps));
+                        printf("%s%s: listener %.1f runs/s, RSS %.0f KiB; dbus-daemon %.1f runs/s", s ? "; " : "",
+                               opt.strategies[s], stats_median(listener_rate[s], opt.reps),
+                               stats_median(listener_rss[s], opt.reps), stats_median(bus_rate[s], opt.reps));
                 printf("\n");
+                snprintf(evpath, sizeof(evpath), "%s/infrastructure.csv", opt.output);
+                FILE *icsv = fopen(evpath, "we");
+                if (icsv) {
+                        fprintf(icsv, "strategy,rep,listener_runs_per_s,listener_rss_kib,dbus_daemon_runs_per_s\n");
+                        for (size_t s = 0; s < ns; s++)
+                                for (unsigned rep = 0; rep < opt.reps; rep++)
+                                        fprintf(icsv, "%s,%u,%.2f,%.0f,%.2f\n", opt.strategies[s], rep + 1,
+                                                listener_rate[s][rep], listener_rss[s][rep], bus_rate[s][rep]);
+                        fclose(icsv);
+                }
         }
 
         /* CSV and JSON: every repetition, every phase. */
