@@ -619,6 +619,48 @@ static int run_compare(void) {
                                 first ? "" : ",", opt.strategies[s], rep + 1, enter_ms[s][rep], exit_ms[s][rep]);
                         first = false;
                 }
+        /* Recovery (null: no wakeup within the bound; absent: not measured). */
+        fprintf(js, "],\"recovery_ms\":[");
+        first = true;
+        for (size_t s = 0; s < ns; s++)
+                for (size_t w = 0; w < nw; w++)
+                        for (unsigned rep = 0; rep < opt.reps && ticks[w] >= 0; rep++) {
+                                double v = res[s * nw + w].recovery_ms[rep];
+                                fprintf(js, "%s{\"strategy\":\"%s\",\"workload\":", first ? "" : ",", opt.strategies[s]);
+                                json_print_string(js, opt.workloads[w]);
+                                if (isnan(v))
+                                        fprintf(js, ",\"rep\":%u,\"ms\":null}", rep + 1);
+                                else
+                                        fprintf(js, ",\"rep\":%u,\"ms\":%.3f}", rep + 1, v);
+                                first = false;
+                        }
+        /* Every event sample, and the misses, per strategy and window. */
+        fprintf(js, "],\"events\":[");
+        first = true;
+        for (size_t s = 0; ev && s < ns; s++)
+                for (int standby = 0; standby < 2; standby++)
+                        for (int k = 0; k < _EVENTS_KIND_MAX; k++) {
+                                const EventSamples *e = &ev[(s * 2 + (size_t) standby) * _EVENTS_KIND_MAX + k];
+                                if (!events.have[k])
+                                        continue;
+                                fprintf(js, "%s{\"strategy\":\"%s\",\"phase\":\"%s\",\"kind\":\"%s\",\"missed\":%u,\"ms\":[",
+                                        first ? "" : ",", opt.strategies[s], phase_names[standby ? PHASE_STANDBY : PHASE_BEFORE],
+                                        events_kind_names[k], e->missed);
+                                for (size_t i = 0; i < e->n; i++)
+                                        fprintf(js, "%s%.4f", i ? "," : "", e->usec[i] / 1000.0);
+                                fprintf(js, "]}");
+                                first = false;
+                        }
+        fprintf(js, "],\"infrastructure\":[");
+        first = true;
+        for (size_t s = 0; ev && s < ns; s++)
+                for (unsigned rep = 0; rep < opt.reps; rep++) {
+                        fprintf(js, "%s{\"strategy\":\"%s\",\"rep\":%u,\"listener_runs_per_s\":%.2f,\"listener_rss_kib\":%.0f,"
+                                    "\"dbus_daemon_runs_per_s\":%.2f}",
+                                first ? "" : ",", opt.strategies[s], rep + 1, listener_rate[s][rep], listener_rss[s][rep],
+                                bus_rate[s][rep]);
+                        first = false;
+                }
         fprintf(js, "]}\n");
         fclose(csv);
         fclose(js);
