@@ -25,8 +25,7 @@ check() { # check DESCRIPTION COMMAND...
 tests/system/rootfs.sh "$work"
 
 # Install the project as a distribution would, plus two services to freeze.
-make -s install DESTDIR="$rootfs" PREFIX=/usr SYSTEMDUNITDIR=/lib/systemd/system
-install -m 0755 build/standby-workload "$rootfs/usr/local/bin/"
+tests/system/install-standby.sh "$rootfs"
 # The listener's debug log in the container's journal, for the failures below.
 sed -i 's|^ExecStart=\(.*standby-listener\)$|ExecStart=\1 --verbose|' "$rootfs/lib/systemd/system/standby-listener.service"
 printf '[Standby]\nTargets=user.slice workloads.slice\nFreezeTimeout=5s\n' > "$rootfs/etc/standby/standby.conf"
@@ -49,15 +48,6 @@ Description=An event-driven TCP server (standby test)
 [Service]
 Slice=workloads.slice
 ExecStart=/usr/local/bin/standby-workload echo-server --port 7777
-[Install]
-WantedBy=multi-user.target
-UNIT
-cat > "$rootfs/etc/systemd/system/mail.service" <<'UNIT'
-[Unit]
-Description=A service woken by pushes (standby test)
-[Service]
-Slice=workloads.slice
-ExecStart=/usr/local/bin/standby-workload nanosleep --period-ms 100
 [Install]
 WantedBy=multi-user.target
 UNIT

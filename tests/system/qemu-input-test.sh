@@ -33,18 +33,10 @@ fi
 r=$vm/rootfs
 
 # Standby, as a distribution installs it, and the test.
-make -s install DESTDIR="$r" PREFIX=/usr SYSTEMDUNITDIR=/lib/systemd/system
-install -m 0755 build/standby-workload "$r/usr/local/bin/"
+tests/system/install-standby.sh "$r"
 printf '[Standby]\nTargets=workloads.slice\nFreezeTimeout=5s\n' > "$r/etc/standby/standby.conf"
 printf '[Match]\nEvent=input\nDevice=standby-test-power\nKey=KEY_POWER\nValue=1\n[Action]\nExitStandby=yes\n' \
         > "$r/etc/standby/rules.d/30-power.rule"
-cat > "$r/etc/systemd/system/mail.service" <<'UNIT'
-[Service]
-Slice=workloads.slice
-ExecStart=/usr/local/bin/standby-workload nanosleep --period-ms 100
-[Install]
-WantedBy=multi-user.target
-UNIT
 # The console is ours: a getty on it would hang up the test's output.
 ln -sf /dev/null "$r/etc/systemd/system/serial-getty@ttyS0.service"
 # logind would take the power key too (and power the VM off): the listener
