@@ -138,12 +138,8 @@ Suite *bench_suite(void) {
         tcase_add_test(tc, test_rates);
         suite_add_tcase(s, tc);
 
-        tc = tcase_create("workloads");
-        tcase_set_timeout(tc, 60);
-        tcase_add_checked_fixture(tc, test_env_setup, test_env_teardown);
-        tcase_add_unchecked_fixture(tc, NULL, test_env_sweep);
+        tc = test_kernel_tcase(s, "workloads", 60);
         tcase_add_test(tc, test_workload_wakes_as_claimed);
         tcase_add_test(tc, test_event_workloads_answer);
-        suite_add_tcase(s, tc);
         return s;
 }

@@ -144,14 +144,10 @@ Suite *cgroup_suite(void) {
         tcase_add_test(tc, test_mountinfo_variants);
         suite_add_tcase(s, tc);
 
-        tc = tcase_create("kernel");
-        tcase_set_timeout(tc, 60);
-        tcase_add_checked_fixture(tc, test_env_setup, test_env_teardown);
-        tcase_add_unchecked_fixture(tc, NULL, test_env_sweep);
+        tc = test_kernel_tcase(s, "kernel", 60);
         tcase_add_test(tc, test_freeze_thaw_progress);
         tcase_add_test(tc, test_wait_many);
         tcase_add_test(tc, test_list_leaves_and_pids);
         tcase_add_test(tc, test_open_refuses_escape);
-        suite_add_tcase(s, tc);
         return s;
 }

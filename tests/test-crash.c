@@ -148,13 +148,9 @@ END_TEST
 
 Suite *crash_suite(void) {
         Suite *s = suite_create("crash");
-        TCase *tc = tcase_create("kill-9");
-        tcase_set_timeout(tc, 180);
-        tcase_add_checked_fixture(tc, test_env_setup, test_env_teardown);
-        tcase_add_unchecked_fixture(tc, NULL, test_env_sweep);
+        TCase *tc = test_kernel_tcase(s, "kill-9", 180);
         tcase_add_test(tc, test_crash_during_freeze_enter);
         tcase_add_test(tc, test_crash_during_freeze_exit);
         tcase_add_test(tc, test_crash_during_slack);
-        suite_add_tcase(s, tc);
         return s;
 }

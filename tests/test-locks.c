@@ -142,12 +142,9 @@ END_TEST
 
 Suite *locks_suite(void) {
         Suite *s = suite_create("locks");
-        TCase *tc = tcase_create("proc-locks");
-        tcase_add_checked_fixture(tc, test_env_setup, test_env_teardown);
-        tcase_add_unchecked_fixture(tc, NULL, test_env_sweep);
+        TCase *tc = test_kernel_tcase(s, "proc-locks", 0);
         tcase_add_test(tc, test_parse_sample);
         tcase_add_test(tc, test_real_flock_wait);
         tcase_add_test(tc, test_waiter_in_a_thread);
-        suite_add_tcase(s, tc);
         return s;
 }

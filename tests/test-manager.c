@@ -544,10 +544,7 @@ END_TEST
 
 Suite *manager_suite(void) {
         Suite *s = suite_create("manager");
-        TCase *tc = tcase_create("cli");
-        tcase_set_timeout(tc, 120);
-        tcase_add_checked_fixture(tc, test_env_setup, test_env_teardown);
-        tcase_add_unchecked_fixture(tc, NULL, test_env_sweep);
+        TCase *tc = test_kernel_tcase(s, "cli", 120);
         tcase_add_test(tc, test_enter_exit_progress);
         tcase_add_test(tc, test_exemptions);
         tcase_add_test(tc, test_thaw_window);
@@ -559,6 +556,5 @@ Suite *manager_suite(void) {
         tcase_add_test(tc, test_deadlock_guard_flock);
         tcase_add_test(tc, test_deadlock_guard_posix);
         tcase_add_test(tc, test_slack_strategy_timers);
-        suite_add_tcase(s, tc);
         return s;
 }

@@ -49,11 +49,8 @@ END_TEST
 
 Suite *slack_suite(void) {
         Suite *s = suite_create("slack");
-        TCase *tc = tcase_create("kernel");
-        tcase_add_checked_fixture(tc, test_env_setup, test_env_teardown);
-        tcase_add_unchecked_fixture(tc, NULL, test_env_sweep);
+        TCase *tc = test_kernel_tcase(s, "kernel", 0);
         tcase_add_test(tc, test_probe_max);
         tcase_add_test(tc, test_per_thread);
-        suite_add_tcase(s, tc);
         return s;
 }

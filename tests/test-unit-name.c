@@ -92,10 +92,7 @@ Suite *unit_name_suite(void) {
         tcase_add_test(tc, test_path_validate);
         suite_add_tcase(s, tc);
 
-        tc = tcase_create("resolve");
-        tcase_add_checked_fixture(tc, test_env_setup, test_env_teardown);
-        tcase_add_unchecked_fixture(tc, NULL, test_env_sweep);
+        tc = test_kernel_tcase(s, "resolve", 0);
         tcase_add_test(tc, test_resolve_real_tree);
-        suite_add_tcase(s, tc);
         return s;
 }

@@ -195,6 +195,16 @@ static void remove_state(const char *dir) {
         (void) rmdir(dir);
 }
 
+TCase *test_kernel_tcase(Suite *s, const char *name, double timeout) {
+        TCase *tc = tcase_create(name);
+        if (timeout > 0)
+                tcase_set_timeout(tc, timeout);
+        tcase_add_checked_fixture(tc, test_env_setup, test_env_teardown);
+        tcase_add_unchecked_fixture(tc, NULL, test_env_sweep);
+        suite_add_tcase(s, tc);
+        return tc;
+}
+
 void test_env_teardown(void) {
         for (size_t i = 0; i < T.n_pids; i++)
                 (void) kill(T.pids[i], SIGKILL);

@@ -33,6 +33,10 @@ void test_env_setup(void);
 void test_env_teardown(void);
 /* Unchecked fixture (runs in the runner): removes what a failed test left. */
 void test_env_sweep(void);
+/* A test case of tests on the real kernel, added to s: T set up and torn
+ * down around each test, what a crashed one left swept afterwards; timeout
+ * in seconds (0: Check's default). */
+TCase *test_kernel_tcase(Suite *s, const char *name, double timeout);
 
 /* Writes T.config: "[Standby]\nTargets=<base>\n" plus extra lines. */
 void test_write_config(const char *extra);
