@@ -160,11 +160,11 @@ CachedUnit *listener_cached_unit(Listener *l, const char *cgroup) {
 
 void listener_cache_refresh(Listener *l) {
         CachedUnit *old = l->cache;
+        size_t n_old = l->n_cache;
+        Journal *j = l->m.journal;
 
         /* What a rule's unit name stands for follows the journal. */
         listener_forget_resolved(l);
-        size_t n_old = l->n_cache;
-        Journal *j = l->m.journal;
 
         l->cache = calloc(j ? j->n_units + 1 : 1, sizeof(CachedUnit));
         l->n_cache = 0;
