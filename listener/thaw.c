@@ -208,6 +208,7 @@ void listener_cache_refresh(Listener *l) {
 }
 
 void listener_flush_records(Listener *l) {
+        bool skipped = false;
         int r;
 
         if (l->n_pending == 0)
@@ -218,8 +219,17 @@ void listener_flush_records(Listener *l) {
                 for (size_t k = 0; k < l->n_pending; k++) {
                         JournalUnit *u = journal_find_unit(l->m.journal, l->pending[k].cgroup);
                         /* Not if standby ended, or began anew, since the thaw. */
-                        if (l->m.journal->phase != JOURNAL_ACTIVE || l->m.journal->since != l->pending[k].since)
+                        if (l->m.journal->phase != JOURNAL_ACTIVE || l->m.journal->since != l->pending[k].since) {
+                                skipped = true;
                                 continue;
+                        }
+                        /* Nor if someone froze it again since (standby-manager freeze). */
+                        CachedUnit *c = listener_cached_unit(l, l->pending[k].cgroup);
+                        bool frozen = false;
+                        if (c && c->fd >= 0 && cgroup_get_freeze(c->fd, &frozen) >= 0 && frozen) {
+                                skipped = true;
+                                continue;
+                        }
                         if (u && (u->state == UNIT_FROZEN || u->state == UNIT_THAWED || u->state == UNIT_FREEZING)) {
                                 u->state = UNIT_THAWED;
                                 u->thaw_until = l->pending[k].until;
@@ -237,6 +247,9 @@ void listener_flush_records(Listener *l) {
         l->n_pending = 0;
         if (l->record_source)
                 (void) sd_event_source_set_enabled(l->record_source, SD_EVENT_OFF);
+        /* A thaw overtaken by others: the in-memory view goes back to the journal's. */
+        if (skipped && r >= 0)
+                listener_cache_refresh(l);
 }
 
 static int on_record(sd_event_source *s, void *userdata) {
