@@ -110,7 +110,7 @@ static void setup(void) {
 
         test_env_setup();
         /* World-readable, so that an unprivileged client can reach the bus. */
-        snprintf(dir, sizeof(dir), "/tmp/standby-listener-test.%d", (int) getpid());
+        snprintf(dir, sizeof(dir), "/tmp/standby-listener-test.%s.%d", test_runner_id(), (int) getpid());
         ck_assert_int_eq(mkdir(dir, 0755) == 0 || errno == EEXIST, 1);
         chmod(dir, 0755);
         snprintf(rules_dir, sizeof(rules_dir), "%s/rules", dir);
@@ -780,12 +780,20 @@ START_TEST(test_dbus_call_thaws_owner) {
 }
 END_TEST
 
+/* After a failed test (its teardown never ran): its bus and rules directory. */
+static void sweep(void) {
+        char cmd[300];
+        test_env_sweep();
+        snprintf(cmd, sizeof(cmd), "rm -rf /tmp/standby-listener-test.%s.*", test_runner_id());
+        (void) !system(cmd);
+}
+
 Suite *listener_suite(void) {
         Suite *s = suite_create("listener");
         TCase *tc = tcase_create("dbus");
         tcase_set_timeout(tc, 60);
         tcase_add_checked_fixture(tc, setup, teardown);
-        tcase_add_unchecked_fixture(tc, NULL, test_env_sweep);
+        tcase_add_unchecked_fixture(tc, NULL, sweep);
         tcase_add_test(tc, test_push_thaws_for_window);
         tcase_add_test(tc, test_push_storm_coalesces);
         tcase_add_test(tc, test_push_access_denied);

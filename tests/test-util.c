@@ -14,7 +14,7 @@
 
 TestEnv T = { .root_fd = -EBADF };
 
-static const char *runner_id(void) {
+const char *test_runner_id(void) {
         const char *r = getenv("STANDBY_TEST_RUNNER");
         return r ? r : "0";
 }
@@ -128,9 +128,9 @@ void test_env_setup(void) {
 
         ck_assert_int_ge(cgroup_find_mount(&T.mount), 0);
         ck_assert_int_ge(cgroup_open_root(T.mount, &T.root_fd), 0);
-        ck_assert_int_ge(asprintf(&T.base, "standby-test.%s.%d.%u", runner_id(), (int) getpid(), counter++), 0);
+        ck_assert_int_ge(asprintf(&T.base, "standby-test.%s.%d.%u", test_runner_id(), (int) getpid(), counter++), 0);
         ck_assert_int_eq(cgroup_create(T.root_fd, T.base), 0);
-        snprintf(buf, sizeof(buf), "/tmp/standby-test.%s.%d", runner_id(), (int) getpid());
+        snprintf(buf, sizeof(buf), "/tmp/standby-test.%s.%d", test_runner_id(), (int) getpid());
         ck_assert_int_ge(mkdir(buf, 0700) >= 0 || errno == EEXIST, 1);
         ck_assert_int_ge(asprintf(&T.state_dir, "%s/state", buf), 0);
         ck_assert_int_ge(asprintf(&T.config, "%s/standby.conf", buf), 0);
@@ -234,7 +234,7 @@ void test_env_sweep(void) {
 
         if (geteuid() != 0 || cgroup_find_mount(&mount) < 0 || !(d = opendir(mount)))
                 return;
-        if (asprintf(&prefix, "standby-test.%s.", runner_id()) < 0)
+        if (asprintf(&prefix, "standby-test.%s.", test_runner_id()) < 0)
                 return;
         while ((de = readdir(d)))
                 if (strneq(de->d_name, prefix, strlen(prefix)))

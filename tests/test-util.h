@@ -31,6 +31,8 @@ bool test_need_root_cgroup2(void);
 void test_env_setup(void);
 /* Checked fixture: thaw, kill (by pid) and remove everything of T. */
 void test_env_teardown(void);
+/* This runner's id (STANDBY_TEST_RUNNER), in the names of what tests make. */
+const char *test_runner_id(void);
 /* Unchecked fixture (runs in the runner): removes what a failed test left. */
 void test_env_sweep(void);
 /* A test case of tests on the real kernel, added to s: T set up and torn
