@@ -116,8 +116,8 @@ void listener_cache_refresh(Listener *l);
 void listener_flush_records(Listener *l);
 /* The in-memory state of a unit standby froze, or NULL. */
 CachedUnit *listener_cached_unit(Listener *l, const char *cgroup);
-/* The journal's leaves (what standby froze) that a rule's unit name or cgroup
- * path stands for: every cgroup of that name and what is below it. */
+/* The journal's leaves (what standby froze) that a rule's unit name stands
+ * for: every cgroup of that name and what is below it. */
 int listener_unit_leaves(Listener *l, const char *name, char ***ret);
 void listener_forget_resolved(Listener *l);
 void listener_drop_windows(Listener *l);

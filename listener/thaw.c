@@ -89,15 +89,13 @@ static int add_window(Listener *l, char **leaves, usec_t deadline) {
         return 0;
 }
 
-/* Whether a journal leaf belongs to what a rule names: a cgroup path names
- * itself and everything below it; a unit name (mail.service, app.slice) any
- * cgroup of that name and everything below, wherever it is (alice's and
- * bob's mail.service alike). */
+/* Whether a journal leaf belongs to what a rule names: a unit name
+ * (mail.service, app.slice) stands for any cgroup of that name and everything
+ * below it, wherever it is (alice's and bob's mail.service alike). Rules take
+ * unit names only (rules.c). */
 static bool leaf_belongs(const char *leaf, const char *name) {
         size_t n = strlen(name);
 
-        if (strchr(name, '/'))
-                return strneq(leaf, name, n) && (leaf[n] == 0 || leaf[n] == '/');
         for (const char *p = leaf; p; p = strchr(p, '/')) {
                 if (*p == '/')
                         p++;
