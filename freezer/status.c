@@ -98,9 +98,10 @@ static void print_listener(const ListenerStat *ls, size_t n, bool have, int erro
                 printf(" (event to thaw: mean %.2f ms, max %.2f ms)",
                        (double) stat_of(ls, n, "thaw_usec_total") / (double) thaws / 1000.0,
                        (double) stat_of(ls, n, "thaw_usec_max") / 1000.0);
-        printf(", %" PRIu64 " coalesced, %" PRIu64 " refrozen, %" PRIu64 " exits, %" PRIu64 " resyncs\n",
+        printf(", %" PRIu64 " coalesced, %" PRIu64 " refrozen, %" PRIu64 " exits, %" PRIu64 " resyncs, %" PRIu64
+               " replayed\n",
                stat_of(ls, n, "coalesced"), stat_of(ls, n, "refreezes"), stat_of(ls, n, "exits"),
-               stat_of(ls, n, "resyncs"));
+               stat_of(ls, n, "resyncs"), stat_of(ls, n, "replayed"));
 }
 
 static void print_text(Manager *m, usec_t now, const ListenerStat *ls, size_t n_ls, bool have_ls, int ls_error) {

@@ -18,6 +18,7 @@ typedef struct Statistics {
         uint64_t coalesced;       /* matched events inside an open window */
         uint64_t refreezes;       /* windows closed by freezing again */
         uint64_t exits;           /* ExitStandby= actions */
+        uint64_t replayed;        /* actions of events that came while standby was being entered */
         uint64_t resyncs;         /* netlink overruns answered by a fresh dump */
         uint64_t thaw_usec_total; /* event received -> units thawed */
         uint64_t thaw_usec_max;
@@ -52,6 +53,15 @@ typedef struct ResolvedUnit {
         struct ResolvedUnit *next;
 } ResolvedUnit;
 
+/* What a rule asked for while standby was not (yet) active: replayed if
+ * standby turns out to have begun before it (see thaw.c). */
+typedef struct LateAction {
+        char *unit;               /* NULL: ExitStandby= */
+        usec_t duration;
+        usec_t realtime;          /* when the event came, CLOCK_REALTIME as the journal's since */
+} LateAction;
+#define LATE_ACTIONS_MAX 32
+
 /* A thaw done but not yet in the journal (see thaw.c). */
 typedef struct PendingRecord {
         char *cgroup;
@@ -77,6 +87,8 @@ typedef struct Listener {
         size_t n_cache;
         PendingRecord *pending;
         size_t n_pending;
+        LateAction late[LATE_ACTIONS_MAX];  /* a ring: the newest LATE_ACTIONS_MAX */
+        size_t n_late;
         sd_event_source *record_source;   /* a one-shot defer source: records pending thaws */
         ResolvedUnit *resolved;
         NetlinkWatch *netlink;
@@ -106,6 +118,9 @@ typedef struct Event {
 int listener_dispatch(Listener *l, const Event *ev, usec_t received);
 /* Re-arms windows from the journal (start, restart, standby change). */
 int listener_reconcile(Listener *l);
+/* Standby just became active: carries out what events asked for since it
+ * began (while the manager was still freezing), then forgets the rest. */
+void listener_replay_late(Listener *l);
 /* At start: a unit the journal calls frozen but that runs (its thaw was not
  * recorded before the last listener stopped) is frozen again, so that the
  * journal holds. Returns how many. */

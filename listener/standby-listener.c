@@ -93,8 +93,11 @@ static int on_state_change(sd_event_source *s, const struct inotify_event *ev, v
         if (l->standby_active == was)
                 return 0;
         log_info("Standby %s.", l->standby_active ? "entered" : "left");
-        if (l->standby_active)
-                return listener_reconcile(l);
+        if (l->standby_active) {
+                int r = listener_reconcile(l);
+                listener_replay_late(l);
+                return r;
+        }
         listener_drop_windows(l);
         return 0;
 }

@@ -354,6 +354,63 @@ static bool rule_matches(const Rule *rule, const Event *ev) {
         }
 }
 
+static void exit_standby(Listener *l, const char *why) {
+        int r;
+
+        listener_flush_records(l);
+        r = manager_lock_journal(&l->m, true);
+        if (r >= 0 && l->m.journal->phase == JOURNAL_ACTIVE) {
+                r = manager_exit_standby(&l->m);
+                if (r >= 0)
+                        l->stats.exits++;
+                else
+                        log_error_errno(r, "Failed to end standby (%s): %m", why);
+                listener_drop_windows(l);
+        }
+        listener_cache_refresh(l);
+        manager_unlock_journal(&l->m);
+}
+
+/* Remembered while standby is inactive: an event that comes while the
+ * manager is still freezing would otherwise be lost (a push for a unit just
+ * frozen, the lid opened during enter). */
+static void remember_late(Listener *l, const char *unit, usec_t duration) {
+        LateAction *a = &l->late[l->n_late % LATE_ACTIONS_MAX];
+        char *u = unit ? strdup(unit) : NULL;
+
+        if (unit && !u)
+                return;
+        if (l->n_late >= LATE_ACTIONS_MAX)
+                free(a->unit);
+        *a = (LateAction) { .unit = u, .duration = duration, .realtime = now_usec(CLOCK_REALTIME) };
+        l->n_late++;
+}
+
+void listener_replay_late(Listener *l) {
+        size_t n = MIN(l->n_late, (size_t) LATE_ACTIONS_MAX);
+        usec_t since = l->m.journal ? l->m.journal->since : USEC_INFINITY;
+        bool exit = false;
+
+        for (size_t i = 0; i < n; i++) {
+                LateAction *a = &l->late[i];
+                if (l->standby_active && a->realtime >= since) {
+                        l->stats.replayed++;
+                        if (!a->unit)
+                                exit = true;
+                        else if (thaw_for(l, a->unit, a->duration, now_usec(CLOCK_MONOTONIC)) < 0)
+                                log_warning("Failed to thaw %s for an event that came during enter.", a->unit);
+                        else
+                                log_info("Thawed %s for an event that came while standby was being entered.", a->unit);
+                }
+                free(a->unit);
+        }
+        l->n_late = 0;
+        if (exit) {
+                log_info("Ending standby: an ExitStandby= event came while it was being entered.");
+                exit_standby(l, "an event during enter");
+        }
+}
+
 int listener_dispatch(Listener *l, const Event *ev, usec_t received) {
         int matched = 0, r;
 
@@ -366,21 +423,15 @@ int listener_dispatch(Listener *l, const Event *ev, usec_t received) {
                 matched++;
                 l->stats.matched++;
 
-                if (!l->standby_active)
+                if (!l->standby_active) {
+                        if (rule->exit_standby)
+                                remember_late(l, NULL, 0);
+                        for (char **t = rule->thaw; !rule->exit_standby && t && *t; t++)
+                                remember_late(l, *t, rule->duration);
                         continue;
+                }
                 if (rule->exit_standby) {
-                        listener_flush_records(l);
-                        r = manager_lock_journal(&l->m, true);
-                        if (r >= 0 && l->m.journal->phase == JOURNAL_ACTIVE) {
-                                r = manager_exit_standby(&l->m);
-                                if (r >= 0)
-                                        l->stats.exits++;
-                                else
-                                        log_error_errno(r, "Failed to end standby (rule %s): %m", rule->path);
-                                listener_drop_windows(l);
-                        }
-                        listener_cache_refresh(l);
-                        manager_unlock_journal(&l->m);
+                        exit_standby(l, rule->path);
                         break; /* nothing left to thaw */
                 }
                 for (char **t = rule->thaw; t && *t; t++) {

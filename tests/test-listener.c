@@ -470,6 +470,40 @@ START_TEST(test_restart_enforces_journal) {
 }
 END_TEST
 
+/* A push that comes while the manager is still entering standby (it waits
+ * for a unit stuck in a FUSE read) is not lost: once standby is entered, the
+ * listener thaws the unit the push named. */
+START_TEST(test_push_during_enter_replayed) {
+        int acted, status;
+
+        if (!test_need_root_cgroup2() || !test_have_fuse())
+                return;
+        test_write_config("FreezeTimeout=1s\n");
+        test_spawn_workload("mail.service", "idle", 100, 1, NULL);
+        test_start_stuck_client("stuck.service");
+        start_listener();
+        sd_bus *bus = client();
+
+        pid_t enter = fork();
+        ck_assert_int_ge(enter, 0);
+        if (enter == 0) {
+                execl(test_bin("standby-manager"), "standby-manager", "--quiet", "--config", T.config, "--state-dir",
+                      T.state_dir, "enter", NULL);
+                _exit(127);
+        }
+        /* mail.service is frozen; the manager still waits for stuck.service. */
+        ck_assert(wait_frozen("mail.service", true));
+        ck_assert_ptr_null(push(bus, "mail.service", &acted));
+        ck_assert_int_eq(waitpid(enter, &status, 0), enter);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == EXIT_OK, "enter: status 0x%x", status);
+
+        ck_assert(wait_frozen("mail.service", false));
+        ck_assert_uint_eq(statistic(bus, "replayed"), 1);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* Event=dbus-signal: a signal that matches the rule's Match= thaws its units;
  * another signal does not. */
 START_TEST(test_dbus_signal_rule) {
@@ -804,6 +838,7 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_dbus_signal_rule);
         tcase_add_test(tc, test_same_unit_of_two_users);
         tcase_add_test(tc, test_restart_enforces_journal);
+        tcase_add_test(tc, test_push_during_enter_replayed);
         tcase_add_test(tc, test_network_events);
         tcase_add_test(tc, test_network_overrun_resync);
         tcase_add_test(tc, test_uevent_rule);

@@ -284,55 +284,18 @@ START_TEST(test_not_root_and_no_cgroup2) {
 }
 END_TEST
 
-static bool have_fuse(void) {
-        if (access("/dev/fuse", R_OK | W_OK) < 0) {
-                fprintf(stderr, "SKIP: no /dev/fuse: cannot make a task stuck in the kernel here\n");
-                return false;
-        }
-        return true;
-}
-
-/* Starts the never-answering FUSE server outside the targets and its client in
- * units.slice/stuck.service; returns the client's pid once it is stuck. */
-static pid_t start_stuck_client(void) {
-        char abs[4096], line[64] = {};
-        int out[2];
-        int cg = test_cgroup("units.slice/stuck.service");
-        safe_close(cg);
-        snprintf(abs, sizeof(abs), "%s/%s", T.mount, test_cgpath("units.slice/stuck.service"));
-        ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
-        /* fuse-stuck prints on stdout: hand it the pipe as stdout via a shell-free dup. */
-        pid_t pid = fork();
-        ck_assert_int_ge(pid, 0);
-        if (pid == 0) {
-                dup2(out[1], 1);
-                execl(test_bin("helpers/fuse-stuck"), "fuse-stuck", abs, NULL);
-                _exit(127);
-        }
-        ck_assert_int_lt(T.n_pids, TEST_MAX_PIDS);
-        T.pids[T.n_pids++] = pid;
-        close(out[1]);
-        struct pollfd p = { .fd = out[0], .events = POLLIN };
-        ck_assert_msg(poll(&p, 1, 10000) == 1, "fuse-stuck did not get ready");
-        ck_assert_int_gt(read(out[0], line, sizeof(line) - 1), 0);
-        close(out[0]);
-        int client = 0;
-        ck_assert_msg(sscanf(line, "ready %d", &client) == 1, "fuse-stuck said: %s", line);
-        return client;
-}
-
 /* A task stuck in the kernel (a FUSE read nobody answers) with OnFreezeTimeout=skip:
  * reported with pid, comm, state and wchan, left running, the rest frozen. */
 START_TEST(test_freeze_timeout_skip) {
         _cleanup_free_ char *err = NULL, *out = NULL, *cfg = NULL;
         char want[64];
 
-        if (!test_need_root_cgroup2() || !have_fuse())
+        if (!test_need_root_cgroup2() || !test_have_fuse())
                 return;
         ck_assert_int_ge(asprintf(&cfg, "Targets=\nTargets=%s\nFreezeTimeout=300ms\n", test_cgpath("units.slice")), 0);
         test_write_config(cfg);
         test_spawn_workload("units.slice/ok.service", "nanosleep", 10, 1, NULL);
-        pid_t client = start_stuck_client();
+        pid_t client = test_start_stuck_client("units.slice/stuck.service");
 
         ck_assert_int_eq(test_manager(&err, "enter", NULL), EXIT_OK);
         snprintf(want, sizeof(want), "pid %d (fuse-stuck) state D wchan ", (int) client);
@@ -357,13 +320,13 @@ START_TEST(test_freeze_timeout_abort) {
         _cleanup_free_ char *err = NULL, *cfg = NULL;
         int tick;
 
-        if (!test_need_root_cgroup2() || !have_fuse())
+        if (!test_need_root_cgroup2() || !test_have_fuse())
                 return;
         ck_assert_int_ge(asprintf(&cfg, "Targets=\nTargets=%s\nFreezeTimeout=300ms\nOnFreezeTimeout=abort\n",
                                   test_cgpath("units.slice")), 0);
         test_write_config(cfg);
         test_spawn_workload("units.slice/ok.service", "nanosleep", 10, 1, &tick);
-        start_stuck_client();
+        test_start_stuck_client("units.slice/stuck.service");
 
         ck_assert_int_eq(test_manager(&err, "enter", NULL), EXIT_ROLLED_BACK);
         ck_assert_ptr_nonnull(strstr(err, "rolling back"));

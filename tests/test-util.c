@@ -261,6 +261,39 @@ static void track(pid_t pid) {
         T.pids[T.n_pids++] = pid;
 }
 
+bool test_have_fuse(void) {
+        if (access("/dev/fuse", R_OK | W_OK) < 0) {
+                fprintf(stderr, "SKIP: no /dev/fuse: cannot make a task stuck in the kernel here\n");
+                return false;
+        }
+        return true;
+}
+
+pid_t test_start_stuck_client(const char *sub) {
+        char abs[4096], line[64] = {};
+        int out[2], client = 0;
+
+        safe_close(test_cgroup(sub));
+        snprintf(abs, sizeof(abs), "%s/%s", T.mount, test_cgpath(sub));
+        ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
+        /* fuse-stuck says "ready PID" on stdout: the pipe is its stdout. */
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                dup2(out[1], 1);
+                execl(test_bin("helpers/fuse-stuck"), "fuse-stuck", abs, NULL);
+                _exit(127);
+        }
+        track(pid);
+        close(out[1]);
+        struct pollfd p = { .fd = out[0], .events = POLLIN };
+        ck_assert_msg(poll(&p, 1, 10000) == 1, "fuse-stuck did not get ready");
+        ck_assert_int_gt(read(out[0], line, sizeof(line) - 1), 0);
+        close(out[0]);
+        ck_assert_msg(sscanf(line, "ready %d", &client) == 1, "fuse-stuck said: %s", line);
+        return client;
+}
+
 /* The child closes (exec, or after joining its cgroup) or writes to the sync
  * pipe: so when test_fork/test_spawn return, the child is in its cgroup. */
 static void wait_sync(int fd) {

@@ -62,6 +62,13 @@ pid_t test_fork(const char *sub, void (*fn)(void *userdata), void *userdata);
 int test_manager(char **ret_err, const char *arg, ...);
 int test_manager_env(const char *env, char **ret_out, char **ret_err, const char *arg, ...);
 
+/* Whether /dev/fuse is usable (says SKIP and why if not). */
+bool test_have_fuse(void);
+/* Starts a never-answering FUSE server (in this process's cgroup, outside
+ * base) and its client in base/sub; returns the client's pid once it is
+ * stuck in state D, so that base/sub cannot freeze. */
+pid_t test_start_stuck_client(const char *sub);
+
 /* Reads ticks from fd until n arrived or timeout passed; returns the count. */
 int test_ticks(int fd, int n, usec_t timeout);
 /* Discards pending ticks. */
