@@ -121,6 +121,7 @@ int listener_reconcile(Listener *l);
 /* Standby just became active: carries out what events asked for since it
  * began (while the manager was still freezing), then forgets the rest. */
 void listener_replay_late(Listener *l);
+void listener_forget_late(Listener *l);
 /* At start: a unit the journal calls frozen but that runs (its thaw was not
  * recorded before the last listener stopped) is frozen again, so that the
  * journal holds. Returns how many. */

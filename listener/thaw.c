@@ -386,6 +386,12 @@ static void remember_late(Listener *l, const char *unit, usec_t duration) {
         l->n_late++;
 }
 
+void listener_forget_late(Listener *l) {
+        for (size_t i = 0; i < MIN(l->n_late, (size_t) LATE_ACTIONS_MAX); i++)
+                free(l->late[i].unit);
+        l->n_late = 0;
+}
+
 void listener_replay_late(Listener *l) {
         size_t n = MIN(l->n_late, (size_t) LATE_ACTIONS_MAX);
         usec_t since = l->m.journal ? l->m.journal->since : USEC_INFINITY;
@@ -403,6 +409,7 @@ void listener_replay_late(Listener *l) {
                                 log_info("Thawed %s for an event that came while standby was being entered.", a->unit);
                 }
                 free(a->unit);
+                a->unit = NULL;
         }
         l->n_late = 0;
         if (exit) {
