@@ -146,6 +146,9 @@ void listener_free_netlink(Listener *l);
 /* Holds duplicates of the sockets of every frozen unit an Event=socket rule
  * names, and drops those of units no longer frozen; call after any change. */
 int listener_sync_sockets(Listener *l);
+/* Whether a process of the cgroup has a D-Bus method call waiting, unread,
+ * on one of its stream sockets (peeked, never consumed). */
+bool listener_unit_has_unread_call(Listener *l, const char *cgroup);
 void listener_drop_sockets(Listener *l);
 
 /* dbus-call.c */

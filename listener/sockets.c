@@ -90,14 +90,17 @@ static int watch_add_fd(SocketWatch *w, int fd) {
         return 0;
 }
 
-/* Duplicates every worthwhile socket of every process of the cgroup. */
-static int watch_arm(SocketWatch *w) {
+/* Calls fn with a duplicate of every socket of every process of the cgroup
+ * (but stdout and stderr: output, a journal stream under systemd); fn keeps
+ * the duplicate (returns > 0) or leaves it to be closed. A negative return
+ * stops the walk. */
+static int for_each_socket(Listener *l, const char *cgroup, int (*fn)(int fd, void *userdata), void *userdata) {
         _cleanup_close_ int cg = -EBADF;
         _cleanup_free_ pid_t *pids = NULL;
         size_t n = 0;
         int r;
 
-        r = cgroup_open(w->listener->m.root_fd, w->cgroup, &cg);
+        r = cgroup_open(l->m.root_fd, cgroup, &cg);
         if (r >= 0)
                 r = cgroup_list_pids(cg, false, &pids, &n);
         if (r < 0)
@@ -120,8 +123,6 @@ static int watch_arm(SocketWatch *w) {
 
                         if (de->d_name[0] < '0' || de->d_name[0] > '9')
                                 continue;
-                        /* stdout and stderr are output (a journal stream under
-                         * systemd): nothing that arrives there is for the daemon. */
                         if (streq(de->d_name, "1") || streq(de->d_name, "2"))
                                 continue;
                         k = readlinkat(dirfd(d), de->d_name, target, sizeof(target) - 1);
@@ -133,14 +134,62 @@ static int watch_arm(SocketWatch *w) {
                         fd = pidfd_getfd_(pidfd, atoi(de->d_name));
                         if (fd < 0)
                                 continue;
-                        if (!worth_watching(fd) || watch_add_fd(w, fd) < 0) {
+                        r = fn(fd, userdata);
+                        if (r <= 0)
                                 safe_close(fd);
-                                continue;
-                        }
+                        if (r < 0)
+                                return r;
                 }
         }
-        log_debug("Holding %zu sockets of %s.", w->n, w->cgroup);
         return 0;
+}
+
+static int keep_if_worth_watching(int fd, void *userdata) {
+        return worth_watching(fd) && watch_add_fd(userdata, fd) >= 0;
+}
+
+/* Duplicates every worthwhile socket of every process of the cgroup. */
+static int watch_arm(SocketWatch *w) {
+        int r = for_each_socket(w->listener, w->cgroup, keep_if_worth_watching, w);
+        log_debug("Holding %zu sockets of %s.", w->n, w->cgroup);
+        return r;
+}
+
+/* Whether unread bytes on a connected stream socket hold a D-Bus method
+ * call: the bytes are peeked, never read, and walked message by message
+ * (fixed header: endianness, type, flags, version, body length, serial,
+ * header-field array length; fields padded to 8, then the body). */
+static int find_method_call(int fd, void *userdata) {
+        static uint8_t buf[65536];
+        int type = 0;
+        socklen_t len = sizeof(type);
+        ssize_t n;
+
+        if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 || type != SOCK_STREAM)
+                return 0;
+        n = recv(fd, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
+        for (size_t off = 0; n > 0 && off + 16 <= (size_t) n;) {
+                const uint8_t *h = buf + off;
+                bool le = h[0] == 'l';
+                if ((h[0] != 'l' && h[0] != 'B') || h[3] != 1)
+                        break; /* not D-Bus (or not at a message boundary) */
+                if (h[1] == 1) {
+                        *(bool *) userdata = true;
+                        return -ECANCELED; /* found: stop the walk */
+                }
+                uint32_t body = le ? (uint32_t) h[4] | (uint32_t) h[5] << 8 | (uint32_t) h[6] << 16 | (uint32_t) h[7] << 24
+                                   : (uint32_t) h[7] | (uint32_t) h[6] << 8 | (uint32_t) h[5] << 16 | (uint32_t) h[4] << 24;
+                uint32_t fields = le ? (uint32_t) h[12] | (uint32_t) h[13] << 8 | (uint32_t) h[14] << 16 | (uint32_t) h[15] << 24
+                                     : (uint32_t) h[15] | (uint32_t) h[14] << 8 | (uint32_t) h[13] << 16 | (uint32_t) h[12] << 24;
+                off += ((16 + (size_t) fields + 7) & ~(size_t) 7) + body;
+        }
+        return 0;
+}
+
+bool listener_unit_has_unread_call(Listener *l, const char *cgroup) {
+        bool found = false;
+        (void) for_each_socket(l, cgroup, find_method_call, &found);
+        return found;
 }
 
 /* By the listener's own view (a thaw it just did counts before the journal

@@ -415,6 +415,27 @@ void listener_replay_late(Listener *l) {
         if (exit) {
                 log_info("Ending standby: an ExitStandby= event came while it was being entered.");
                 exit_standby(l, "an event during enter");
+                return;
+        }
+
+        /* A D-Bus call that reached a service before enter began can still be
+         * waiting, unread, in its socket: the monitor saw it go by while
+         * nothing was frozen. Such a service is woken now. */
+        for (size_t i = 0; l->standby_active && l->rules && i < l->rules->n_rules; i++) {
+                const Rule *rule = &l->rules->rules[i];
+
+                for (char **t = rule->thaw; rule->event == EVENT_DBUS_CALL && t && *t; t++) {
+                        _cleanup_strv_free_ char **leaves = NULL;
+                        if (listener_unit_leaves(l, *t, &leaves) < 0)
+                                continue;
+                        for (char **x = leaves; *x; x++)
+                                if (listener_unit_has_unread_call(l, *x)) {
+                                        log_info("%s froze with a D-Bus call unread: thawing %s.", *x, *t);
+                                        l->stats.replayed++;
+                                        (void) thaw_for(l, *t, rule->duration, now_usec(CLOCK_MONOTONIC));
+                                        break;
+                                }
+                }
         }
 }
 

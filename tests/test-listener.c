@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <sched.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -814,6 +816,86 @@ START_TEST(test_dbus_call_thaws_owner) {
 }
 END_TEST
 
+/* Whether some socket of pid has bytes its owner has not read. */
+static bool has_unread(void *userdata) {
+        pid_t pid = *(pid_t *) userdata;
+        char path[64], target[64];
+        _cleanup_closedir_ DIR *d = NULL;
+        _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        struct dirent *de;
+        bool found = false;
+
+        snprintf(path, sizeof(path), "/proc/%d/fd", (int) pid);
+        if (pidfd < 0 || opendir_at(AT_FDCWD, path, &d) < 0)
+                return false;
+        while (!found && (de = readdir(d))) {
+                ssize_t k = readlinkat(dirfd(d), de->d_name, target, sizeof(target) - 1);
+                int n = 0;
+                if (k <= 0 || (target[k] = 0, !strneq(target, "socket:", 7)))
+                        continue;
+                _cleanup_close_ int fd = (int) syscall(SYS_pidfd_getfd, pidfd, atoi(de->d_name), 0);
+                found = fd >= 0 && ioctl(fd, FIONREAD, &n) == 0 && n > 0;
+        }
+        return found;
+}
+
+static bool is_stopped(void *userdata) {
+        char path[64];
+        _cleanup_free_ char *buf = NULL;
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int) *(pid_t *) userdata);
+        const char *p = read_full_fileat(AT_FDCWD, path, &buf, NULL) >= 0 ? strrchr(buf, ')') : NULL;
+        return p && p[2] == 'T';
+}
+
+static int on_pong(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        *(int *) userdata = sd_bus_message_is_method_error(m, NULL) ? -1 : 1;
+        return 0;
+}
+
+/* A D-Bus call that reached the service before standby began, and that it
+ * had not read when it froze (it was stopped, SIGSTOP), is answered: once
+ * standby is entered the listener finds the call waiting in the frozen
+ * service's socket and thaws it. */
+START_TEST(test_dbus_call_unread_at_enter) {
+        sd_bus_slot *slot = NULL;
+        int tick, answered = 0;
+
+        if (!test_need_root_cgroup2())
+                return;
+        write_rule("80-call.rule", "[Match]\nEvent=dbus-call\nBusName=org.example.Mail\n[Action]\n"
+                                   "Thaw=mail.service\nFor=1s\n");
+        char *argv[] = { (char *) test_bin("standby-workload"), "bus-service", "--bus-address", bus_address,
+                         "--bus-name", "org.example.Mail", "--tick-fd", "3", NULL };
+        pid_t service = test_spawn("mail.service", argv, &tick);
+        ck_assert_msg(test_ticks(tick, 1, 10 * USEC_PER_SEC) == 1, "bus-service did not start");
+        start_listener();
+        sd_bus *bus = client();
+
+        ck_assert_int_eq(kill(service, SIGSTOP), 0);
+        ck_assert(test_wait_for(is_stopped, &service, 5 * USEC_PER_SEC));
+        ck_assert_int_ge(sd_bus_call_method_async(bus, &slot, "org.example.Mail", "/org/standby/Bench", "org.standby.Bench",
+                                                  "Ping", on_pong, &answered, ""), 0);
+        ck_assert_int_ge(sd_bus_flush(bus), 0);
+        ck_assert_msg(test_wait_for(has_unread, &service, 5 * USEC_PER_SEC), "the call never reached the service");
+
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert_int_eq(kill(service, SIGCONT), 0); /* it stays frozen: the signal waits */
+
+        for (usec_t deadline = now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC; answered == 0;) {
+                int t = deadline_poll_timeout(deadline);
+                ck_assert_msg(t > 0, "the call was not answered during standby");
+                ck_assert_int_ge(sd_bus_process(bus, NULL), 0);
+                if (answered == 0)
+                        (void) sd_bus_wait(bus, (uint64_t) t * USEC_PER_MSEC);
+        }
+        ck_assert_int_eq(answered, 1);
+        ck_assert_uint_ge(statistic(bus, "replayed"), 1);
+        sd_bus_slot_unref(slot);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* After a failed test (its teardown never ran): its bus and rules directory. */
 static void sweep(void) {
         char cmd[300];
@@ -845,6 +927,7 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_socket_wakes_server);
         tcase_add_test(tc, test_input_stream_lid);
         tcase_add_test(tc, test_dbus_call_thaws_owner);
+        tcase_add_test(tc, test_dbus_call_unread_at_enter);
         tcase_add_test(tc, test_input_uinput_power_button);
         suite_add_tcase(s, tc);
         return s;
