@@ -604,8 +604,14 @@ START_TEST(test_network_overrun_resync) {
 }
 END_TEST
 
-/* Reads the socket targets ("socket:[inode]") among a process's descriptors. */
-static size_t socket_targets(pid_t pid, char targets[][32], size_t max) {
+/* A process's socket descriptors: their targets ("socket:[inode]") and,
+ * with fds, their numbers. */
+typedef struct SocketFd {
+        char target[32];
+        int fd;
+} SocketFd;
+
+static size_t socket_fds(pid_t pid, SocketFd *out, size_t max) {
         char path[64], target[32];
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
@@ -616,8 +622,10 @@ static size_t socket_targets(pid_t pid, char targets[][32], size_t max) {
                 return 0;
         while (n < max && (de = readdir(d))) {
                 ssize_t k = readlinkat(dirfd(d), de->d_name, target, sizeof(target) - 1);
-                if (k > 0 && (target[k] = 0, strneq(target, "socket:", 7)))
-                        strcpy(targets[n++], target);
+                if (k > 0 && (target[k] = 0, strneq(target, "socket:", 7))) {
+                        strcpy(out[n].target, target);
+                        out[n++].fd = atoi(de->d_name);
+                }
         }
         return n;
 }
@@ -628,13 +636,13 @@ static size_t socket_targets(pid_t pid, char targets[][32], size_t max) {
 static pid_t server_pid;
 
 static int count_held(void) {
-        char mine[64][32], theirs[64][32];
-        size_t nm = socket_targets(listener_pid, mine, 64), nt = socket_targets(server_pid, theirs, 64);
+        SocketFd mine[64], theirs[64];
+        size_t nm = socket_fds(listener_pid, mine, 64), nt = socket_fds(server_pid, theirs, 64);
         int n = 0;
 
         for (size_t i = 0; i < nm; i++)
                 for (size_t j = 0; j < nt; j++)
-                        if (streq(mine[i], theirs[j])) {
+                        if (streq(mine[i].target, theirs[j].target)) {
                                 n++;
                                 break;
                         }
@@ -819,24 +827,17 @@ END_TEST
 /* Whether some socket of pid has bytes its owner has not read. */
 static bool has_unread(void *userdata) {
         pid_t pid = *(pid_t *) userdata;
-        char path[64], target[64];
-        _cleanup_closedir_ DIR *d = NULL;
         _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
-        struct dirent *de;
-        bool found = false;
+        SocketFd sockets[64];
+        size_t n = pidfd >= 0 ? socket_fds(pid, sockets, 64) : 0;
 
-        snprintf(path, sizeof(path), "/proc/%d/fd", (int) pid);
-        if (pidfd < 0 || opendir_at(AT_FDCWD, path, &d) < 0)
-                return false;
-        while (!found && (de = readdir(d))) {
-                ssize_t k = readlinkat(dirfd(d), de->d_name, target, sizeof(target) - 1);
-                int n = 0;
-                if (k <= 0 || (target[k] = 0, !strneq(target, "socket:", 7)))
-                        continue;
-                _cleanup_close_ int fd = (int) syscall(SYS_pidfd_getfd, pidfd, atoi(de->d_name), 0);
-                found = fd >= 0 && ioctl(fd, FIONREAD, &n) == 0 && n > 0;
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_close_ int fd = (int) syscall(SYS_pidfd_getfd, pidfd, sockets[i].fd, 0);
+                int unread = 0;
+                if (fd >= 0 && ioctl(fd, FIONREAD, &unread) == 0 && unread > 0)
+                        return true;
         }
-        return found;
+        return false;
 }
 
 static bool is_stopped(void *userdata) {
