@@ -22,5 +22,11 @@ int locks_read_waits(const char *path, LockWait **ret, size_t *ret_n);
  * blocked in a lock request: flock() or fcntl(F_SETLKW / F_OFD_SETLKW), by
  * its wait channel. Reading /proc/locks costs an RCU grace period (the kernel
  * takes file_rwsem for writing); this check lets the deadlock guard skip it
- * when nobody waits. Threads that vanish count as not waiting. */
+ * when nobody waits. Threads that vanish count as not waiting, and kernel
+ * threads are not asked (see locks_kernel_threads()). */
 int locks_any_blocked_waiter(const pid_t *tids, size_t n, bool *ret);
+
+/* The kernel threads: kthreadd (PID 2, checked by its PF_KTHREAD flag, so
+ * none inside a PID namespace) and its children, sorted. Empty, not an
+ * error, where they cannot be read. */
+int locks_kernel_threads(pid_t **ret, size_t *ret_n);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -140,11 +142,59 @@ START_TEST(test_waiter_in_a_thread) {
 }
 END_TEST
 
+static int cmp_pid_t(const void *a, const void *b) {
+        pid_t x = *(const pid_t *) a, y = *(const pid_t *) b;
+        return (x > y) - (x < y);
+}
+
+/* PF_KTHREAD (0x00200000) in the flags of /proc/PID/stat, read here apart
+ * from the code under test. */
+static bool is_kthread(pid_t pid) {
+        char path[64], buf[1024];
+        unsigned long flags = 0;
+        FILE *f;
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+        f = fopen(path, "re");
+        if (!f)
+                return false;
+        size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        char *p = strrchr(buf, ')');
+        return p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) == 1 && (flags & 0x00200000UL);
+}
+
+/* The kernel threads that the scan skips: kthreadd and its children, each
+ * with PF_KTHREAD and no command line; this process is never among them. */
+START_TEST(test_kernel_threads) {
+        _cleanup_free_ pid_t *k = NULL;
+        size_t n = 0;
+        pid_t self = getpid();
+
+        ck_assert_int_eq(locks_kernel_threads(&k, &n), 0);
+        if (n == 0) {
+                /* In a PID namespace kthreadd is not visible: nothing to skip. */
+                ck_assert_msg(!is_kthread(2), "kthreadd is visible but no kernel thread was listed");
+                return;
+        }
+        ck_assert_msg(n >= 2, "kthreadd and at least one child expected, got %zu", n);
+        ck_assert_ptr_null(bsearch(&self, k, n, sizeof(pid_t), cmp_pid_t));
+        for (size_t i = 0; i < n; i++) {
+                if (i > 0)
+                        ck_assert_int_lt(k[i - 1], k[i]);
+                /* A kernel thread may end between the two reads: skip it then. */
+                if (kill(k[i], 0) == 0)
+                        ck_assert_msg(is_kthread(k[i]), "pid %d is listed but is no kernel thread", (int) k[i]);
+        }
+}
+END_TEST
+
 Suite *locks_suite(void) {
         Suite *s = suite_create("locks");
         TCase *tc = test_kernel_tcase(s, "proc-locks", 0);
         tcase_add_test(tc, test_parse_sample);
         tcase_add_test(tc, test_real_flock_wait);
         tcase_add_test(tc, test_waiter_in_a_thread);
+        tcase_add_test(tc, test_kernel_threads);
         return s;
 }
