@@ -15,21 +15,29 @@ static int cmp_double(const void *a, const void *b) {
         return x < y ? -1 : x > y;
 }
 
-double stats_percentile(double *v, size_t n, double p) {
+/* Sorts a copy: callers keep their samples in the order they were taken
+ * (the enter-exit pairs, the CSV rows). */
+double stats_percentile(const double *v, size_t n, double p) {
+        _cleanup_free_ double *s = NULL;
+
         if (n == 0)
                 return NAN;
-        qsort(v, n, sizeof(double), cmp_double);
+        s = malloc(n * sizeof(double));
+        if (!s)
+                return NAN;
+        memcpy(s, v, n * sizeof(double));
+        qsort(s, n, sizeof(double), cmp_double);
         if (p <= 0)
-                return v[0];
+                return s[0];
         if (p >= 100)
-                return v[n - 1];
+                return s[n - 1];
         double rank = p / 100.0 * (double) (n - 1);
         size_t lo = (size_t) rank;
         double frac = rank - (double) lo;
-        return lo + 1 < n ? v[lo] + frac * (v[lo + 1] - v[lo]) : v[lo];
+        return lo + 1 < n ? s[lo] + frac * (s[lo + 1] - s[lo]) : s[lo];
 }
 
-double stats_median(double *v, size_t n) {
+double stats_median(const double *v, size_t n) {
         return stats_percentile(v, n, 50);
 }
 

@@ -17,8 +17,8 @@ struct sd_bus;
 
 /* The p-th percentile (0..100) of n values by linear interpolation between
  * closest ranks; the values are sorted in place. NAN for n == 0. */
-double stats_percentile(double *v, size_t n, double p);
-double stats_median(double *v, size_t n);
+double stats_percentile(const double *v, size_t n, double p);
+double stats_median(const double *v, size_t n);
 double stats_min(const double *v, size_t n);
 double stats_max(const double *v, size_t n);
 /* Events per second from two counter readings over an interval. */
