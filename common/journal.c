@@ -171,11 +171,19 @@ static void fput_escaped(FILE *f, const char *s) {
                 fputs("\\-", f);
                 return;
         }
-        for (const unsigned char *p = (const unsigned char *) s; *p; p++)
-                if (*p <= 0x20 || *p >= 0x7f || *p == '\\')
-                        fprintf(f, "\\x%02x", *p);
-                else
-                        fputc(*p, f);
+        /* Runs of plain characters in one fwrite: a character at a time
+         * took the stream's lock per character, once per unit per save. */
+        for (const unsigned char *p = (const unsigned char *) s; *p;) {
+                size_t n = 0;
+                while (p[n] > 0x20 && p[n] < 0x7f && p[n] != '\\')
+                        n++;
+                if (n > 0) {
+                        fwrite(p, 1, n, f);
+                        p += n;
+                        continue;
+                }
+                fprintf(f, "\\x%02x", *p++);
+        }
 }
 
 static int unescape(const char *s, char **ret) {
