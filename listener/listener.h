@@ -89,7 +89,7 @@ typedef struct Listener {
         size_t n_pending;
         LateAction late[LATE_ACTIONS_MAX];  /* a ring: the newest LATE_ACTIONS_MAX */
         size_t n_late;
-        sd_event_source *record_source;   /* a one-shot defer source: records pending thaws */
+        sd_event_source *record_source;   /* a one-shot timer: records pending thaws */
         ResolvedUnit *resolved;
         NetlinkWatch *netlink;
         SocketWatch *sockets;
@@ -128,6 +128,11 @@ void listener_forget_late(Listener *l);
 int listener_enforce_journal(Listener *l);
 /* Rebuilds the in-memory copy of the journal from l->m.journal (loaded). */
 void listener_cache_refresh(Listener *l);
+/* A thaw is recorded this long after it, once the woken service and its
+ * client have had the CPU (an event's reply takes well under 1 ms). */
+#define LISTENER_RECORD_DELAY_USEC (10 * USEC_PER_MSEC)
+#define LISTENER_RECORD_ACCURACY_USEC (1 * USEC_PER_MSEC)
+
 /* Writes the pending thaw records to the journal (one save, under its lock). */
 void listener_flush_records(Listener *l);
 /* The in-memory state of a unit standby froze, or NULL. */

@@ -154,9 +154,16 @@ static int run_daemon(const char *config_path, const char *state_dir, const char
             (r = sd_event_add_signal(l.event, NULL, SIGINT, on_signal, &l)) < 0 ||
             (r = sd_event_add_signal(l.event, NULL, SIGHUP, on_signal, &l)) < 0)
                 goto fail;
-        r = sd_event_add_inotify(l.event, NULL, state_dir, IN_MOVED_TO | IN_DELETE | IN_ONLYDIR, on_state_change, &l);
+        sd_event_source *state_source = NULL;
+        r = sd_event_add_inotify(l.event, &state_source, state_dir, IN_MOVED_TO | IN_DELETE | IN_ONLYDIR, on_state_change, &l);
         if (r < 0)
                 goto fail;
+        /* A journal change pending beside an event goes first: the event is
+         * judged by the journal as it is now (and a D-Bus reply to anyone
+         * who changed the journal before calling tells it was taken). */
+        (void) sd_event_source_set_priority(state_source, SD_EVENT_PRIORITY_IMPORTANT);
+        (void) sd_event_source_set_floating(state_source, true);
+        sd_event_source_unref(state_source);
         r = listener_setup_bus(&l);
         if (r < 0)
                 goto finish;

@@ -5,9 +5,10 @@
  * The thaw itself is on the event's critical path, so it is a single write of
  * "0" to the kept-open cgroup.freeze of each unit, decided from an in-memory
  * copy of the journal (refreshed whenever the journal changes). The journal
- * is updated afterwards, under its lock, from a defer source: once the event
- * is answered (a Push reply is sent before it) and while the woken service
- * already runs. Thawing before recording is the safe direction: a crash in
+ * is updated afterwards, under its lock, from a one-shot timer a little
+ * later: the woken service and its client need the CPU first (on two CPUs,
+ * a save right after the thaw kept one of them waiting 50-250 us, traced).
+ * Thawing before recording is the safe direction: a crash in
  * between leaves a running unit marked frozen, which exit thaws anyway; a
  * record is dropped if standby was left (or entered anew) in between.
  * Refreezing and ending standby go through the engine, journal first, as
@@ -250,9 +251,26 @@ void listener_flush_records(Listener *l) {
                 listener_cache_refresh(l);
 }
 
-static int on_record(sd_event_source *s, void *userdata) {
+static int on_record(sd_event_source *s, uint64_t usec, void *userdata) {
         listener_flush_records(userdata);
         return 0;
+}
+
+/* Arms the one-shot record timer unless it is armed already (its records
+ * then go with the pending ones). */
+static int arm_record(Listener *l) {
+        int enabled = SD_EVENT_OFF;
+        int r;
+
+        if (!l->record_source)
+                return sd_event_add_time_relative(l->event, &l->record_source, CLOCK_MONOTONIC, LISTENER_RECORD_DELAY_USEC,
+                                                  LISTENER_RECORD_ACCURACY_USEC, on_record, l);
+        if (sd_event_source_get_enabled(l->record_source, &enabled) >= 0 && enabled != SD_EVENT_OFF)
+                return 0;
+        r = sd_event_source_set_time_relative(l->record_source, LISTENER_RECORD_DELAY_USEC);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(l->record_source, SD_EVENT_ONESHOT);
+        return r;
 }
 
 /* Thaws a unit for duration unless its window is open. */
@@ -311,10 +329,7 @@ static int thaw_for(Listener *l, const char *unit, usec_t duration, usec_t recei
                         return -ENOMEM;
                 l->n_pending++;
         }
-        if (!l->record_source)
-                r = sd_event_add_defer(l->event, &l->record_source, on_record, l);
-        else
-                r = sd_event_source_set_enabled(l->record_source, SD_EVENT_ONESHOT);
+        r = arm_record(l);
         if (r < 0) {
                 listener_flush_records(l); /* no loop to defer to: record now */
                 r = 0;
