@@ -221,10 +221,16 @@ static uint64_t runs(pid_t pid) {
 static char units_rel[800], um_dir[400], um_script[4096];
 static bool um_started;
 
-static int refreeze(int kind) {
+/* Freezes the unit again; returns once the listener has taken the journal
+ * change (and so holds the unit's sockets): it takes journal changes before
+ * any other pending event, so its answer to a call sent after the change
+ * comes after it. Otherwise a sample could time the listener's re-arming. */
+static int refreeze(sd_bus *bus, int kind) {
         char path[1024];
         snprintf(path, sizeof(path), "%s/%s", units_rel, kind_units[kind]);
-        return run_manager("freeze", path) == USEC_INFINITY ? -EIO : 0;
+        if (run_manager("freeze", path) == USEC_INFINITY)
+                return -EIO;
+        return statistic(bus, "events") == UINT64_MAX ? -EIO : 0;
 }
 
 static int shell(const char *cmd) {
@@ -280,7 +286,18 @@ static void print_row(FILE *f, const char *kind, const char *mode, double *v, si
                 fprintf(f, "%s,%s,%zu,%.1f,%.1f,%.1f\n", kind, mode, n, p50, p99, max);
 }
 
-int bench_listener(const char *listener_path, unsigned samples, unsigned idle_seconds, bool systemd) {
+/* The idle time before each sample, in every mode alike: an event in
+ * standby meets CPUs that have been idle, and waking a halted CPU costs here
+ * about as much as the whole reply of a warm one (never frozen: 90-130 us
+ * back to back, 220-250 us after 5 ms idle). Without it the reference ran
+ * warm, back to back, and the frozen samples (each after a standby-manager
+ * run) did not. A deliberate timer, not a wait for something to happen. */
+static void settle(unsigned gap_ms) {
+        if (gap_ms > 0)
+                (void) poll(NULL, 0, (int) gap_ms);
+}
+
+int bench_listener(const char *listener_path, unsigned samples, unsigned idle_seconds, unsigned gap_ms, bool systemd) {
         _cleanup_free_ double *base = calloc((size_t) samples * _KIND_MAX, sizeof(double));
         _cleanup_free_ double *frozen = calloc((size_t) samples * _KIND_MAX, sizeof(double));
         _cleanup_free_ double *floor = calloc(samples, sizeof(double)), *floor_write = calloc(samples, sizeof(double));
@@ -344,6 +361,7 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
         for (unsigned i = 0; i < samples; i++)
                 for (int k = 0; k < _KIND_MAX; k++) {
                         usec_t t;
+                        settle(gap_ms);
                         if ((r = sample(bus, k, push_conn, &t)) < 0)
                                 goto finish;
                         base[k * samples + i] = (double) t;
@@ -361,6 +379,7 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
                         if ((r = cgroup_set_freeze(socket_cg, true)) < 0 ||
                             (r = cgroup_wait_frozen(&socket_cg, 1, true, now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC, NULL)) < 0)
                                 goto finish;
+                        settle(gap_ms);
                         usec_t t0 = now_usec(CLOCK_MONOTONIC);
                         int fd = bench_tcp_connect(port_socket);
                         usec_t w0 = now_usec(CLOCK_MONOTONIC);
@@ -386,12 +405,13 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
         for (unsigned i = 0; i < samples; i++)
                 for (int k = 0; k < _KIND_MAX; k++) {
                         usec_t t;
+                        settle(gap_ms);
                         if ((r = sample(bus, k, push_conn, &t)) < 0) {
                                 log_error_errno(r, "%s event got no reply: %m", kind_names[k]);
                                 goto finish;
                         }
                         frozen[k * samples + i] = (double) t;
-                        if ((r = refreeze(k)) < 0)
+                        if ((r = refreeze(bus, k)) < 0)
                                 goto finish;
                 }
         uint64_t rss_after_events = bench_rss_kib(listener_pid);
@@ -421,7 +441,7 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
         uint64_t rss_after_storm = bench_rss_kib(listener_pid);
 
         /* Idle in standby: every unit frozen, nothing sent to the listener. */
-        (void) refreeze(KIND_PUSH);
+        (void) refreeze(bus, KIND_PUSH);
         (void) statistic(bus, "events");
         (void) statistic(bus, "events");
         fprintf(stderr, "[listener] idle in standby for %u s\n", idle_seconds);
@@ -435,8 +455,8 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
         FILE *csv = fopen(path, "we");
         if (csv)
                 fprintf(csv, "kind,mode,samples,p50_us,p99_us,max_us\n");
-        printf("\nEvent to the woken service's reply, %u samples each (us), %s backend\n\n", samples,
-               systemd ? "systemd (FreezeUnit/ThawUnit)" : "cgroupfs");
+        printf("\nEvent to the woken service's reply, %u samples each (us), each after %u ms idle, %s backend\n\n",
+               samples, gap_ms, systemd ? "systemd (FreezeUnit/ThawUnit)" : "cgroupfs");
         printf("%-10s %-12s %10s %10s %10s\n", "event", "service", "p50", "p99", "max");
         for (int k = 0; k < _KIND_MAX; k++) {
                 print_row(csv, kind_names[k], "never-frozen", base + k * samples, samples);
