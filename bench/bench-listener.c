@@ -402,6 +402,10 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
                 r = -EIO;
                 goto finish;
         }
+        /* Each frozen sample must have been answered by a thaw: one that found
+         * its service already running would time a running service. */
+        uint64_t thaws_seen = statistic(bus, "thaws");
+        unsigned unthawed = 0;
         for (unsigned i = 0; i < samples; i++)
                 for (int k = 0; k < _KIND_MAX; k++) {
                         usec_t t;
@@ -411,9 +415,19 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
                                 goto finish;
                         }
                         frozen[k * samples + i] = (double) t;
+                        uint64_t thaws_now = statistic(bus, "thaws");
+                        if (thaws_now != thaws_seen + 1)
+                                unthawed++;
+                        thaws_seen = thaws_now;
                         if ((r = refreeze(bus, k)) < 0)
                                 goto finish;
                 }
+        if (unthawed > 0) {
+                log_error("%u of %u frozen samples were not answered by a thaw (their service ran already): "
+                          "the frozen figures would not be valid.", unthawed, samples * _KIND_MAX);
+                r = -EIO;
+                goto finish;
+        }
         uint64_t rss_after_events = bench_rss_kib(listener_pid);
         uint64_t n_thaws = statistic(bus, "thaws"), thaw_total = statistic(bus, "thaw_usec_total"),
                  thaw_max = statistic(bus, "thaw_usec_max");

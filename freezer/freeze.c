@@ -206,6 +206,20 @@ static int guard_lock_holders(Manager *m, Batch *b, LockScan *scan, char **kept)
         return 0;
 }
 
+/* Whether a unit the journal calls frozen is in fact running: the listener
+ * thaws first and records it a little later, and a freeze in between must
+ * not take the journal's word and leave the unit running. */
+static bool journal_frozen_but_running(Manager *m, const JournalUnit *u) {
+        _cleanup_close_ int fd = -EBADF;
+        bool frozen = true;
+
+        if (cgroup_open(m->root_fd, u->cgroup, &fd) < 0 || cgroup_get_freeze(fd, &frozen) < 0)
+                return false; /* gone, or unreadable: nothing to freeze again */
+        if (!frozen)
+                log_debug("%s: the journal says frozen, cgroup.freeze says 0: freezing it again.", u->cgroup);
+        return !frozen;
+}
+
 /* Freezes leaves, recording them in the journal first. Units that time out
  * are handled by OnFreezeTimeout=; with abort, everything this call froze is
  * thawed again and -ECANCELED returned. With scan (started by the caller),
@@ -220,7 +234,7 @@ static int freeze_leaves(Manager *m, char **leaves, LockScan *scan, char **kept,
 
         for (char **l = leaves; *l; l++) {
                 JournalUnit *u = journal_find_unit(m->journal, *l);
-                if (u && u->state == UNIT_FROZEN)
+                if (u && u->state == UNIT_FROZEN && !journal_frozen_but_running(m, u))
                         continue;
                 if (!u) {
                         _cleanup_free_ char *address = NULL;

@@ -170,6 +170,27 @@ START_TEST(test_freeze_thaw_verbs) {
 }
 END_TEST
 
+/* A unit the journal calls frozen but that runs (a listener thawed it and
+ * has not recorded it yet): freeze believes cgroup.freeze, not the journal. */
+START_TEST(test_freeze_journal_lags) {
+        if (!test_need_root_cgroup2())
+                return;
+        test_spawn_workload("a.service", "poll", 10, 1, NULL);
+        ck_assert_int_eq(test_manager(NULL, "freeze", "a.service", NULL), EXIT_OK);
+        ck_assert(test_frozen("a.service"));
+
+        /* The listener's side of the race: cgroup.freeze 0, journal untouched. */
+        _cleanup_close_ int a = test_cgroup("a.service");
+        ck_assert_int_eq(cgroup_set_freeze(a, false), 0);
+        ck_assert(wait_frozen("a.service", false));
+
+        ck_assert_int_eq(test_manager(NULL, "freeze", "a.service", NULL), EXIT_OK);
+        ck_assert_msg(wait_frozen("a.service", true), "freeze took the journal's word and left a.service running");
+        ck_assert_int_eq(test_manager(NULL, "exit", NULL), EXIT_OK);
+        ck_assert(!test_anything_frozen());
+}
+END_TEST
+
 typedef struct BadCase {
         const char *config;           /* NULL: the default test config */
         const char *args[6];
@@ -512,6 +533,7 @@ Suite *manager_suite(void) {
         tcase_add_test(tc, test_exemptions);
         tcase_add_test(tc, test_thaw_window);
         tcase_add_test(tc, test_freeze_thaw_verbs);
+        tcase_add_test(tc, test_freeze_journal_lags);
         tcase_add_test(tc, test_bad_input);
         tcase_add_test(tc, test_not_root_and_no_cgroup2);
         tcase_add_test(tc, test_freeze_timeout_skip);
