@@ -201,7 +201,7 @@ int events_setup(Events *e, const char *listener_path, const char *workload) {
         int r;
 
         *e = EVENTS_INIT;
-        e->echo_port = 30000 + (int) (getpid() % 15000);
+        e->echo_port = 30000 + (int) (getpid() % 2700); /* below the ephemeral range */
         e->push_port = e->echo_port + 1;
         e->redis_port = e->echo_port + 2;
         e->memcached_port = e->echo_port + 3;

@@ -311,7 +311,9 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
         snprintf(dir, sizeof(dir), "%s/rules", tmpdir);
         if (mkdir(dir, 0755) < 0 && errno != EEXIST)
                 return negative_errno();
-        port_socket = 20000 + (int) (getpid() % 20000);
+        /* Below the ephemeral range (32768-60999 by default), where a client
+         * port of an earlier run can still be taken. */
+        port_socket = 20000 + 2 * (int) (getpid() % 2500);
         port_push = port_socket + 1;
         snprintf(port_arg[0], sizeof(port_arg[0]), "%d", port_socket);
         snprintf(port_arg[1], sizeof(port_arg[1]), "%d", port_push);
@@ -353,8 +355,16 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
         for (int i = 0; i < 500 && (push_conn = bench_tcp_connect(port_push)) < 0; i++)
                 (void) poll(NULL, 0, 10);
         usec_t warm;
-        for (int i = 0; i < 500 && (sample(bus, KIND_SOCKET, push_conn, &warm) < 0 || sample(bus, KIND_DBUS_CALL, push_conn, &warm) < 0); i++)
+        bool serving = false;
+        for (int i = 0; i < 500 && push_conn >= 0 && !(serving = sample(bus, KIND_SOCKET, push_conn, &warm) >= 0 &&
+                                                              sample(bus, KIND_DBUS_CALL, push_conn, &warm) >= 0); i++)
                 (void) poll(NULL, 0, 10);
+        if (!serving) {
+                log_error("The bench's services did not answer within 5 s (ports %d and %d, bus name %s).", port_socket,
+                          port_push, SERVICE_NAME);
+                r = -ETIMEDOUT;
+                goto finish;
+        }
 
         /* Never frozen: the reference. */
         fprintf(stderr, "[listener] %u samples per event kind, services never frozen\n", samples);
