@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <sched.h>
 #include <netinet/in.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -270,6 +271,82 @@ START_TEST(test_push_thaws_for_window) {
         ck_assert_int_eq(test_manager_env(NULL, &json, NULL, "status", "--json", "--bus-address", bus_address, NULL),
                          EXIT_OK);
         ck_assert_msg(strstr(json, "\"listener\":{\"events\":2,\"matched\":2,\"thaws\":1,"), "%s", json);
+
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        ck_assert(!test_anything_frozen());
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
+/* The journal's state of a unit, or -1 when it does not list it. */
+static int journal_state_of(const char *sub) {
+        _cleanup_close_ int dfd = open(T.state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        Journal *j = NULL;
+        int state = -1;
+
+        if (dfd >= 0 && journal_load(dfd, &j) >= 0) {
+                JournalUnit *u = journal_find_unit(j, test_cgpath(sub));
+                state = u ? (int) u->state : -1;
+                journal_free(j);
+        }
+        return state;
+}
+
+/* Waits (bounded) for the journal to give sub this state: re-read on every
+ * rename into the state directory, which is how each save lands. */
+static bool wait_journal_state(const char *sub, int want, usec_t timeout) {
+        _cleanup_close_ int in = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + timeout;
+
+        ck_assert_int_ge(in, 0);
+        ck_assert_int_ge(inotify_add_watch(in, T.state_dir, IN_MOVED_TO), 0);
+        for (;;) {
+                char buf[4096];
+                struct pollfd p = { .fd = in, .events = POLLIN };
+                int t;
+
+                if (journal_state_of(sub) == want)
+                        return true;
+                t = deadline_poll_timeout(deadline);
+                if (t == 0 || poll(&p, 1, t) <= 0)
+                        return false;
+                while (read(in, buf, sizeof(buf)) > 0)
+                        ;
+        }
+}
+
+/* The thaw comes first, its record in the journal shortly after: the
+ * journal says thawed (so exit and status know), and a unit frozen again
+ * before the record came is not recorded as thawed. */
+START_TEST(test_thaw_recorded) {
+        int acted;
+
+        if (!test_need_root_cgroup2())
+                return;
+        write_rule("50-forever.rule", "[Match]\nEvent=push\nUnit=news.service\n[Action]\nThaw=news.service\n");
+        test_spawn_workload("news.service", "idle", 100, 1, NULL);
+        sd_bus *bus = standby_with_idle_mail();
+        ck_assert_int_eq(journal_state_of("news.service"), UNIT_FROZEN);
+
+        ck_assert_ptr_null(push(bus, "news.service", &acted));
+        ck_assert_int_eq(acted, 1);
+        ck_assert(!test_frozen("news.service"));
+        ck_assert_msg(wait_journal_state("news.service", UNIT_THAWED, 10 * USEC_PER_SEC), "the thaw never reached the journal");
+
+        /* Frozen again by hand, then pushed and frozen at once, before the
+         * record can come: the journal must end up saying frozen. */
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "freeze", "news.service", NULL), EXIT_OK);
+        ck_assert_int_eq(journal_state_of("news.service"), UNIT_FROZEN);
+        ck_assert_ptr_null(push(bus, "news.service", &acted));
+        ck_assert_int_eq(acted, 1);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "freeze", "news.service", NULL), EXIT_OK);
+        ck_assert(test_frozen("news.service"));
+        /* The record is due 2-3 ms after the thaw; a listener that wrongly
+         * kept it would save the journal then. Nothing may come in 200 ms. */
+        ck_assert_msg(!wait_journal_state("news.service", UNIT_THAWED, 200 * USEC_PER_MSEC),
+                      "a thaw overtaken by a freeze was recorded");
+        ck_assert_int_eq(journal_state_of("news.service"), UNIT_FROZEN);
+        ck_assert(test_frozen("news.service"));
 
         ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
         ck_assert(!test_anything_frozen());
@@ -913,6 +990,7 @@ Suite *listener_suite(void) {
         tcase_add_unchecked_fixture(tc, NULL, sweep);
         tcase_add_test(tc, test_push_thaws_for_window);
         tcase_add_test(tc, test_push_storm_coalesces);
+        tcase_add_test(tc, test_thaw_recorded);
         tcase_add_test(tc, test_push_access_denied);
         tcase_add_test(tc, test_exit_standby_rule);
         tcase_add_test(tc, test_reload);
