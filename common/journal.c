@@ -83,9 +83,19 @@ oom:
 }
 
 JournalUnit *journal_find_unit(Journal *j, const char *cgroup) {
-        for (size_t i = 0; i < j->n_units; i++)
-                if (streq(j->units[i].cgroup, cgroup))
+        /* Callers walk the units in the journal's order, loop after loop over
+         * a hundred or more: where the last was found, and the one after,
+         * come first, which makes such a walk linear instead of quadratic. */
+        for (size_t i = j->find_hint; i < j->n_units && i < j->find_hint + 2; i++)
+                if (streq(j->units[i].cgroup, cgroup)) {
+                        j->find_hint = i;
                         return &j->units[i];
+                }
+        for (size_t i = 0; i < j->n_units; i++)
+                if (streq(j->units[i].cgroup, cgroup)) {
+                        j->find_hint = i;
+                        return &j->units[i];
+                }
         return NULL;
 }
 

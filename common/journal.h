@@ -59,6 +59,7 @@ typedef struct Journal {
         size_t n_units;
         JournalThread *threads;
         size_t n_threads;
+        size_t find_hint;      /* where journal_find_unit() last found one */
 } Journal;
 
 const char *journal_phase_to_string(JournalPhase p);
