@@ -7,9 +7,10 @@ export STANDBY_BUILD_DIR="$build"
 export CK_VERBOSITY="${CK_VERBOSITY:-normal}"
 case "$build" in
 *san*)
-        # Sanitizer reports fail the run; leaks are reported but the forked
-        # test children exit through _exit, where LeakSanitizer cannot judge.
-        export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1}"
+        # Sanitizer reports fail the run, leaks included: LeakSanitizer runs
+        # as each program exits (the manager's runs, the listener's SIGTERM,
+        # each forked test), and a report makes that exit fail.
+        export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
         export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
         ;;
 esac
