@@ -237,14 +237,9 @@ static int freeze_leaves(Manager *m, char **leaves, LockScan *scan, char **kept,
                 if (u && u->state == UNIT_FROZEN && !journal_frozen_but_running(m, u))
                         continue;
                 if (!u) {
-                        _cleanup_free_ char *address = NULL;
-                        int q = systemd_backend_for(m, *l, &unreachable, &address);
-                        if (q < 0 && q != -ENOENT)
-                                return log_error_errno(q, "%s: Backend=systemd, but no systemd manager takes it: %m", *l);
-                        r = journal_add_unit(m->journal, *l, UNIT_FREEZING, NULL);
+                        r = journal_add_unit_with_backend(m, *l, UNIT_FREEZING, &unreachable);
                         if (r < 0)
                                 return r;
-                        m->journal->units[m->journal->n_units - 1].systemd = TAKE_PTR(address);
                 } else
                         u->state = UNIT_FREEZING;
         }

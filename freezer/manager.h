@@ -115,6 +115,9 @@ int listener_stats_get(const char *address, ListenerStat **ret, size_t *ret_n);
  * unreachable (may be NULL) collects, over one pass of many units, the
  * addresses found to have no socket, so that each is looked up once. */
 int systemd_backend_for(Manager *m, const char *cgroup, char ***unreachable, char **ret_address);
+/* Adds cgroup to the journal in state, with the systemd manager that will
+ * freeze and thaw it (if any, as systemd_backend_for()); logs the error. */
+int journal_add_unit_with_backend(Manager *m, const char *cgroup, UnitState state, char ***unreachable);
 int systemd_set_freeze(const char *address, const char *cgroup, bool freeze);
 int systemd_freezer_state(const char *address, const char *cgroup, char **ret);
 

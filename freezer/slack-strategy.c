@@ -113,14 +113,9 @@ int slack_enter(Manager *m, char **leaves) {
         for (char **l = leaves; *l; l++)
                 if (!journal_find_unit(m->journal, *l)) {
                         /* The exit kick freezes: through systemd where it manages the unit. */
-                        _cleanup_free_ char *address = NULL;
-                        int q = systemd_backend_for(m, *l, &unreachable, &address);
-                        if (q < 0 && q != -ENOENT)
-                                return log_error_errno(q, "%s: Backend=systemd, but no systemd manager takes it: %m", *l);
-                        r = journal_add_unit(m->journal, *l, UNIT_SLACKED, NULL);
+                        r = journal_add_unit_with_backend(m, *l, UNIT_SLACKED, &unreachable);
                         if (r < 0)
                                 return r;
-                        m->journal->units[m->journal->n_units - 1].systemd = TAKE_PTR(address);
                 }
 
         for (int pass = 0; pass < SLACK_PASSES; pass++) {

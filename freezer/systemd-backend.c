@@ -141,3 +141,16 @@ int systemd_set_freeze(const char *address, const char *cgroup, bool freeze) {
 int systemd_freezer_state(const char *address, const char *cgroup, char **ret) {
         return unit_property(address, cgroup, "org.freedesktop.systemd1.Unit", "FreezerState", ret);
 }
+
+int journal_add_unit_with_backend(Manager *m, const char *cgroup, UnitState state, char ***unreachable) {
+        _cleanup_free_ char *address = NULL;
+        int r = systemd_backend_for(m, cgroup, unreachable, &address);
+
+        if (r < 0 && r != -ENOENT)
+                return log_error_errno(r, "%s: Backend=systemd, but no systemd manager takes it: %m", cgroup);
+        r = journal_add_unit(m->journal, cgroup, state, NULL);
+        if (r < 0)
+                return r;
+        m->journal->units[m->journal->n_units - 1].systemd = TAKE_PTR(address);
+        return 0;
+}
