@@ -11,8 +11,6 @@
  * (unwinding the stacks of a thousand frozen tasks would cost ~20 ms); the few
  * cgroups inside the targets that stay running are checked at the end. */
 #include <pthread.h>
-#include <sched.h>
-#include <stdlib.h>
 
 #include "cgroup.h"
 #include "locks.h"
@@ -55,9 +53,6 @@ static void *scan_thread(void *userdata) {
         LockScan *s = userdata;
         Collect c = { .skip = s->skip };
         usec_t t0 = now_usec(CLOCK_MONOTONIC), t1;
-
-        if (getenv("SCAN_UNSHARE"))
-                (void) unshare(CLONE_FILES);
 
         s->r = cgroup_walk(s->root_fd, "", collect, &c);
         if (s->r >= 0)
