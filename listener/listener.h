@@ -129,8 +129,9 @@ int listener_enforce_journal(Listener *l);
 /* Rebuilds the in-memory copy of the journal from l->m.journal (loaded). */
 void listener_cache_refresh(Listener *l);
 /* A thaw is recorded this long after it, once the woken service and its
- * client have had the CPU: a frozen reply took 0.3 ms (p50) to 1.2 ms (p99)
- * here; longer, and the next event of a sequence meets the record instead. */
+ * client have had the CPU: a frozen reply took 0.3-0.5 ms (p50), up to
+ * 1.7 ms (p99) here; longer, and the next event of a sequence meets the
+ * record instead. */
 #define LISTENER_RECORD_DELAY_USEC (2 * USEC_PER_MSEC)
 #define LISTENER_RECORD_ACCURACY_USEC (1 * USEC_PER_MSEC)
 
