@@ -139,6 +139,17 @@ int bench_tcp_connect(int port) {
         return fd;
 }
 
+/* Ends a connection and waits, up to 5 s, until the server has closed its
+ * end: a server frozen again before it has read the end of the connection
+ * holds a readable socket, and the listener rightly thaws it for that. */
+int bench_hang_up(int fd) {
+        char c;
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+        int r = shutdown(fd, SHUT_WR) < 0 || poll(&p, 1, 5000) != 1 || read(fd, &c, 1) != 0 ? -ETIMEDOUT : 0;
+        safe_close(fd);
+        return r;
+}
+
 /* One request and its echo, with a 5 s bound. */
 int bench_echo(int fd) {
         char c;
@@ -159,13 +170,14 @@ static int sample(sd_bus *bus, int kind, int push_conn, usec_t *ret) {
 
         switch (kind) {
         case KIND_SOCKET: {
-                /* A new client: connect, ask, get the answer. */
+                /* A new client: connect, ask, get the answer; then, untimed, hang up. */
                 int fd = bench_tcp_connect(port_socket);
                 if (fd < 0)
                         return fd;
                 r = bench_echo(fd);
-                close(fd);
-                break;
+                *ret = now_usec(CLOCK_MONOTONIC) - t0;
+                int q = bench_hang_up(fd);
+                return r < 0 ? r : q;
         }
         case KIND_PUSH: {
                 /* The push, then a request on the connection it already has. */
@@ -402,7 +414,8 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
                         }
                         floor[i] = (double) (now_usec(CLOCK_MONOTONIC) - t0);
                         floor_write[i] = (double) (w1 - w0);
-                        safe_close(fd);
+                        if ((r = bench_hang_up(fd)) < 0)
+                                goto finish;
                 }
         }
 
@@ -426,8 +439,11 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
                         }
                         frozen[k * samples + i] = (double) t;
                         uint64_t thaws_now = statistic(bus, "thaws");
-                        if (thaws_now != thaws_seen + 1)
+                        if (thaws_now != thaws_seen + 1) {
                                 unthawed++;
+                                fprintf(stderr, "[listener] %s sample %u: %" PRIu64 " thaws instead of 1\n", kind_names[k], i,
+                                        thaws_now - thaws_seen);
+                        }
                         thaws_seen = thaws_now;
                         if ((r = refreeze(bus, k)) < 0)
                                 goto finish;

@@ -87,6 +87,7 @@ int bench_start_listener(const char *path, int netns_fd);
 void bench_stop_services(void);                              /* listener, then dbus-daemon, by pid */
 int bench_tcp_connect(int port);                             /* 127.0.0.1:port */
 int bench_echo(int fd);                                      /* one byte out and back, 5 s bound */
+int bench_hang_up(int fd);                                   /* close once the server has, 5 s bound */
 uint64_t bench_rss_kib(pid_t pid);                           /* VmRSS, 0 if unknown */
 
 /* bench-events.c: the compare mode's event schedule. */
