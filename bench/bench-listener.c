@@ -313,6 +313,9 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
         _cleanup_free_ double *base = calloc((size_t) samples * _KIND_MAX, sizeof(double));
         _cleanup_free_ double *frozen = calloc((size_t) samples * _KIND_MAX, sizeof(double));
         _cleanup_free_ double *floor = calloc(samples, sizeof(double)), *floor_write = calloc(samples, sizeof(double));
+        _cleanup_free_ double *bare = calloc(samples, sizeof(double));
+        BareThawer thawer = { .arm_fd = -EBADF, .ack_fd = -EBADF };
+        pid_t socket_pid = 0;
         _cleanup_close_ int socket_cg = -EBADF;
         char dir[400], port_arg[2][16];
         sd_bus *bus = NULL;
@@ -343,7 +346,7 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
                 if ((r = start_systemd_services(srv_socket, srv_push, srv_call)) < 0)
                         goto finish;
         } else {
-                if ((r = scratch_spawn(&scratch, "units.slice/socket.service", srv_socket, NULL)) < 0 ||
+                if ((r = scratch_spawn(&scratch, "units.slice/socket.service", srv_socket, &socket_pid)) < 0 ||
                     (r = scratch_spawn(&scratch, "units.slice/push.service", srv_push, NULL)) < 0 ||
                     (r = scratch_spawn(&scratch, "units.slice/call.service", srv_call, NULL)) < 0)
                         goto finish;
@@ -389,34 +392,49 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
                         base[k * samples + i] = (double) t;
                 }
 
-        /* The kernel's floor for the socket event: the bench thaws the service
-         * itself right after it connects, with no listener in between. What
-         * the listener adds is what its samples take beyond these. (Not with
-         * systemd: there the cgroup is systemd's to write.) */
-        bool have_floor = !systemd && floor && floor_write &&
+        /* Two references for the socket event, interleaved. bench-thawed, the
+         * kernel's floor: the bench thaws the service itself right after it
+         * connects, with no listener in between. bare-thawed: a bare process
+         * woken by the service's socket thaws it (bench-bare-thawer.c), the
+         * least that any listener adds. (Not with systemd: there the cgroup
+         * is systemd's to write.) */
+        bool have_floor = !systemd && floor && floor_write && bare &&
                           scratch_open(&scratch, "units.slice/socket.service", &socket_cg) >= 0;
+        bool have_bare = have_floor && socket_pid > 0 && bare_thawer_start(&thawer, socket_cg, socket_pid) >= 0;
         if (have_floor) {
-                fprintf(stderr, "[listener] %u samples of the socket event thawed by the bench itself\n", samples);
-                for (unsigned i = 0; i < samples; i++) {
+                fprintf(stderr, "[listener] %u samples of the socket event thawed by the bench itself%s\n", samples,
+                        have_bare ? ", and as many by a bare thawer" : "");
+                for (unsigned i = 0; i < 2 * samples; i++) {
+                        bool by_bench = (i / 2 + i) % 2 == 0; /* ABBA: neither always goes first */
+                        if (!by_bench && !have_bare)
+                                continue;
                         if ((r = cgroup_set_freeze(socket_cg, true)) < 0 ||
                             (r = cgroup_wait_frozen(&socket_cg, 1, true, now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC, NULL)) < 0)
                                 goto finish;
+                        if (!by_bench && (r = bare_thawer_arm(&thawer)) < 0) {
+                                log_error("The bare thawer did not answer.");
+                                goto finish;
+                        }
                         settle(gap_ms);
                         usec_t t0 = now_usec(CLOCK_MONOTONIC);
                         int fd = bench_tcp_connect(port_socket);
                         usec_t w0 = now_usec(CLOCK_MONOTONIC);
-                        r = cgroup_set_freeze(socket_cg, false);
+                        r = by_bench ? cgroup_set_freeze(socket_cg, false) : 0;
                         usec_t w1 = now_usec(CLOCK_MONOTONIC);
                         if (fd < 0 || r < 0 || bench_echo(fd) < 0) {
                                 safe_close(fd);
                                 r = -EIO;
                                 goto finish;
                         }
-                        floor[i] = (double) (now_usec(CLOCK_MONOTONIC) - t0);
-                        floor_write[i] = (double) (w1 - w0);
+                        if (by_bench) {
+                                floor[i / 2] = (double) (now_usec(CLOCK_MONOTONIC) - t0);
+                                floor_write[i / 2] = (double) (w1 - w0);
+                        } else
+                                bare[i / 2] = (double) (now_usec(CLOCK_MONOTONIC) - t0);
                         if ((r = bench_hang_up(fd)) < 0)
                                 goto finish;
                 }
+                bare_thawer_stop(&thawer);
         }
 
         /* Frozen: each sample wakes its service; it is frozen again between samples. */
@@ -504,11 +522,12 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
                 printf("%-10s %-12s %10.1f %10.1f\n", "", "added", stats_percentile(frozen + k * samples, samples, 50) -
                                                                     stats_percentile(base + k * samples, samples, 50),
                        stats_percentile(frozen + k * samples, samples, 99) - stats_percentile(base + k * samples, samples, 99));
-                if (k == KIND_SOCKET && have_floor) {
-                        print_row(csv, kind_names[k], "bench-thawed", floor, samples);
-                        printf("%-10s %-12s %10.1f %10.1f\n", "", "added", stats_percentile(floor, samples, 50) -
-                                                                            stats_percentile(base, samples, 50),
-                               stats_percentile(floor, samples, 99) - stats_percentile(base, samples, 99));
+                for (int ref = 0; k == KIND_SOCKET && have_floor && ref < (have_bare ? 2 : 1); ref++) {
+                        double *v = ref ? bare : floor;
+                        print_row(csv, kind_names[k], ref ? "bare-thawed" : "bench-thawed", v, samples);
+                        printf("%-10s %-12s %10.1f %10.1f\n", "", "added",
+                               stats_percentile(v, samples, 50) - stats_percentile(base, samples, 50),
+                               stats_percentile(v, samples, 99) - stats_percentile(base, samples, 99));
                 }
         }
         if (have_floor)
@@ -516,6 +535,10 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
                        "connecting\n(that write alone: p50 %.1f us, p99 %.1f us). What the listener adds on top is "
                        "frozen - bench-thawed.\n",
                        stats_percentile(floor_write, samples, 50), stats_percentile(floor_write, samples, 99));
+        if (have_bare)
+                printf("bare-thawed: the least any listener adds: a bare process woken by the server's listening socket "
+                       "writes\ncgroup.freeze 0 (no rules, no journal, no event loop). What standby-listener adds "
+                       "beyond it is its own.\n");
         /* Latency CDF per event kind, frozen against never frozen. */
         char datp[4096];
         snprintf(datp, sizeof(datp), "%s/latency.dat", bench_output);
@@ -573,6 +596,7 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
 finish:
         if (r < 0)
                 (void) run_manager("exit", NULL);
+        bare_thawer_stop(&thawer);
         safe_close(push_conn);
         sd_bus_flush_close_unref(bus);
         bench_stop_services();

@@ -90,6 +90,17 @@ int bench_echo(int fd);                                      /* one byte out and
 int bench_hang_up(int fd);                                   /* close once the server has, 5 s bound */
 uint64_t bench_rss_kib(pid_t pid);                           /* VmRSS, 0 if unknown */
 
+/* bench-bare-thawer.c: the least a listener can add to a socket event, a
+ * forked process that only waits in epoll on the server's listening socket
+ * and writes its cgroup.freeze. */
+typedef struct BareThawer {
+        pid_t pid;
+        int arm_fd, ack_fd;
+} BareThawer;
+int bare_thawer_start(BareThawer *t, int cg_fd, pid_t service);
+int bare_thawer_arm(BareThawer *t); /* thaw once, on the next connection */
+void bare_thawer_stop(BareThawer *t);
+
 /* bench-events.c: the compare mode's event schedule. */
 enum { EVENTS_CLIENT, EVENTS_PUSH, EVENTS_DBUS, EVENTS_REDIS, EVENTS_MEMCACHED, EVENTS_LINK, EVENTS_INPUT,
        _EVENTS_KIND_MAX };

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The least that any listener can add to a socket event: a process that does
+ * nothing but wait in epoll on a duplicate of a frozen server's listening
+ * socket and, when it becomes readable, write 0 to the server's
+ * cgroup.freeze. No rules, no journal, no event loop library. What it adds
+ * beyond the bench's own thaw (bench-thawed) is the price of waking a
+ * process at all on this machine; what standby-listener adds beyond it is
+ * standby-listener's own. */
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "cgroup.h"
+#include "fileio.h"
+#include "macro.h"
+
+#define MAX_HELD 16
+
+/* Duplicates of the listening sockets of pid, added (disarmed) to ep. */
+static int hold_listening_sockets(pid_t pid, int ep, int held[static MAX_HELD], int *ret_n) {
+        _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        int n = 0;
+
+        if (pidfd < 0)
+                return -errno;
+        for (int fd = 3; fd < 256 && n < MAX_HELD; fd++) {
+                int dup = (int) syscall(SYS_pidfd_getfd, pidfd, fd, 0), listening = 0;
+                socklen_t len = sizeof(listening);
+
+                if (dup < 0)
+                        continue;
+                if (getsockopt(dup, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) < 0 || !listening) {
+                        close(dup);
+                        continue;
+                }
+                struct epoll_event ev = { .events = 0, .data.fd = dup };
+                if (epoll_ctl(ep, EPOLL_CTL_ADD, dup, &ev) < 0)
+                        return -errno;
+                held[n++] = dup;
+        }
+        *ret_n = n;
+        return n > 0 ? 0 : -ENOTSOCK;
+}
+
+/* The child: armed by one byte on arm_fd (it answers on ack_fd), it thaws
+ * once on the next readable socket; EOF on arm_fd ends it. */
+static _Noreturn void thawer_main(int cg_fd, pid_t service, int arm_fd, int ack_fd) {
+        int ep = epoll_create1(EPOLL_CLOEXEC), freeze_fd = -EBADF, held[MAX_HELD], n = 0;
+        char c = 0;
+
+        (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+        (void) prctl(PR_SET_NAME, "bare-thawer");
+        if (ep < 0 || cgroup_open_freeze(cg_fd, &freeze_fd) < 0 || hold_listening_sockets(service, ep, held, &n) < 0)
+                _exit(1);
+        while (read(arm_fd, &c, 1) == 1) {
+                /* Re-armed for one event each time, so that it never spins on a
+                 * connection the server has yet to accept. */
+                for (int i = 0; i < n; i++) {
+                        struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT, .data.fd = held[i] };
+                        if (epoll_ctl(ep, EPOLL_CTL_MOD, held[i], &ev) < 0)
+                                _exit(1);
+                }
+                if (write(ack_fd, "k", 1) != 1)
+                        _exit(1);
+                struct epoll_event out;
+                while (epoll_wait(ep, &out, 1, -1) < 0)
+                        if (errno != EINTR)
+                                _exit(1);
+                if (cgroup_write_freeze(freeze_fd, false) < 0)
+                        _exit(1);
+        }
+        _exit(0);
+}
+
+int bare_thawer_start(BareThawer *t, int cg_fd, pid_t service) {
+        int arm[2], ack[2];
+
+        *t = (BareThawer) { .pid = 0, .arm_fd = -EBADF, .ack_fd = -EBADF };
+        if (pipe2(arm, O_CLOEXEC) < 0)
+                return -errno;
+        if (pipe2(ack, O_CLOEXEC) < 0) {
+                int r = -errno;
+                close(arm[0]);
+                close(arm[1]);
+                return r;
+        }
+        t->pid = fork();
+        if (t->pid < 0) {
+                int r = -errno;
+                close(arm[0]), close(arm[1]), close(ack[0]), close(ack[1]);
+                return r;
+        }
+        if (t->pid == 0) {
+                close(arm[1]);
+                close(ack[0]);
+                thawer_main(cg_fd, service, arm[0], ack[1]);
+        }
+        close(arm[0]);
+        close(ack[1]);
+        t->arm_fd = arm[1];
+        t->ack_fd = ack[0];
+        return 0;
+}
+
+/* Returns once the thawer waits for the next connection (5 s bound). */
+int bare_thawer_arm(BareThawer *t) {
+        struct pollfd p = { .fd = t->ack_fd, .events = POLLIN };
+        char c;
+
+        if (write(t->arm_fd, "a", 1) != 1 || poll(&p, 1, 5000) != 1 || read(t->ack_fd, &c, 1) != 1)
+                return -EIO;
+        return 0;
+}
+
+void bare_thawer_stop(BareThawer *t) {
+        t->arm_fd = safe_close(t->arm_fd);
+        t->ack_fd = safe_close(t->ack_fd);
+        if (t->pid > 0) {
+                /* EOF on its pipe ends it, unless it waits for a connection. */
+                kill(t->pid, SIGTERM);
+                (void) waitpid(t->pid, NULL, 0);
+                t->pid = 0;
+        }
+}
