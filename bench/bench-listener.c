@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <limits.h>
+#include <math.h>
 #include <sys/wait.h>
 #include <systemd/sd-bus.h>
 
@@ -129,10 +130,15 @@ int bench_start_listener(const char *path, int netns_fd) {
 }
 
 int bench_tcp_connect(int port) {
+        return bench_tcp_connect_stamped(port, false);
+}
+
+int bench_tcp_connect_stamped(int port, bool stamped) {
         struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t) port),
                                   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0 || connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+        if (fd < 0 || (stamped && setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)) < 0) ||
+            connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
                 safe_close(fd);
                 return -errno;
         }
@@ -152,30 +158,61 @@ int bench_hang_up(int fd) {
 
 /* One request and its echo, with a 5 s bound. */
 int bench_echo(int fd) {
-        char c;
+        return bench_echo_stamped(fd, NULL);
+}
+
+int bench_echo_stamped(int fd, usec_t *ret_rx) {
+        char c, ctl[CMSG_SPACE(sizeof(struct timespec))];
+        struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl) };
         struct pollfd p = { .fd = fd, .events = POLLIN };
-        if (write(fd, "x", 1) != 1 || poll(&p, 1, 5000) != 1 || read(fd, &c, 1) != 1)
+
+        if (write(fd, "x", 1) != 1 || poll(&p, 1, 5000) != 1 || recvmsg(fd, &mh, 0) != 1)
                 return -ETIMEDOUT;
-        return 0;
+        if (!ret_rx)
+                return 0;
+        for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+                if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS) {
+                        struct timespec ts;
+                        memcpy(&ts, CMSG_DATA(cm), sizeof(ts));
+                        *ret_rx = (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / NSEC_PER_USEC;
+                        return 0;
+                }
+        return -ENODATA;
 }
 
 enum { KIND_SOCKET, KIND_PUSH, KIND_DBUS_CALL, _KIND_MAX };
 static const char * const kind_names[_KIND_MAX] = { "socket", "push", "dbus-call" };
 static const char * const kind_units[_KIND_MAX] = { "socket.service", "push.service", "call.service" };
 
+/* What a sample measures, from the event, in us: until this client has the
+ * reply in hand (total), and until the reply reached its socket (reply, the
+ * kernel's receive time stamp: what the service did, apart from when this
+ * client, on the same two CPUs, got one to read it; a client across the
+ * network pays that on its own machine). NAN for D-Bus, which has none. */
+typedef struct Timing {
+        double total, reply;
+} Timing;
+
+static int timing_set(Timing *t, usec_t t0, usec_t t0_real, usec_t rx_real) {
+        t->total = (double) (now_usec(CLOCK_MONOTONIC) - t0);
+        t->reply = rx_real == USEC_INFINITY ? NAN : (double) rx_real - (double) t0_real;
+        return 0;
+}
+
 /* One sample of an event kind: from the event to the service's reply. */
-static int sample(sd_bus *bus, int kind, int push_conn, usec_t *ret) {
-        usec_t t0 = now_usec(CLOCK_MONOTONIC);
+static int sample(sd_bus *bus, int kind, int push_conn, Timing *ret) {
+        usec_t t0 = now_usec(CLOCK_MONOTONIC), t0_real = now_usec(CLOCK_REALTIME), rx = USEC_INFINITY;
         int r;
 
         switch (kind) {
         case KIND_SOCKET: {
                 /* A new client: connect, ask, get the answer; then, untimed, hang up. */
-                int fd = bench_tcp_connect(port_socket);
+                int fd = bench_tcp_connect_stamped(port_socket, true);
                 if (fd < 0)
                         return fd;
-                r = bench_echo(fd);
-                *ret = now_usec(CLOCK_MONOTONIC) - t0;
+                r = bench_echo_stamped(fd, &rx);
+                timing_set(ret, t0, t0_real, rx);
                 int q = bench_hang_up(fd);
                 return r < 0 ? r : q;
         }
@@ -184,14 +221,14 @@ static int sample(sd_bus *bus, int kind, int push_conn, usec_t *ret) {
                 r = sd_bus_call_method(bus, "org.standby.Listener1", "/org/standby/Listener1", "org.standby.Listener1",
                                        "Push", NULL, NULL, "ss", kind_units[KIND_PUSH], "bench");
                 if (r >= 0)
-                        r = bench_echo(push_conn);
+                        r = bench_echo_stamped(push_conn, &rx);
                 break;
         }
         default:
                 r = sd_bus_call_method(bus, SERVICE_NAME, "/org/standby/Bench", "org.standby.Bench", "Ping", NULL, NULL, "");
                 break;
         }
-        *ret = now_usec(CLOCK_MONOTONIC) - t0;
+        timing_set(ret, t0, t0_real, rx);
         return r < 0 ? r : 0;
 }
 
@@ -291,11 +328,40 @@ static void stop_systemd_services(void) {
         um_started = false;
 }
 
-static void print_row(FILE *f, const char *kind, const char *mode, double *v, size_t n) {
+static void print_row(FILE *f, const char *kind, const char *mode, double *v, size_t n, const char *csv_mode) {
         double p50 = stats_percentile(v, n, 50), p99 = stats_percentile(v, n, 99), max = stats_max(v, n);
         printf("%-10s %-12s %10.1f %10.1f %10.1f\n", kind, mode, p50, p99, max);
         if (f)
-                fprintf(f, "%s,%s,%zu,%.1f,%.1f,%.1f\n", kind, mode, n, p50, p99, max);
+                fprintf(f, "%s,%s,%zu,%.1f,%.1f,%.1f\n", kind, csv_mode ? csv_mode : mode, n, p50, p99, max);
+}
+
+static void print_added(const double *v, const double *ref, unsigned samples) {
+        printf("%-10s %-12s %10.1f %10.1f\n", "", "added",
+               stats_percentile(v, samples, 50) - stats_percentile(ref, samples, 50),
+               stats_percentile(v, samples, 99) - stats_percentile(ref, samples, 99));
+}
+
+/* Per event kind: never frozen, frozen, and what freezing adds; for the
+ * socket event also its references (NULL: not measured). The reply table
+ * leaves out D-Bus calls, whose replies carry no time stamp. */
+static void print_table(FILE *csv, bool reply, unsigned samples, double *base, double *frozen, double *floor,
+                        double *bare) {
+        char mode[64];
+
+        printf("%-10s %-12s %10s %10s %10s\n", "event", "service", "p50", "p99", "max");
+        for (int k = 0; k < (reply ? KIND_DBUS_CALL : _KIND_MAX); k++) {
+                const char *names[] = { "never-frozen", "frozen", "bench-thawed", "bare-thawed" };
+                double *series[] = { base + k * samples, frozen + k * samples, k == KIND_SOCKET ? floor : NULL,
+                                     k == KIND_SOCKET ? bare : NULL };
+                for (size_t i = 0; i < ELEMENTSOF(series); i++) {
+                        if (!series[i])
+                                continue;
+                        snprintf(mode, sizeof(mode), "%s%s", names[i], reply ? "/reply" : "");
+                        print_row(csv, kind_names[k], names[i], series[i], samples, mode);
+                        if (i > 0)
+                                print_added(series[i], series[0], samples);
+                }
+        }
 }
 
 /* The idle time before each sample, in every mode alike: an event in
@@ -310,10 +376,14 @@ static void settle(unsigned gap_ms) {
 }
 
 int bench_listener(const char *listener_path, unsigned samples, unsigned idle_seconds, unsigned gap_ms, bool systemd) {
+        /* Totals and reply times (Timing) of each mode, kind after kind. */
         _cleanup_free_ double *base = calloc((size_t) samples * _KIND_MAX, sizeof(double));
         _cleanup_free_ double *frozen = calloc((size_t) samples * _KIND_MAX, sizeof(double));
+        _cleanup_free_ double *base_reply = calloc((size_t) samples * _KIND_MAX, sizeof(double));
+        _cleanup_free_ double *frozen_reply = calloc((size_t) samples * _KIND_MAX, sizeof(double));
         _cleanup_free_ double *floor = calloc(samples, sizeof(double)), *floor_write = calloc(samples, sizeof(double));
-        _cleanup_free_ double *bare = calloc(samples, sizeof(double));
+        _cleanup_free_ double *bare = calloc(samples, sizeof(double)), *floor_reply = calloc(samples, sizeof(double));
+        _cleanup_free_ double *bare_reply = calloc(samples, sizeof(double));
         BareThawer thawer = { .arm_fd = -EBADF, .ack_fd = -EBADF };
         pid_t socket_pid = 0;
         _cleanup_close_ int socket_cg = -EBADF;
@@ -321,7 +391,8 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
         sd_bus *bus = NULL;
         int push_conn = -1, r;
 
-        if (!base || !frozen)
+        if (!base || !frozen || !base_reply || !frozen_reply || !floor || !floor_write || !bare || !floor_reply ||
+            !bare_reply)
                 return -ENOMEM;
         snprintf(dir, sizeof(dir), "%s/rules", tmpdir);
         if (mkdir(dir, 0755) < 0 && errno != EEXIST)
@@ -367,9 +438,9 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
             (r = sd_bus_set_bus_client(bus, 1)) < 0 || (r = sd_bus_start(bus)) < 0)
                 goto finish;
         /* The servers may still be starting: retry their first request briefly. */
-        for (int i = 0; i < 500 && (push_conn = bench_tcp_connect(port_push)) < 0; i++)
+        for (int i = 0; i < 500 && (push_conn = bench_tcp_connect_stamped(port_push, true)) < 0; i++)
                 (void) poll(NULL, 0, 10);
-        usec_t warm;
+        Timing warm;
         bool serving = false;
         for (int i = 0; i < 500 && push_conn >= 0 && !(serving = sample(bus, KIND_SOCKET, push_conn, &warm) >= 0 &&
                                                               sample(bus, KIND_DBUS_CALL, push_conn, &warm) >= 0); i++)
@@ -385,11 +456,12 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
         fprintf(stderr, "[listener] %u samples per event kind, services never frozen\n", samples);
         for (unsigned i = 0; i < samples; i++)
                 for (int k = 0; k < _KIND_MAX; k++) {
-                        usec_t t;
+                        Timing t;
                         settle(gap_ms);
                         if ((r = sample(bus, k, push_conn, &t)) < 0)
                                 goto finish;
-                        base[k * samples + i] = (double) t;
+                        base[k * samples + i] = t.total;
+                        base_reply[k * samples + i] = t.reply;
                 }
 
         /* Two references for the socket event, interleaved. bench-thawed, the
@@ -398,8 +470,7 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
          * woken by the service's socket thaws it (bench-bare-thawer.c), the
          * least that any listener adds. (Not with systemd: there the cgroup
          * is systemd's to write.) */
-        bool have_floor = !systemd && floor && floor_write && bare &&
-                          scratch_open(&scratch, "units.slice/socket.service", &socket_cg) >= 0;
+        bool have_floor = !systemd && scratch_open(&scratch, "units.slice/socket.service", &socket_cg) >= 0;
         bool have_bare = have_floor && socket_pid > 0 && bare_thawer_start(&thawer, socket_cg, socket_pid) >= 0;
         if (have_floor) {
                 fprintf(stderr, "[listener] %u samples of the socket event thawed by the bench itself%s\n", samples,
@@ -416,21 +487,22 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
                                 goto finish;
                         }
                         settle(gap_ms);
-                        usec_t t0 = now_usec(CLOCK_MONOTONIC);
-                        int fd = bench_tcp_connect(port_socket);
+                        usec_t t0 = now_usec(CLOCK_MONOTONIC), t0_real = now_usec(CLOCK_REALTIME), rx = 0;
+                        int fd = bench_tcp_connect_stamped(port_socket, true);
                         usec_t w0 = now_usec(CLOCK_MONOTONIC);
                         r = by_bench ? cgroup_set_freeze(socket_cg, false) : 0;
                         usec_t w1 = now_usec(CLOCK_MONOTONIC);
-                        if (fd < 0 || r < 0 || bench_echo(fd) < 0) {
+                        if (fd < 0 || r < 0 || bench_echo_stamped(fd, &rx) < 0) {
                                 safe_close(fd);
                                 r = -EIO;
                                 goto finish;
                         }
-                        if (by_bench) {
-                                floor[i / 2] = (double) (now_usec(CLOCK_MONOTONIC) - t0);
+                        Timing t;
+                        timing_set(&t, t0, t0_real, rx);
+                        (by_bench ? floor : bare)[i / 2] = t.total;
+                        (by_bench ? floor_reply : bare_reply)[i / 2] = t.reply;
+                        if (by_bench)
                                 floor_write[i / 2] = (double) (w1 - w0);
-                        } else
-                                bare[i / 2] = (double) (now_usec(CLOCK_MONOTONIC) - t0);
                         if ((r = bench_hang_up(fd)) < 0)
                                 goto finish;
                 }
@@ -449,13 +521,14 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
         unsigned unthawed = 0;
         for (unsigned i = 0; i < samples; i++)
                 for (int k = 0; k < _KIND_MAX; k++) {
-                        usec_t t;
+                        Timing t;
                         settle(gap_ms);
                         if ((r = sample(bus, k, push_conn, &t)) < 0) {
                                 log_error_errno(r, "%s event got no reply: %m", kind_names[k]);
                                 goto finish;
                         }
-                        frozen[k * samples + i] = (double) t;
+                        frozen[k * samples + i] = t.total;
+                        frozen_reply[k * samples + i] = t.reply;
                         uint64_t thaws_now = statistic(bus, "thaws");
                         if (thaws_now != thaws_seen + 1) {
                                 unthawed++;
@@ -513,23 +586,13 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
         FILE *csv = fopen(path, "we");
         if (csv)
                 fprintf(csv, "kind,mode,samples,p50_us,p99_us,max_us\n");
-        printf("\nEvent to the woken service's reply, %u samples each (us), each after %u ms idle, %s backend\n\n",
+        printf("\nEvent to the woken service's reply, %u samples each (us), each after %u ms idle, %s backend\n",
                samples, gap_ms, systemd ? "systemd (FreezeUnit/ThawUnit)" : "cgroupfs");
-        printf("%-10s %-12s %10s %10s %10s\n", "event", "service", "p50", "p99", "max");
-        for (int k = 0; k < _KIND_MAX; k++) {
-                print_row(csv, kind_names[k], "never-frozen", base + k * samples, samples);
-                print_row(csv, kind_names[k], "frozen", frozen + k * samples, samples);
-                printf("%-10s %-12s %10.1f %10.1f\n", "", "added", stats_percentile(frozen + k * samples, samples, 50) -
-                                                                    stats_percentile(base + k * samples, samples, 50),
-                       stats_percentile(frozen + k * samples, samples, 99) - stats_percentile(base + k * samples, samples, 99));
-                for (int ref = 0; k == KIND_SOCKET && have_floor && ref < (have_bare ? 2 : 1); ref++) {
-                        double *v = ref ? bare : floor;
-                        print_row(csv, kind_names[k], ref ? "bare-thawed" : "bench-thawed", v, samples);
-                        printf("%-10s %-12s %10.1f %10.1f\n", "", "added",
-                               stats_percentile(v, samples, 50) - stats_percentile(base, samples, 50),
-                               stats_percentile(v, samples, 99) - stats_percentile(base, samples, 99));
-                }
-        }
+        printf("\nUntil the reply reached the client's socket (its kernel receive time stamp):\n\n");
+        print_table(csv, true, samples, base_reply, frozen_reply, have_floor ? floor_reply : NULL,
+                    have_bare ? bare_reply : NULL);
+        printf("\nUntil the client, on the same CPUs, had read it:\n\n");
+        print_table(csv, false, samples, base, frozen, have_floor ? floor : NULL, have_bare ? bare : NULL);
         if (have_floor)
                 printf("\nbench-thawed: the kernel's floor, no listener: the bench writes cgroup.freeze 0 itself right after "
                        "connecting\n(that write alone: p50 %.1f us, p99 %.1f us). What the listener adds on top is "

@@ -86,7 +86,12 @@ int bench_write_rule(const char *name, const char *text);   /* in tmpdir/rules *
 int bench_start_listener(const char *path, int netns_fd);
 void bench_stop_services(void);                              /* listener, then dbus-daemon, by pid */
 int bench_tcp_connect(int port);                             /* 127.0.0.1:port */
+/* stamped: SO_TIMESTAMPNS on, before the connect (keep one such socket open
+ * throughout: the first one enables the kernel's time stamping globally). */
+int bench_tcp_connect_stamped(int port, bool stamped);
 int bench_echo(int fd);                                      /* one byte out and back, 5 s bound */
+/* And when the echo reached the socket (CLOCK_REALTIME, us), if stamped. */
+int bench_echo_stamped(int fd, usec_t *ret_rx);
 int bench_hang_up(int fd);                                   /* close once the server has, 5 s bound */
 uint64_t bench_rss_kib(pid_t pid);                           /* VmRSS, 0 if unknown */
 
