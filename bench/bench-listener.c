@@ -375,6 +375,34 @@ static void settle(unsigned gap_ms) {
                 (void) poll(NULL, 0, (int) gap_ms);
 }
 
+/* A socket sample of a reference: the bench freezes the service itself, then
+ * either thaws it right after it connects (thawer NULL: bench-thawed, the
+ * kernel's floor, no listener in between), or leaves the thaw to the bare
+ * thawer (bench-bare-thawer.c: the least that any listener adds). */
+static int reference_sample(int socket_cg, BareThawer *thawer, unsigned gap_ms, Timing *ret, double *ret_write) {
+        usec_t rx = 0;
+        int r;
+
+        if ((r = cgroup_set_freeze(socket_cg, true)) < 0 ||
+            (r = cgroup_wait_frozen(&socket_cg, 1, true, now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC, NULL)) < 0)
+                return r;
+        if (thawer && bare_thawer_arm(thawer) < 0)
+                return log_error_errno(-EIO, "The bare thawer did not answer.");
+        settle(gap_ms);
+        usec_t t0 = now_usec(CLOCK_MONOTONIC), t0_real = now_usec(CLOCK_REALTIME);
+        int fd = bench_tcp_connect_stamped(port_socket, true);
+        usec_t w0 = now_usec(CLOCK_MONOTONIC);
+        r = thawer ? 0 : cgroup_set_freeze(socket_cg, false);
+        usec_t w1 = now_usec(CLOCK_MONOTONIC);
+        if (fd < 0 || r < 0 || bench_echo_stamped(fd, &rx) < 0) {
+                safe_close(fd);
+                return log_error_errno(-EIO, "The socket event got no reply (%s).", thawer ? "bare-thawed" : "bench-thawed");
+        }
+        timing_set(ret, t0, t0_real, rx);
+        *ret_write = (double) (w1 - w0);
+        return bench_hang_up(fd);
+}
+
 int bench_listener(const char *listener_path, unsigned samples, unsigned idle_seconds, unsigned gap_ms, bool systemd) {
         /* Totals and reply times (Timing) of each mode, kind after kind. */
         _cleanup_free_ double *base = calloc((size_t) samples * _KIND_MAX, sizeof(double));
@@ -452,96 +480,71 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
                 goto finish;
         }
 
-        /* Never frozen: the reference. */
-        fprintf(stderr, "[listener] %u samples per event kind, services never frozen\n", samples);
-        for (unsigned i = 0; i < samples; i++)
-                for (int k = 0; k < _KIND_MAX; k++) {
-                        Timing t;
-                        settle(gap_ms);
-                        if ((r = sample(bus, k, push_conn, &t)) < 0)
-                                goto finish;
-                        base[k * samples + i] = t.total;
-                        base_reply[k * samples + i] = t.reply;
-                }
-
-        /* Two references for the socket event, interleaved. bench-thawed, the
-         * kernel's floor: the bench thaws the service itself right after it
-         * connects, with no listener in between. bare-thawed: a bare process
-         * woken by the service's socket thaws it (bench-bare-thawer.c), the
-         * least that any listener adds. (Not with systemd: there the cgroup
-         * is systemd's to write.) */
+        /* The socket event's references (not with systemd: there the cgroup
+         * is systemd's to write). */
         bool have_floor = !systemd && scratch_open(&scratch, "units.slice/socket.service", &socket_cg) >= 0;
         bool have_bare = have_floor && socket_pid > 0 && bare_thawer_start(&thawer, socket_cg, socket_pid) >= 0;
-        if (have_floor) {
-                fprintf(stderr, "[listener] %u samples of the socket event thawed by the bench itself%s\n", samples,
-                        have_bare ? ", and as many by a bare thawer" : "");
-                for (unsigned i = 0; i < 2 * samples; i++) {
-                        bool by_bench = (i / 2 + i) % 2 == 0; /* ABBA: neither always goes first */
-                        if (!by_bench && !have_bare)
-                                continue;
-                        if ((r = cgroup_set_freeze(socket_cg, true)) < 0 ||
-                            (r = cgroup_wait_frozen(&socket_cg, 1, true, now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC, NULL)) < 0)
-                                goto finish;
-                        if (!by_bench && (r = bare_thawer_arm(&thawer)) < 0) {
-                                log_error("The bare thawer did not answer.");
-                                goto finish;
-                        }
-                        settle(gap_ms);
-                        usec_t t0 = now_usec(CLOCK_MONOTONIC), t0_real = now_usec(CLOCK_REALTIME), rx = 0;
-                        int fd = bench_tcp_connect_stamped(port_socket, true);
-                        usec_t w0 = now_usec(CLOCK_MONOTONIC);
-                        r = by_bench ? cgroup_set_freeze(socket_cg, false) : 0;
-                        usec_t w1 = now_usec(CLOCK_MONOTONIC);
-                        if (fd < 0 || r < 0 || bench_echo_stamped(fd, &rx) < 0) {
-                                safe_close(fd);
-                                r = -EIO;
-                                goto finish;
-                        }
-                        Timing t;
-                        timing_set(&t, t0, t0_real, rx);
-                        (by_bench ? floor : bare)[i / 2] = t.total;
-                        (by_bench ? floor_reply : bare_reply)[i / 2] = t.reply;
-                        if (by_bench)
-                                floor_write[i / 2] = (double) (w1 - w0);
-                        if ((r = bench_hang_up(fd)) < 0)
-                                goto finish;
-                }
-                bare_thawer_stop(&thawer);
-        }
 
-        /* Frozen: each sample wakes its service; it is frozen again between samples. */
-        fprintf(stderr, "[listener] %u samples per event kind, services frozen\n", samples);
+        /* In standby, rounds of: each service frozen and woken through the
+         * listener, and the same service running (the reference); for the
+         * socket event also bench-thawed and bare-thawed. Interleaved, so
+         * that a shared machine's drift meets every mode alike; each sample
+         * after the same idle gap. */
+        fprintf(stderr, "[listener] %u rounds: each event kind frozen and never frozen%s\n", samples,
+                have_floor ? ", the socket event also bench-thawed and bare-thawed" : "");
         if (run_manager("enter", NULL) == USEC_INFINITY) {
                 r = -EIO;
                 goto finish;
         }
-        /* Each frozen sample must have been answered by a thaw: one that found
-         * its service already running would time a running service. */
+        /* Each frozen sample must have been answered by one thaw, and each
+         * reference by none: a service found running would time a running
+         * service, and a thaw in the reference would time a thaw. */
         uint64_t thaws_seen = statistic(bus, "thaws");
-        unsigned unthawed = 0;
+        unsigned wrong = 0;
         for (unsigned i = 0; i < samples; i++)
                 for (int k = 0; k < _KIND_MAX; k++) {
-                        Timing t;
-                        settle(gap_ms);
-                        if ((r = sample(bus, k, push_conn, &t)) < 0) {
-                                log_error_errno(r, "%s event got no reply: %m", kind_names[k]);
-                                goto finish;
+                        /* Odd rounds: reference, refreeze, frozen; even: refreeze,
+                         * frozen, reference (the service runs between rounds; after
+                         * the enter, round 0 finds it frozen), so that neither is
+                         * always the one whose service ran last. */
+                        for (int step = 0; step < 2; step++) {
+                                int frz = (int) ((i + 1) % 2) == step ? 0 : 1;
+                                Timing t;
+                                if (frz && (r = refreeze(bus, k)) < 0)
+                                        goto finish;
+                                settle(gap_ms);
+                                if ((r = sample(bus, k, push_conn, &t)) < 0) {
+                                        log_error_errno(r, "%s event got no reply: %m", kind_names[k]);
+                                        goto finish;
+                                }
+                                (frz ? frozen : base)[k * samples + i] = t.total;
+                                (frz ? frozen_reply : base_reply)[k * samples + i] = t.reply;
+                                uint64_t thaws_now = statistic(bus, "thaws");
+                                if (thaws_now != thaws_seen + (uint64_t) frz) {
+                                        wrong++;
+                                        fprintf(stderr, "[listener] %s %s sample %u: %" PRIu64 " thaws instead of %d\n",
+                                                kind_names[k], frz ? "frozen" : "never-frozen", i, thaws_now - thaws_seen, frz);
+                                }
+                                thaws_seen = thaws_now;
                         }
-                        frozen[k * samples + i] = t.total;
-                        frozen_reply[k * samples + i] = t.reply;
-                        uint64_t thaws_now = statistic(bus, "thaws");
-                        if (thaws_now != thaws_seen + 1) {
-                                unthawed++;
-                                fprintf(stderr, "[listener] %s sample %u: %" PRIu64 " thaws instead of 1\n", kind_names[k], i,
-                                        thaws_now - thaws_seen);
+                        for (int j = 0; k == KIND_SOCKET && have_floor && j < 2; j++) {
+                                bool by_bench = (i + (unsigned) j) % 2 == 0; /* neither always goes first */
+                                Timing t = {};
+                                double w = 0;
+                                if (!by_bench && !have_bare)
+                                        continue;
+                                if ((r = reference_sample(socket_cg, by_bench ? NULL : &thawer, gap_ms, &t, &w)) < 0)
+                                        goto finish;
+                                (by_bench ? floor : bare)[i] = t.total;
+                                (by_bench ? floor_reply : bare_reply)[i] = t.reply;
+                                if (by_bench)
+                                        floor_write[i] = w;
                         }
-                        thaws_seen = thaws_now;
-                        if ((r = refreeze(bus, k)) < 0)
-                                goto finish;
                 }
-        if (unthawed > 0) {
-                log_error("%u of %u frozen samples were not answered by a thaw (their service ran already): "
-                          "the frozen figures would not be valid.", unthawed, samples * _KIND_MAX);
+        bare_thawer_stop(&thawer);
+        if (wrong > 0) {
+                log_error("%u of %u samples had the wrong number of thaws (see above): the figures would not be valid.",
+                          wrong, 2 * samples * _KIND_MAX);
                 r = -EIO;
                 goto finish;
         }
