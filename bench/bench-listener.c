@@ -552,8 +552,10 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
         uint64_t n_thaws = statistic(bus, "thaws"), thaw_total = statistic(bus, "thaw_usec_total"),
                  thaw_max = statistic(bus, "thaw_usec_max");
 
-        /* A storm: 10,000 pushes for one unit, sent without waiting. */
+        /* A storm: 10,000 pushes for one unit, frozen, sent without waiting. */
         fprintf(stderr, "[listener] storm of 10000 pushes\n");
+        if ((r = refreeze(bus, KIND_PUSH)) < 0)
+                goto finish;
         uint64_t thaws0 = statistic(bus, "thaws"), coalesced0 = statistic(bus, "coalesced");
         usec_t s0 = now_usec(CLOCK_MONOTONIC);
         for (int i = 0; i < 10000; i++) {
