@@ -249,11 +249,8 @@ static int freeze_leaves(Manager *m, char **leaves, LockScan *scan, char **kept,
         if (r < 0)
                 return log_error_errno(r, "Failed to write the journal in %s: %m", m->state_dir);
 
-        /* The scan is done by now (it ran during selection): let it end before
-         * the freeze, so that it does not compete with the thousand tasks the
-         * freeze wakes for the CPUs. */
-        if (scan)
-                lock_scan_wait(scan);
+        /* The scan (started by the caller, on another CPU) is not waited for:
+         * the guard joins it after the freeze. */
         usec_t t0 = now_usec(CLOCK_MONOTONIC);
         /* Each cgroup is opened and frozen in one step, so that the kernel
          * freezes the first units while the next ones are being opened. */
