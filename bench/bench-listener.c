@@ -194,10 +194,9 @@ typedef struct Timing {
         double total, reply;
 } Timing;
 
-static int timing_set(Timing *t, usec_t t0, usec_t t0_real, usec_t rx_real) {
+static void timing_set(Timing *t, usec_t t0, usec_t t0_real, usec_t rx_real) {
         t->total = (double) (now_usec(CLOCK_MONOTONIC) - t0);
         t->reply = rx_real == USEC_INFINITY ? NAN : (double) rx_real - (double) t0_real;
-        return 0;
 }
 
 /* One sample of an event kind: from the event to the service's reply. */
