@@ -363,7 +363,7 @@ static void print_table(FILE *csv, bool reply, unsigned samples, double *base, d
         }
 }
 
-#define SYSTEMD_MIN_GAP_MS 15
+#define SYSTEMD_MIN_GAP_MS 15u
 
 /* The idle time before each sample, in every mode alike: an event in
  * standby meets CPUs that have been idle, and waking a halted CPU costs here
