@@ -451,6 +451,23 @@ START_TEST(test_reload) {
 }
 END_TEST
 
+/* The state letter of /proc/PID/stat, or 0. */
+static char process_state(pid_t pid) {
+        char path[64];
+        _cleanup_free_ char *buf = NULL;
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+        const char *p = read_full_fileat(AT_FDCWD, path, &buf, NULL) >= 0 ? strrchr(buf, ')') : NULL;
+        return p && p[1] == ' ' ? p[2] : 0;
+}
+
+static bool is_stopped(void *userdata) {
+        return process_state(*(pid_t *) userdata) == 'T';
+}
+
+static bool is_sleeping(void *userdata) {
+        return process_state(*(pid_t *) userdata) == 'S';
+}
+
 static bool thread_runs(pid_t pid, uint64_t *ret) {
         _cleanup_free_ char *line = NULL;
         unsigned long long a, b, c;
@@ -468,13 +485,16 @@ START_TEST(test_idle_no_wakeups) {
 
         if (!test_need_root_cgroup2())
                 return;
-        sd_bus_flush_close_unref(standby_with_idle_mail());
+        /* The same connection throughout: another one's going away would be
+         * an event of its own. */
+        sd_bus *bus = standby_with_idle_mail();
         /* The journal changes woke it; two round trips over the bus make sure
          * it has dealt with them (it serves one source after another without
-         * sleeping in between), then the count starts. */
-        sd_bus *bus = client();
+         * sleeping in between); once it sleeps again, the count starts (a
+         * listener preempted on its way back to sleep would count one run). */
         (void) statistic(bus, "events");
         (void) statistic(bus, "events");
+        ck_assert(test_wait_for(is_sleeping, &listener_pid, 5 * USEC_PER_SEC));
         ck_assert(thread_runs(listener_pid, &before));
         /* A quiet interval: 3 s in which nothing is sent to it. */
         (void) poll(NULL, 0, 3000);
@@ -922,14 +942,6 @@ static bool has_unread(void *userdata) {
                         return true;
         }
         return false;
-}
-
-static bool is_stopped(void *userdata) {
-        char path[64];
-        _cleanup_free_ char *buf = NULL;
-        snprintf(path, sizeof(path), "/proc/%d/stat", (int) *(pid_t *) userdata);
-        const char *p = read_full_fileat(AT_FDCWD, path, &buf, NULL) >= 0 ? strrchr(buf, ')') : NULL;
-        return p && p[2] == 'T';
 }
 
 static int on_pong(sd_bus_message *m, void *userdata, sd_bus_error *error) {
