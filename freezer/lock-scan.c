@@ -94,7 +94,7 @@ void lock_scan_start(LockScan *s, int root_fd, char **skip) {
                 scan_thread(s);
 }
 
-void lock_scan_wait(LockScan *s) {
+static void lock_scan_wait(LockScan *s) {
         if (s->started)
                 (void) pthread_join(s->thread, NULL);
         s->started = false;

@@ -73,7 +73,6 @@ void lock_scan_start(LockScan *s, int root_fd, char **skip);
  * the skipped subtrees). True if a waiter was found, or the scan failed. */
 bool lock_scan_finish(LockScan *s, int root_fd, char **also);
 /* Waits for the scan thread to end (lock_scan_finish does too). */
-void lock_scan_wait(LockScan *s);
 void lock_scan_done(LockScan *s);
 
 /* freeze.c: the freeze strategy and the freeze/thaw verbs. */

@@ -24,6 +24,7 @@
 #include "fileio.h"
 #include "journal.h"
 #include "macro.h"
+#include "proc.h"
 #include "standby.h"
 #include "test-util.h"
 
@@ -451,21 +452,14 @@ START_TEST(test_reload) {
 }
 END_TEST
 
-/* The state letter of /proc/PID/stat, or 0. */
-static char process_state(pid_t pid) {
-        char path[64];
-        _cleanup_free_ char *buf = NULL;
-        snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
-        const char *p = read_full_fileat(AT_FDCWD, path, &buf, NULL) >= 0 ? strrchr(buf, ')') : NULL;
-        return p && p[1] == ' ' ? p[2] : 0;
-}
-
 static bool is_stopped(void *userdata) {
-        return process_state(*(pid_t *) userdata) == 'T';
+        ProcStat st;
+        return proc_get_stat(*(pid_t *) userdata, &st) >= 0 && st.state == 'T';
 }
 
 static bool is_sleeping(void *userdata) {
-        return process_state(*(pid_t *) userdata) == 'S';
+        ProcStat st;
+        return proc_get_stat(*(pid_t *) userdata, &st) >= 0 && st.state == 'S';
 }
 
 static bool thread_runs(pid_t pid, uint64_t *ret) {
