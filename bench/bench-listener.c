@@ -186,17 +186,19 @@ static const char * const kind_names[_KIND_MAX] = { "socket", "push", "dbus-call
 static const char * const kind_units[_KIND_MAX] = { "socket.service", "push.service", "call.service" };
 
 /* What a sample measures, from the event, in us: until this client has the
- * reply in hand (total), and until the reply reached its socket (reply, the
- * kernel's receive time stamp: what the service did, apart from when this
- * client, on the same two CPUs, got one to read it; a client across the
- * network pays that on its own machine). NAN for D-Bus, which has none. */
+ * reply in hand (total), and until the service replied (reply: what the
+ * service did, apart from when this client, on the same two CPUs, got one to
+ * read it; a client across the network pays that on its own machine). For a
+ * TCP reply that is the kernel's receive time stamp on the client's socket;
+ * a D-Bus reply has none (AF_UNIX stream sockets do not stamp), so the
+ * service reads its clock as it replies and sends that along (Stamp). */
 typedef struct Timing {
         double total, reply;
 } Timing;
 
 static void timing_set(Timing *t, usec_t t0, usec_t t0_real, usec_t rx_real) {
         t->total = (double) (now_usec(CLOCK_MONOTONIC) - t0);
-        t->reply = rx_real == USEC_INFINITY ? NAN : (double) rx_real - (double) t0_real;
+        t->reply = (double) rx_real - (double) t0_real;
 }
 
 /* One sample of an event kind: from the event to the service's reply. */
@@ -223,9 +225,17 @@ static int sample(sd_bus *bus, int kind, int push_conn, Timing *ret) {
                         r = bench_echo_stamped(push_conn, &rx);
                 break;
         }
-        default:
-                r = sd_bus_call_method(bus, SERVICE_NAME, "/org/standby/Bench", "org.standby.Bench", "Ping", NULL, NULL, "");
-                break;
+        default: {
+                sd_bus_message *reply = NULL;
+                uint64_t replied = 0;
+                r = sd_bus_call_method(bus, SERVICE_NAME, "/org/standby/Bench", "org.standby.Bench", "Stamp", NULL,
+                                       &reply, "");
+                if (r >= 0)
+                        r = sd_bus_message_read(reply, "t", &replied);
+                sd_bus_message_unref(reply);
+                timing_set(ret, t0, t0, replied); /* both CLOCK_MONOTONIC */
+                return r < 0 ? r : 0;
+        }
         }
         timing_set(ret, t0, t0_real, rx);
         return r < 0 ? r : 0;
@@ -341,14 +351,13 @@ static void print_added(const double *v, const double *ref, unsigned samples) {
 }
 
 /* Per event kind: never frozen, frozen, and what freezing adds; for the
- * socket event also its references (NULL: not measured). The reply table
- * leaves out D-Bus calls, whose replies carry no time stamp. */
+ * socket event also its references (NULL: not measured). */
 static void print_table(FILE *csv, bool reply, unsigned samples, double *base, double *frozen, double *floor,
                         double *bare) {
         char mode[64];
 
         printf("%-10s %-12s %10s %10s %10s\n", "event", "service", "p50", "p99", "max");
-        for (int k = 0; k < (reply ? KIND_DBUS_CALL : _KIND_MAX); k++) {
+        for (int k = 0; k < _KIND_MAX; k++) {
                 const char *names[] = { "never-frozen", "frozen", "bench-thawed", "bare-thawed" };
                 double *series[] = { base + k * samples, frozen + k * samples, k == KIND_SOCKET ? floor : NULL,
                                      k == KIND_SOCKET ? bare : NULL };
@@ -603,7 +612,8 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
                 fprintf(csv, "kind,mode,samples,p50_us,p99_us,max_us\n");
         printf("\nEvent to the woken service's reply, %u samples each (us), each after %u ms idle, %s backend\n",
                samples, gap_ms, systemd ? "systemd (FreezeUnit/ThawUnit)" : "cgroupfs");
-        printf("\nUntil the reply reached the client's socket (its kernel receive time stamp):\n\n");
+        printf("\nUntil the service replied (socket, push: the kernel's receive time stamp on the client's socket;\n"
+               "dbus-call: the service's clock as it replied, sent in the reply):\n\n");
         print_table(csv, true, samples, base_reply, frozen_reply, have_floor ? floor_reply : NULL,
                     have_bare ? bare_reply : NULL);
         printf("\nUntil the client, on the same CPUs, had read it:\n\n");

@@ -261,16 +261,27 @@ static void *loop_broadcaster(void *arg) {
 }
 
 /* A D-Bus service owning bus_name on bus_address, answering
- * org.standby.Bench.Ping with "pong": woken only by its callers. */
+ * org.standby.Bench.Ping with "pong", and Stamp with the CLOCK_MONOTONIC
+ * time (us) at which it replies (the bench's end point for a D-Bus call,
+ * whose reply carries no kernel time stamp): woken only by its callers. */
 
 static int ping(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         tick();
         return sd_bus_reply_method_return(m, "s", "pong");
 }
 
+static int stamp(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        struct timespec ts;
+
+        tick();
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return sd_bus_reply_method_return(m, "t", (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u);
+}
+
 static const sd_bus_vtable bench_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_METHOD("Ping", "", "s", ping, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD("Stamp", "", "t", stamp, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END
 };
 

@@ -12,6 +12,8 @@ static int on_monitor_io(sd_event_source *s, int fd, uint32_t revents, void *use
 
         for (;;) {
                 sd_bus_message *m = NULL;
+                bool matched = false;
+                uint64_t t;
                 int r = sd_bus_process(l->monitor, &m);
                 if (r < 0)
                         return log_error_errno(r, "The D-Bus monitor connection failed: %m");
@@ -24,12 +26,20 @@ static int on_monitor_io(sd_event_source *s, int fd, uint32_t revents, void *use
                                         continue;
                                 log_debug("Call %s.%s to %s.", strna(sd_bus_message_get_interface(m)),
                                           strna(sd_bus_message_get_member(m)), dest);
-                                (void) listener_dispatch(l, &(Event) { .kind = EVENT_DBUS_CALL, .rule = rule },
-                                                         now_usec(CLOCK_MONOTONIC));
+                                if (listener_dispatch(l, &(Event) { .kind = EVENT_DBUS_CALL, .rule = rule },
+                                                      now_usec(CLOCK_MONOTONIC)) > 0)
+                                        matched = true;
                         }
                 }
                 sd_bus_message_unref(m);
                 if (r == 0)
+                        break;
+                /* After a call is handled, the service it woke needs the CPU
+                 * more than another read that would find nothing (traced: the
+                 * service waited behind it): stop unless sd-bus has messages
+                 * queued already (timeout 0). It reads no further than the
+                 * message it returns, so the rest still makes the fd readable. */
+                if (matched && !(sd_bus_get_timeout(l->monitor, &t) > 0 && t == 0))
                         break;
         }
         return 0;

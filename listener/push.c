@@ -98,9 +98,9 @@ static int method_statistics(sd_bus_message *msg, void *userdata, sd_bus_error *
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r < 0)
                 return r;
-        r = sd_bus_message_append(reply, "a{st}", 10, "events", s->events, "matched", s->matched, "thaws", s->thaws,
+        r = sd_bus_message_append(reply, "a{st}", 11, "events", s->events, "matched", s->matched, "thaws", s->thaws,
                                   "coalesced", s->coalesced, "refreezes", s->refreezes, "exits", s->exits,
-                                  "resyncs", s->resyncs, "replayed", s->replayed, "thaw_usec_total",
+                                  "resyncs", s->resyncs, "replayed", s->replayed, "handovers", s->handovers, "thaw_usec_total",
                                   s->thaw_usec_total, "thaw_usec_max", s->thaw_usec_max);
         if (r < 0)
                 return r;

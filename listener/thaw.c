@@ -292,6 +292,7 @@ static int thaw_for(Listener *l, const char *unit, usec_t duration, usec_t recei
                         continue;
                 if (c->fd < 0 && cgroup_open(l->m.root_fd, c->cgroup, &c->fd) < 0)
                         continue; /* gone */
+                listener_handover_begin(l);
                 /* Through systemd where systemd froze it: never one way in, the other out. */
                 r = c->systemd     ? systemd_set_freeze(c->systemd, c->cgroup, false)
                     : c->freeze_fd >= 0 ? cgroup_write_freeze(c->freeze_fd, false)

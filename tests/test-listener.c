@@ -11,8 +11,11 @@
 #include <stdio.h>
 #include <sched.h>
 #include <netinet/in.h>
+#include <linux/capability.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
@@ -30,6 +33,8 @@
 
 static char dir[64], bus_address[512], rules_dir[256];
 static pid_t dbus_pid, listener_pid;
+/* Start the next listener without CAP_SYS_NICE and with RLIMIT_NICE 0. */
+static bool listener_without_nice;
 static char netns[64];        /* when set, the listener starts inside it */
 static int notify_fd = -EBADF;
 
@@ -78,6 +83,9 @@ static void start_listener(void) {
                         if (fd < 0 || setns(fd, CLONE_NEWNET) < 0)
                                 _exit(126);
                 }
+                if (listener_without_nice && (prctl(PR_CAPBSET_DROP, CAP_SYS_NICE, 0, 0, 0) < 0 ||
+                                              setrlimit(RLIMIT_NICE, &(struct rlimit) { 0, 0 }) < 0))
+                        _exit(125);
                 execl(test_bin("standby-listener"), "standby-listener", "--config", T.config, "--state-dir",
                       T.state_dir, "--rules-dir", rules_dir, "--bus-address", bus_address, NULL);
                 _exit(127);
@@ -243,6 +251,16 @@ static bool wait_frozen(const char *sub, bool want) {
         return cgroup_wait_frozen(&fd, 1, want, now_usec(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC, NULL) == 0;
 }
 
+static bool is_stopped(void *userdata) {
+        ProcStat st;
+        return proc_get_stat(*(pid_t *) userdata, &st) >= 0 && st.state == 'T';
+}
+
+static bool is_sleeping(void *userdata) {
+        ProcStat st;
+        return proc_get_stat(*(pid_t *) userdata, &st) >= 0 && st.state == 'S';
+}
+
 /* A push thaws its unit for the window (and only it), which then freezes again. */
 START_TEST(test_push_thaws_for_window) {
         int mail, other, acted;
@@ -265,6 +283,12 @@ START_TEST(test_push_thaws_for_window) {
         ck_assert_int_eq(test_ticks(mail, 3, 5 * USEC_PER_SEC), 3);
         ck_assert(test_frozen("other.service"));
         ck_assert_int_eq(test_ticks(other, 1, 1), 0);
+
+        /* It stepped aside for mail.service across the thaw (SCHED_IDLE),
+         * and is back in its own class before it sleeps. */
+        ck_assert_uint_eq(statistic(bus, "handovers"), 1);
+        ck_assert(test_wait_for(is_sleeping, &listener_pid, 5 * USEC_PER_SEC));
+        ck_assert_int_eq(sched_getscheduler(listener_pid), SCHED_OTHER);
 
         /* The window (1 s) closes by itself. */
         ck_assert(wait_frozen("mail.service", true));
@@ -452,15 +476,30 @@ START_TEST(test_reload) {
 }
 END_TEST
 
-static bool is_stopped(void *userdata) {
-        ProcStat st;
-        return proc_get_stat(*(pid_t *) userdata, &st) >= 0 && st.state == 'T';
-}
+/* A listener that could not come back from SCHED_IDLE (no CAP_SYS_NICE, no
+ * RLIMIT_NICE) never steps down: it thaws as before, in its own class. */
+START_TEST(test_no_handover_without_nice) {
+        int mail, acted;
 
-static bool is_sleeping(void *userdata) {
-        ProcStat st;
-        return proc_get_stat(*(pid_t *) userdata, &st) >= 0 && st.state == 'S';
+        if (!test_need_root_cgroup2())
+                return;
+        test_spawn_workload("mail.service", "nanosleep", 10, 1, &mail);
+        listener_without_nice = true;
+        start_listener();
+        listener_without_nice = false;
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        test_drain(mail);
+        ck_assert_ptr_null(push(bus, "mail.service", &acted));
+        ck_assert_int_eq(acted, 1);
+        ck_assert_int_eq(test_ticks(mail, 3, 5 * USEC_PER_SEC), 3);
+        ck_assert_uint_eq(statistic(bus, "thaws"), 1);
+        ck_assert_uint_eq(statistic(bus, "handovers"), 0);
+        ck_assert_int_eq(sched_getscheduler(listener_pid), SCHED_OTHER);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
 }
+END_TEST
 
 static bool thread_runs(pid_t pid, uint64_t *ret) {
         _cleanup_free_ char *line = NULL;
@@ -1004,6 +1043,7 @@ Suite *listener_suite(void) {
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_add_unchecked_fixture(tc, NULL, sweep);
         tcase_add_test(tc, test_push_thaws_for_window);
+        tcase_add_test(tc, test_no_handover_without_nice);
         tcase_add_test(tc, test_push_storm_coalesces);
         tcase_add_test(tc, test_thaw_recorded);
         tcase_add_test(tc, test_push_access_denied);
