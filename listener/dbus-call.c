@@ -2,57 +2,138 @@
 /* Event=dbus-call: a method call addressed to a bus name whose owner is frozen
  * thaws that unit before the caller times out. The call waits in the owner's
  * socket meanwhile; a second connection, made a monitor through the bus's
- * org.freedesktop.DBus.Monitoring interface, sees it go by. */
+ * org.freedesktop.DBus.Monitoring interface, sees it go by.
+ *
+ * sd-bus opens that connection and makes it a monitor; from then on the
+ * listener reads it itself, one recv() per wake-up, and looks only at each
+ * message's header for its destination (dbus-wire.c): the monitor is
+ * read-only, and sd-bus's two reads and full parse of every call were most
+ * of the listener's time on this event's path. */
+#include <assert.h>
+#include <fcntl.h>
+#include <sys/socket.h>
+
+#include "dbus-wire.h"
 #include "listener.h"
 #include "log.h"
 #include "strv.h"
 
+/* Headers longer than this (fields of 64 KiB) are skipped unread: bus names
+ * are at most 255 bytes, and dbus-daemon sends nothing like it. */
+#define MONITOR_BUFFER (64u * 1024u)
+
+struct CallMonitor {
+        int fd;
+        uint8_t *buf;
+        size_t have;         /* bytes in buf, from a message boundary */
+        uint64_t skip;       /* bytes of the current message still to be read and dropped */
+};
+
+static void on_call(Listener *l, const char *dest) {
+        for (size_t i = 0; l->rules && i < l->rules->n_rules; i++) {
+                const Rule *rule = &l->rules->rules[i];
+                if (rule->event != EVENT_DBUS_CALL || !streq(rule->bus_name, dest))
+                        continue;
+                log_debug("Call to %s.", dest);
+                (void) listener_dispatch(l, &(Event) { .kind = EVENT_DBUS_CALL, .rule = rule }, now_usec(CLOCK_MONOTONIC));
+        }
+}
+
+/* Acts on every whole header in the buffer; keeps what is not complete. */
+static int monitor_consume(Listener *l, CallMonitor *cm) {
+        size_t off = 0;
+        int r = 0;
+
+        while (off < cm->have) {
+                if (cm->skip > 0) {
+                        size_t d = (size_t) MIN(cm->skip, (uint64_t) (cm->have - off));
+                        off += d;
+                        cm->skip -= d;
+                        continue;
+                }
+                DBusHeader h;
+                r = dbus_wire_header(cm->buf + off, cm->have - off, &h);
+                if (r <= 0)
+                        break;
+                if (h.header_size > MONITOR_BUFFER) {
+                        log_debug("Skipping a monitored message with a %zu-byte header.", h.header_size);
+                        cm->skip = h.total_size;
+                        continue;
+                }
+                if (cm->have - off < h.header_size) {
+                        r = 0;
+                        break; /* the rest of the header is still on its way */
+                }
+                char dest[256];
+                if (h.type == DBUS_TYPE_METHOD_CALL) {
+                        r = dbus_wire_destination(cm->buf + off, &h, dest, sizeof(dest));
+                        if (r < 0)
+                                break;
+                        if (r > 0)
+                                on_call(l, dest);
+                }
+                cm->skip = h.total_size; /* the whole message, header included */
+        }
+        memmove(cm->buf, cm->buf + off, cm->have - off);
+        cm->have -= off;
+        return r < 0 ? r : 0;
+}
+
 static int on_monitor_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Listener *l = userdata;
+        CallMonitor *cm = l->call_monitor;
+        ssize_t n;
 
-        for (;;) {
-                sd_bus_message *m = NULL;
-                bool matched = false;
-                uint64_t t;
-                int r = sd_bus_process(l->monitor, &m);
-                if (r < 0)
-                        return log_error_errno(r, "The D-Bus monitor connection failed: %m");
-                uint8_t type = 0;
-                if (m && sd_bus_message_get_type(m, &type) >= 0 && type == SD_BUS_MESSAGE_METHOD_CALL) {
-                        const char *dest = sd_bus_message_get_destination(m);
-                        for (size_t i = 0; dest && l->rules && i < l->rules->n_rules; i++) {
-                                const Rule *rule = &l->rules->rules[i];
-                                if (rule->event != EVENT_DBUS_CALL || !streq(rule->bus_name, dest))
-                                        continue;
-                                log_debug("Call %s.%s to %s.", strna(sd_bus_message_get_interface(m)),
-                                          strna(sd_bus_message_get_member(m)), dest);
-                                if (listener_dispatch(l, &(Event) { .kind = EVENT_DBUS_CALL, .rule = rule },
-                                                      now_usec(CLOCK_MONOTONIC)) > 0)
-                                        matched = true;
-                        }
-                }
-                sd_bus_message_unref(m);
-                if (r == 0)
-                        break;
-                /* After a call is handled, the service it woke needs the CPU
-                 * more than another read that would find nothing (traced: the
-                 * service waited behind it): stop unless sd-bus has messages
-                 * queued already (timeout 0). It reads no further than the
-                 * message it returns, so the rest still makes the fd readable. */
-                if (matched && !(sd_bus_get_timeout(l->monitor, &t) > 0 && t == 0))
-                        break;
+        assert(cm->have < MONITOR_BUFFER); /* a partial header is shorter than the buffer */
+        /* One read per wake-up; the fd is level-triggered for the rest. */
+        n = recv(fd, cm->buf + cm->have, MONITOR_BUFFER - cm->have, MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                return 0;
+        if (n <= 0) {
+                log_error_errno(n < 0 ? -errno : -ECONNRESET, "The D-Bus monitor connection failed: %m");
+                listener_drop_call_monitor(l);
+                return 0;
+        }
+        cm->have += (size_t) n;
+        if (monitor_consume(l, cm) < 0) {
+                /* dbus-daemon sends whole, valid messages: this is not it. */
+                log_error("The D-Bus monitor connection sent something that is not D-Bus; dropping it.");
+                listener_drop_call_monitor(l);
         }
         return 0;
 }
 
 void listener_drop_call_monitor(Listener *l) {
         l->monitor_source = sd_event_source_disable_unref(l->monitor_source);
-        l->monitor = sd_bus_flush_close_unref(l->monitor);
+        if (l->call_monitor) {
+                safe_close(l->call_monitor->fd);
+                free(l->call_monitor->buf);
+                l->call_monitor = mfree(l->call_monitor);
+        }
+}
+
+/* Calls that came with the reply to BecomeMonitor, already read by sd-bus:
+ * taken from its queue without reading the socket further (sd-bus reads a
+ * message at a time, so the socket is left at a message boundary). */
+static void drain_queued(Listener *l, sd_bus *bus) {
+        uint64_t t;
+
+        while (sd_bus_get_timeout(bus, &t) > 0 && t == 0) {
+                sd_bus_message *m = NULL;
+                uint8_t type = 0;
+                if (sd_bus_process(bus, &m) <= 0)
+                        break;
+                if (m && sd_bus_message_get_type(m, &type) >= 0 && type == SD_BUS_MESSAGE_METHOD_CALL &&
+                    sd_bus_message_get_destination(m))
+                        on_call(l, sd_bus_message_get_destination(m));
+                sd_bus_message_unref(m);
+        }
 }
 
 int listener_setup_call_monitor(Listener *l) {
         _cleanup_strv_free_ char **matches = NULL;
         sd_bus_message *call = NULL;
+        sd_bus *bus = NULL;
         int r;
 
         listener_drop_call_monitor(l);
@@ -68,28 +149,43 @@ int listener_setup_call_monitor(Listener *l) {
         if (!matches)
                 return 0;
 
-        r = sd_bus_new(&l->monitor);
+        r = sd_bus_new(&bus);
         if (r >= 0)
-                r = sd_bus_set_monitor(l->monitor, true);
+                r = sd_bus_set_monitor(bus, true);
+        if (r >= 0) /* file descriptors sent along are of no use here */
+                r = sd_bus_negotiate_fds(bus, false);
         if (r >= 0)
-                r = l->bus_address ? sd_bus_set_address(l->monitor, l->bus_address)
-                                   : sd_bus_set_address(l->monitor, "unix:path=/run/dbus/system_bus_socket");
+                r = l->bus_address ? sd_bus_set_address(bus, l->bus_address)
+                                   : sd_bus_set_address(bus, "unix:path=/run/dbus/system_bus_socket");
         if (r >= 0)
-                r = sd_bus_set_bus_client(l->monitor, true);
+                r = sd_bus_set_bus_client(bus, true);
         if (r >= 0)
-                r = sd_bus_start(l->monitor);
+                r = sd_bus_start(bus);
         if (r >= 0)
-                r = sd_bus_message_new_method_call(l->monitor, &call, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                r = sd_bus_message_new_method_call(bus, &call, "org.freedesktop.DBus", "/org/freedesktop/DBus",
                                                    "org.freedesktop.DBus.Monitoring", "BecomeMonitor");
         if (r >= 0)
                 r = sd_bus_message_append_strv(call, matches);
         if (r >= 0)
                 r = sd_bus_message_append(call, "u", 0);
         if (r >= 0)
-                r = sd_bus_call(l->monitor, call, 0, NULL, NULL);
+                r = sd_bus_call(bus, call, 0, NULL, NULL);
         sd_bus_message_unref(call);
+        if (r >= 0) {
+                drain_queued(l, bus);
+                l->call_monitor = calloc(1, sizeof(CallMonitor));
+                if (!l->call_monitor || !(l->call_monitor->buf = malloc(MONITOR_BUFFER)))
+                        r = -ENOMEM;
+        }
+        if (r >= 0) {
+                /* sd-bus closes its fd and no more: the duplicate keeps the connection. */
+                l->call_monitor->fd = fcntl(sd_bus_get_fd(bus), F_DUPFD_CLOEXEC, 3);
+                if (l->call_monitor->fd < 0)
+                        r = -errno;
+        }
+        bus = sd_bus_close_unref(bus);
         if (r >= 0)
-                r = sd_event_add_io(l->event, &l->monitor_source, sd_bus_get_fd(l->monitor), EPOLLIN, on_monitor_io, l);
+                r = sd_event_add_io(l->event, &l->monitor_source, l->call_monitor->fd, EPOLLIN, on_monitor_io, l);
         if (r < 0) {
                 listener_drop_call_monitor(l);
                 return log_error_errno(r, "Cannot monitor the bus for Event=dbus-call rules: %m");

@@ -70,11 +70,13 @@ typedef struct PendingRecord {
         usec_t since;             /* the standby it belongs to (the journal's since) */
 } PendingRecord;
 
+typedef struct CallMonitor CallMonitor;
+
 /* The daemon: one sd-event loop, no periodic timer (only window deadlines). */
 typedef struct Listener {
         sd_event *event;
         sd_bus *bus;
-        sd_bus *monitor;                 /* a monitor connection, for dbus-call rules */
+        CallMonitor *call_monitor;       /* a monitor connection, for dbus-call rules (dbus-call.c) */
         sd_event_source *monitor_source;
         const char *bus_address;  /* NULL: the system bus */
         Manager m;                /* the freezing engine, journal and config */

@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 
 #include "cgroup.h"
+#include "dbus-wire.h"
 #include "fileio.h"
 #include "listener.h"
 #include "log.h"
@@ -157,32 +158,23 @@ static int watch_arm(SocketWatch *w) {
 
 /* Whether unread bytes on a connected stream socket hold a D-Bus method
  * call: the bytes are peeked, never read, and walked message by message
- * (fixed header: endianness, type, flags, version, body length, serial,
- * header-field array length; fields padded to 8, then the body). */
+ * (dbus-wire.c). */
 static int find_method_call(int fd, void *userdata) {
         static uint8_t buf[65536];
         int type = 0;
         socklen_t len = sizeof(type);
         ssize_t n;
+        DBusHeader h;
 
         if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 || type != SOCK_STREAM)
                 return 0;
         n = recv(fd, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
-        for (size_t off = 0; n > 0 && off + 16 <= (size_t) n;) {
-                const uint8_t *h = buf + off;
-                bool le = h[0] == 'l';
-                if ((h[0] != 'l' && h[0] != 'B') || h[3] != 1)
-                        break; /* not D-Bus (or not at a message boundary) */
-                if (h[1] == 1) {
+        for (uint64_t off = 0; n > 0 && off < (uint64_t) n && dbus_wire_header(buf + off, (size_t) n - off, &h) > 0;
+             off += h.total_size)
+                if (h.type == DBUS_TYPE_METHOD_CALL) {
                         *(bool *) userdata = true;
                         return -ECANCELED; /* found: stop the walk */
                 }
-                uint32_t body = le ? (uint32_t) h[4] | (uint32_t) h[5] << 8 | (uint32_t) h[6] << 16 | (uint32_t) h[7] << 24
-                                   : (uint32_t) h[7] | (uint32_t) h[6] << 8 | (uint32_t) h[5] << 16 | (uint32_t) h[4] << 24;
-                uint32_t fields = le ? (uint32_t) h[12] | (uint32_t) h[13] << 8 | (uint32_t) h[14] << 16 | (uint32_t) h[15] << 24
-                                     : (uint32_t) h[15] | (uint32_t) h[14] << 8 | (uint32_t) h[13] << 16 | (uint32_t) h[12] << 24;
-                off += ((16 + (size_t) fields + 7) & ~(size_t) 7) + body;
-        }
         return 0;
 }
 

@@ -955,7 +955,28 @@ START_TEST(test_dbus_call_thaws_owner) {
         ck_assert_str_eq(answer, "pong");
         ck_assert_uint_eq(statistic(bus, "thaws"), 1);
         sd_bus_message_unref(reply);
+        reply = NULL;
         ck_assert(wait_frozen("mail.service", true));
+
+        /* A call larger than the listener's read buffer (its header comes
+         * first, the body is skipped as it arrives): Ping takes no argument,
+         * so the woken service answers with an error, but it answers. */
+        _cleanup_free_ char *big = malloc(200 * 1024 + 1);
+        ck_assert_ptr_nonnull(big);
+        memset(big, 'x', 200 * 1024);
+        big[200 * 1024] = 0;
+        ck_assert_int_lt(sd_bus_call_method(bus, "org.example.Mail", "/org/standby/Bench", "org.standby.Bench", "Ping",
+                                            &error, NULL, "s", big), 0);
+        ck_assert_msg(sd_bus_error_has_name(&error, SD_BUS_ERROR_INVALID_ARGS), "%s", strna(error.name));
+        sd_bus_error_free(&error);
+        ck_assert_uint_eq(statistic(bus, "thaws"), 2);
+        ck_assert(wait_frozen("mail.service", true));
+
+        /* The monitor kept its place in the stream: the next call still thaws. */
+        ck_assert_int_ge(sd_bus_call_method(bus, "org.example.Mail", "/org/standby/Bench", "org.standby.Bench", "Ping",
+                                            &error, &reply, ""), 0);
+        ck_assert_uint_eq(statistic(bus, "thaws"), 3);
+        sd_bus_message_unref(reply);
         ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
         sd_bus_flush_close_unref(bus);
 }

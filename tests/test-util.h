@@ -106,5 +106,6 @@ Suite *crash_suite(void);
 Suite *bench_suite(void);
 Suite *rules_suite(void);
 Suite *listener_suite(void);
+Suite *dbus_wire_suite(void);
 Suite *units_suite(void);
 Suite *systemd_suite(void);

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Just enough of the D-Bus wire format to find message boundaries and a
+ * method call's destination in bytes read (or peeked) from a stream: the
+ * fixed 16-byte header (endianness, type, flags, version, body length,
+ * serial, header-field array length), the fields, each aligned to 8, and
+ * the body after the fields' padding to 8. Everything is checked against
+ * the bytes given; nothing is trusted. */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define DBUS_FIXED_HEADER 16u
+#define DBUS_TYPE_METHOD_CALL 1u
+
+typedef struct DBusHeader {
+        uint8_t type;
+        size_t header_size;   /* fixed header + fields + padding to 8 */
+        uint64_t total_size;  /* header_size + body */
+} DBusHeader;
+
+/* Reads the fixed header at p (n bytes available). Returns 1 and fills h,
+ * 0 if fewer than 16 bytes are there, -EBADMSG if they are not a D-Bus
+ * header (not at a message boundary). */
+int dbus_wire_header(const uint8_t *p, size_t n, DBusHeader *h);
+
+/* The DESTINATION field of a message whose header (h->header_size bytes) is
+ * all at p: copies it, NUL-terminated, into dest (dest_size bytes).
+ * Returns 1 if found, 0 if the message has none (or it does not fit),
+ * -EBADMSG if the fields are malformed. */
+int dbus_wire_destination(const uint8_t *p, const DBusHeader *h, char *dest, size_t dest_size);
