@@ -95,6 +95,7 @@ typedef struct Listener {
         sd_event_source *record_source;   /* a one-shot timer: records pending thaws */
         sd_event_source *handover_source; /* a one-shot defer: back to own_policy (handover.c) */
         bool handover;                    /* SCHED_IDLE across each thaw */
+        bool keep_cpu;                    /* not for this event: its sender waits for our answer */
         int own_policy;
         ResolvedUnit *resolved;
         NetlinkWatch *netlink;
@@ -117,6 +118,7 @@ typedef struct Event {
         int key_type, key_code, value;
         const char *subsystem;     /* uevent */
         const Rule *rule;          /* dbus-signal: the rule whose match fired */
+        bool caller_waits;         /* push: the sender waits for the listener's answer */
 } Event;
 
 /* handover.c */

@@ -85,7 +85,7 @@ static int method_push(sd_bus_message *msg, void *userdata, sd_bus_error *error)
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "\"%s\" is not a unit name.", unit);
 
         log_debug("Push for %s: %s", unit, reason);
-        r = listener_dispatch(l, &(Event) { .kind = EVENT_PUSH, .unit = unit }, received);
+        r = listener_dispatch(l, &(Event) { .kind = EVENT_PUSH, .unit = unit, .caller_waits = true }, received);
         return sd_bus_reply_method_return(msg, "b", r > 0);
 }
 

@@ -459,6 +459,7 @@ int listener_dispatch(Listener *l, const Event *ev, usec_t received) {
         int matched = 0, r;
 
         l->stats.events++;
+        l->keep_cpu = ev->caller_waits;
         for (size_t i = 0; l->rules && i < l->rules->n_rules; i++) {
                 const Rule *rule = &l->rules->rules[i];
 
@@ -484,6 +485,7 @@ int listener_dispatch(Listener *l, const Event *ev, usec_t received) {
                                 log_warning_errno(r, "Failed to thaw %s (rule %s): %m", *t, rule->path);
                 }
         }
+        l->keep_cpu = false;
         return matched;
 }
 
