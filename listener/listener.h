@@ -20,7 +20,6 @@ typedef struct Statistics {
         uint64_t exits;           /* ExitStandby= actions */
         uint64_t replayed;        /* actions of events that came while standby was being entered */
         uint64_t resyncs;         /* netlink overruns answered by a fresh dump */
-        uint64_t handovers;       /* thaws during which the listener gave the woken service its CPU */
         uint64_t thaw_usec_total; /* event received -> units thawed */
         uint64_t thaw_usec_max;
 } Statistics;
@@ -93,10 +92,6 @@ typedef struct Listener {
         LateAction late[LATE_ACTIONS_MAX];  /* a ring: the newest LATE_ACTIONS_MAX */
         size_t n_late;
         sd_event_source *record_source;   /* a one-shot timer: records pending thaws */
-        sd_event_source *handover_source; /* a one-shot defer: back to own_policy (handover.c) */
-        bool handover;                    /* SCHED_IDLE across each thaw */
-        bool keep_cpu;                    /* not for this event: its sender waits for our answer */
-        int own_policy;
         ResolvedUnit *resolved;
         NetlinkWatch *netlink;
         SocketWatch *sockets;
@@ -118,15 +113,7 @@ typedef struct Event {
         int key_type, key_code, value;
         const char *subsystem;     /* uevent */
         const Rule *rule;          /* dbus-signal: the rule whose match fired */
-        bool caller_waits;         /* push: the sender waits for the listener's answer */
 } Event;
-
-/* handover.c */
-/* Decides, once at start, whether the listener can step aside for the
- * services it thaws (SCHED_IDLE across the thaw, and back). */
-void listener_setup_handover(Listener *l);
-/* Right before a thaw write: the woken service preempts the listener. */
-void listener_handover_begin(Listener *l);
 
 /* thaw.c */
 /* Runs every rule that matches ev; returns how many matched. */

@@ -85,7 +85,7 @@ static int method_push(sd_bus_message *msg, void *userdata, sd_bus_error *error)
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "\"%s\" is not a unit name.", unit);
 
         log_debug("Push for %s: %s", unit, reason);
-        r = listener_dispatch(l, &(Event) { .kind = EVENT_PUSH, .unit = unit, .caller_waits = true }, received);
+        r = listener_dispatch(l, &(Event) { .kind = EVENT_PUSH, .unit = unit }, received);
         return sd_bus_reply_method_return(msg, "b", r > 0);
 }
 
@@ -98,9 +98,9 @@ static int method_statistics(sd_bus_message *msg, void *userdata, sd_bus_error *
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r < 0)
                 return r;
-        r = sd_bus_message_append(reply, "a{st}", 11, "events", s->events, "matched", s->matched, "thaws", s->thaws,
+        r = sd_bus_message_append(reply, "a{st}", 10, "events", s->events, "matched", s->matched, "thaws", s->thaws,
                                   "coalesced", s->coalesced, "refreezes", s->refreezes, "exits", s->exits,
-                                  "resyncs", s->resyncs, "replayed", s->replayed, "handovers", s->handovers, "thaw_usec_total",
+                                  "resyncs", s->resyncs, "replayed", s->replayed, "thaw_usec_total",
                                   s->thaw_usec_total, "thaw_usec_max", s->thaw_usec_max);
         if (r < 0)
                 return r;

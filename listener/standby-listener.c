@@ -164,7 +164,6 @@ static int run_daemon(const char *config_path, const char *state_dir, const char
         (void) sd_event_source_set_priority(state_source, SD_EVENT_PRIORITY_IMPORTANT);
         (void) sd_event_source_set_floating(state_source, true);
         sd_event_source_unref(state_source);
-        listener_setup_handover(&l);
         r = listener_setup_bus(&l);
         if (r < 0)
                 goto finish;
@@ -206,7 +205,6 @@ finish:
         if (l.m.state_fd >= 0)
                 listener_flush_records(&l); /* a thaw done is a thaw recorded */
         sd_event_source_disable_unref(l.record_source);
-        sd_event_source_disable_unref(l.handover_source);
         listener_forget_late(&l);
         listener_drop_windows(&l);
         listener_drop_sockets(&l);

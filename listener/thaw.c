@@ -292,7 +292,6 @@ static int thaw_for(Listener *l, const char *unit, usec_t duration, usec_t recei
                         continue;
                 if (c->fd < 0 && cgroup_open(l->m.root_fd, c->cgroup, &c->fd) < 0)
                         continue; /* gone */
-                listener_handover_begin(l);
                 /* Through systemd where systemd froze it: never one way in, the other out. */
                 r = c->systemd     ? systemd_set_freeze(c->systemd, c->cgroup, false)
                     : c->freeze_fd >= 0 ? cgroup_write_freeze(c->freeze_fd, false)
@@ -459,7 +458,6 @@ int listener_dispatch(Listener *l, const Event *ev, usec_t received) {
         int matched = 0, r;
 
         l->stats.events++;
-        l->keep_cpu = ev->caller_waits;
         for (size_t i = 0; l->rules && i < l->rules->n_rules; i++) {
                 const Rule *rule = &l->rules->rules[i];
 
@@ -485,7 +483,6 @@ int listener_dispatch(Listener *l, const Event *ev, usec_t received) {
                                 log_warning_errno(r, "Failed to thaw %s (rule %s): %m", *t, rule->path);
                 }
         }
-        l->keep_cpu = false;
         return matched;
 }
 
