@@ -636,7 +636,7 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
                 for (int k = 0; k < _KIND_MAX; k++)
                         for (int frz = 0; frz < 2; frz++) {
                                 double *v = (frz ? frozen : base) + k * samples;
-                                (void) stats_percentile(v, samples, 50); /* sorts */
+                                stats_sort(v, samples);
                                 fprintf(dat, "# %s %s\n", kind_names[k], frz ? "frozen" : "never-frozen");
                                 for (unsigned i = 0; i < samples; i++)
                                         fprintf(dat, "%.1f %.4f\n", v[i], (double) (i + 1) / samples);

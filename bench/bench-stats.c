@@ -15,6 +15,12 @@ static int cmp_double(const void *a, const void *b) {
         return x < y ? -1 : x > y;
 }
 
+/* In place, ascending: the order a CDF is plotted in. */
+void stats_sort(double *v, size_t n) {
+        if (n > 0)
+                qsort(v, n, sizeof(double), cmp_double);
+}
+
 /* Sorts a copy: callers keep their samples in the order they were taken
  * (the enter-exit pairs, the CSV rows). */
 double stats_percentile(const double *v, size_t n, double p) {

@@ -18,6 +18,7 @@ struct sd_bus;
 /* The p-th percentile (0..100) of n values by linear interpolation between
  * closest ranks; the values are sorted in place. NAN for n == 0. */
 double stats_percentile(const double *v, size_t n, double p);
+void stats_sort(double *v, size_t n);
 double stats_median(const double *v, size_t n);
 double stats_min(const double *v, size_t n);
 double stats_max(const double *v, size_t n);

@@ -552,8 +552,7 @@ static int run_compare(void) {
                                                 for (size_t i = 0; i < e2->n && n < EVENTS_MAX_SAMPLES; i++)
                                                         v[n++] = e2->usec[i] / 1000.0;
                                         }
-                                        if (n > 0)
-                                                (void) stats_percentile(v, n, 50); /* sorts */
+                                        stats_sort(v, n);
                                         fprintf(dat, "# %s %s\n", kinds[k], st == ns ? "none" : opt.strategies[st]);
                                         for (size_t i = 0; i < n; i++)
                                                 fprintf(dat, "%.4f %.4f\n", v[i], (double) (i + 1) / (double) n);
