@@ -92,6 +92,7 @@ typedef struct Listener {
         LateAction late[LATE_ACTIONS_MAX];  /* a ring: the newest LATE_ACTIONS_MAX */
         size_t n_late;
         sd_event_source *record_source;   /* a one-shot timer: records pending thaws */
+        usec_t record_delay;              /* LISTENER_RECORD_DELAY_USEC; tests stretch it */
         ResolvedUnit *resolved;
         NetlinkWatch *netlink;
         SocketWatch *sockets;

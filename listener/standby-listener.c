@@ -10,6 +10,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "cgroup.h"
+#include "fileio.h"
 #include "listener.h"
 #include "log.h"
 #include "macro.h"
@@ -104,7 +105,11 @@ static int on_state_change(sd_event_source *s, const struct inotify_event *ev, v
 
 static int run_daemon(const char *config_path, const char *state_dir, const char *bus_address, const char **dirs) {
         _cleanup_free_ char *error = NULL;
-        Listener l = { .bus_address = bus_address, .rules_dirs = dirs };
+        Listener l = { .bus_address = bus_address, .rules_dirs = dirs, .record_delay = LISTENER_RECORD_DELAY_USEC };
+        /* For the tests: a thaw's record held back long enough to race it. */
+        const char *delay = getenv("STANDBY_LISTENER_RECORD_DELAY_USEC");
+        if (delay && parse_u64(delay, &l.record_delay) < 0)
+                l.record_delay = LISTENER_RECORD_DELAY_USEC;
         int r, ret = EXIT_FAILURE_GENERIC;
 
         l.m = (Manager) { .root_fd = -EBADF, .state_fd = -EBADF, .lock_fd = -EBADF, .state_dir = state_dir };

@@ -452,6 +452,35 @@ START_TEST(test_reload) {
 }
 END_TEST
 
+/* A unit frozen again by standby-manager before the listener has recorded
+ * its last thaw: the journal's FROZEN is the newer word, and the next event
+ * thaws it again (it used to be taken as still thawed, the event lost). */
+START_TEST(test_refreeze_before_record) {
+        int mail, acted;
+
+        if (!test_need_root_cgroup2())
+                return;
+        /* The record held back 3 s: the refreeze surely comes first. */
+        ck_assert_int_eq(setenv("STANDBY_LISTENER_RECORD_DELAY_USEC", "3000000", 1), 0);
+        test_spawn_workload("mail.service", "nanosleep", 10, 1, &mail);
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert_ptr_null(push(bus, "mail.service", &acted));
+        ck_assert(!test_frozen("mail.service"));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "freeze", "mail.service", NULL), EXIT_OK);
+        ck_assert(test_frozen("mail.service"));
+        test_drain(mail);
+        (void) statistic(bus, "events"); /* the journal change is taken before a call */
+        ck_assert_ptr_null(push(bus, "mail.service", &acted));
+        ck_assert_uint_eq(statistic(bus, "thaws"), 2);
+        ck_assert(!test_frozen("mail.service"));
+        ck_assert_int_eq(test_ticks(mail, 3, 5 * USEC_PER_SEC), 3);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 static bool is_stopped(void *userdata) {
         ProcStat st;
         return proc_get_stat(*(pid_t *) userdata, &st) >= 0 && st.state == 'T';
@@ -1025,6 +1054,7 @@ Suite *listener_suite(void) {
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_add_unchecked_fixture(tc, NULL, sweep);
         tcase_add_test(tc, test_push_thaws_for_window);
+        tcase_add_test(tc, test_refreeze_before_record);
         tcase_add_test(tc, test_push_storm_coalesces);
         tcase_add_test(tc, test_thaw_recorded);
         tcase_add_test(tc, test_push_access_denied);
