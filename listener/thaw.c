@@ -255,12 +255,10 @@ void listener_flush_records(Listener *l) {
         if (l->record_source)
                 (void) sd_event_source_set_enabled(l->record_source, SD_EVENT_OFF);
         /* A thaw overtaken by others: the in-memory view goes back to the
-         * journal's, and with it the units' watches (no journal change
-         * follows that would sync them). */
-        if (skipped && r >= 0) {
+         * journal's (the watches follow at the next journal change, as the
+         * manager's refreeze that overtook it is one). */
+        if (skipped && r >= 0)
                 listener_cache_refresh(l);
-                (void) listener_sync_sockets(l);
-        }
 }
 
 static int on_record(sd_event_source *s, uint64_t usec, void *userdata) {

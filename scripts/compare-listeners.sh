@@ -36,13 +36,19 @@ run() {
              /^ +added/ && mode == "frozen" { print ep, kind, $2 }' "$out/log"
 }
 
+# Not in a pipeline: a failed run must end the comparison.
+one() {
+        run "$2" > "$out/one"
+        sed "s/^/$1 $3 /" "$out/one" >> "$out/all"
+}
+
 for i in $(seq 1 "$pairs"); do
         if [ $((i % 2)) -eq 1 ]; then
-                run "$old" | sed "s/^/old $i /" >> "$out/all"
-                run "$new" | sed "s/^/new $i /" >> "$out/all"
+                one old "$old" "$i"
+                one new "$new" "$i"
         else
-                run "$new" | sed "s/^/new $i /" >> "$out/all"
-                run "$old" | sed "s/^/old $i /" >> "$out/all"
+                one new "$new" "$i"
+                one old "$old" "$i"
         fi
         echo "[compare] pair $i/$pairs done" >&2
 done
