@@ -30,7 +30,7 @@
 
 char bus_address[400];
 pid_t dbus_pid, listener_pid;
-static int port_socket, port_push;
+static int port_socket, port_push, port_reference;
 
 int bench_start_dbus(void) {
         char conf[400], addr_arg[450], line[512] = {};
@@ -385,10 +385,23 @@ static void settle(unsigned gap_ms) {
                 (void) poll(NULL, 0, (int) gap_ms);
 }
 
-/* A socket sample of a reference: the bench freezes the service itself, then
+/* A socket sample of a reference, on a second echo server outside standby's
+ * targets, which the listener never sees (freezing the listener's own
+ * socket.service behind the journal's back once let a late thaw record make
+ * the listener hold that service's sockets and thaw it during the next
+ * never-frozen sample). The bench freezes it itself, then
  * either thaws it right after it connects (thawer NULL: bench-thawed, the
  * kernel's floor, no listener in between), or leaves the thaw to the bare
  * thawer (bench-bare-thawer.c: the least that any listener adds). */
+/* Whether the reference echo server answers (at start). */
+static bool reference_serves(void) {
+        int fd = bench_tcp_connect_stamped(port_reference, false);
+        if (fd < 0)
+                return false;
+        bool ok = bench_echo(fd) >= 0;
+        return bench_hang_up(fd) >= 0 && ok;
+}
+
 static int reference_sample(int socket_cg, BareThawer *thawer, unsigned gap_ms, Timing *ret, double *ret_write) {
         usec_t rx = 0;
         int r;
@@ -400,7 +413,7 @@ static int reference_sample(int socket_cg, BareThawer *thawer, unsigned gap_ms, 
                 return log_error_errno(-EIO, "The bare thawer did not answer.");
         settle(gap_ms);
         usec_t t0 = now_usec(CLOCK_MONOTONIC), t0_real = now_usec(CLOCK_REALTIME);
-        int fd = bench_tcp_connect_stamped(port_socket, true);
+        int fd = bench_tcp_connect_stamped(port_reference, true);
         usec_t w0 = now_usec(CLOCK_MONOTONIC);
         r = thawer ? 0 : cgroup_set_freeze(socket_cg, false);
         usec_t w1 = now_usec(CLOCK_MONOTONIC);
@@ -423,9 +436,9 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
         _cleanup_free_ double *bare = calloc(samples, sizeof(double)), *floor_reply = calloc(samples, sizeof(double));
         _cleanup_free_ double *bare_reply = calloc(samples, sizeof(double));
         BareThawer thawer = { .arm_fd = -EBADF, .ack_fd = -EBADF };
-        pid_t socket_pid = 0;
-        _cleanup_close_ int socket_cg = -EBADF;
-        char dir[400], port_arg[2][16];
+        pid_t reference_pid = 0;
+        _cleanup_close_ int reference_cg = -EBADF;
+        char dir[400], port_arg[3][16];
         sd_bus *bus = NULL;
         int push_conn = -1, r;
 
@@ -446,10 +459,12 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
                 return negative_errno();
         /* Below the ephemeral range (32768-60999 by default), where a client
          * port of an earlier run can still be taken. */
-        port_socket = 20000 + 2 * (int) (getpid() % 2500);
+        port_socket = 20000 + 3 * (int) (getpid() % 3000);
         port_push = port_socket + 1;
+        port_reference = port_socket + 2;
         snprintf(port_arg[0], sizeof(port_arg[0]), "%d", port_socket);
         snprintf(port_arg[1], sizeof(port_arg[1]), "%d", port_push);
+        snprintf(port_arg[2], sizeof(port_arg[2]), "%d", port_reference);
 
         r = bench_start_dbus();
         if (r < 0)
@@ -458,15 +473,17 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
         /* The three services, each in its own unit; wait until each serves. */
         char *srv_socket[] = { (char *) bench_workload_path, "echo-server", "--port", port_arg[0], NULL };
         char *srv_push[] = { (char *) bench_workload_path, "echo-server", "--port", port_arg[1], NULL };
+        char *srv_reference[] = { (char *) bench_workload_path, "echo-server", "--port", port_arg[2], NULL };
         char *srv_call[] = { (char *) bench_workload_path, "bus-service", "--bus-address", bus_address, "--bus-name",
                              SERVICE_NAME, NULL };
         if (systemd) {
                 if ((r = start_systemd_services(srv_socket, srv_push, srv_call)) < 0)
                         goto finish;
         } else {
-                if ((r = scratch_spawn(&scratch, "units.slice/socket.service", srv_socket, &socket_pid)) < 0 ||
+                if ((r = scratch_spawn(&scratch, "units.slice/socket.service", srv_socket, NULL)) < 0 ||
                     (r = scratch_spawn(&scratch, "units.slice/push.service", srv_push, NULL)) < 0 ||
-                    (r = scratch_spawn(&scratch, "units.slice/call.service", srv_call, NULL)) < 0)
+                    (r = scratch_spawn(&scratch, "units.slice/call.service", srv_call, NULL)) < 0 ||
+                    (r = scratch_spawn(&scratch, "references.slice/socket.service", srv_reference, &reference_pid)) < 0)
                         goto finish;
                 snprintf(units_rel, sizeof(units_rel), "%s/units.slice", scratch.base);
                 if ((r = write_config(units_rel)) < 0)
@@ -490,7 +507,8 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
         Timing warm;
         bool serving = false;
         for (int i = 0; i < 500 && push_conn >= 0 && !(serving = sample(bus, KIND_SOCKET, push_conn, &warm) >= 0 &&
-                                                              sample(bus, KIND_DBUS_CALL, push_conn, &warm) >= 0); i++)
+                                                              sample(bus, KIND_DBUS_CALL, push_conn, &warm) >= 0 &&
+                                                              (systemd || reference_serves())); i++)
                 (void) poll(NULL, 0, 10);
         if (!serving) {
                 log_error("The bench's services did not answer within 5 s (ports %d and %d, bus name %s).", port_socket,
@@ -501,8 +519,8 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
 
         /* The socket event's references (not with systemd: there the cgroup
          * is systemd's to write). */
-        bool have_floor = !systemd && scratch_open(&scratch, "units.slice/socket.service", &socket_cg) >= 0;
-        bool have_bare = have_floor && socket_pid > 0 && bare_thawer_start(&thawer, socket_cg, socket_pid) >= 0;
+        bool have_floor = !systemd && scratch_open(&scratch, "references.slice/socket.service", &reference_cg) >= 0;
+        bool have_bare = have_floor && reference_pid > 0 && bare_thawer_start(&thawer, reference_cg, reference_pid) >= 0;
 
         /* In standby, rounds of: each service frozen and woken through the
          * listener, and the same service running (the reference); for the
@@ -552,7 +570,7 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
                                 double w = 0;
                                 if (!by_bench && !have_bare)
                                         continue;
-                                if ((r = reference_sample(socket_cg, by_bench ? NULL : &thawer, gap_ms, &t, &w)) < 0)
+                                if ((r = reference_sample(reference_cg, by_bench ? NULL : &thawer, gap_ms, &t, &w)) < 0)
                                         goto finish;
                                 (by_bench ? floor : bare)[i] = t.total;
                                 (by_bench ? floor_reply : bare_reply)[i] = t.reply;
@@ -621,7 +639,8 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
         if (have_floor)
                 printf("\nbench-thawed: the kernel's floor, no listener: the bench writes cgroup.freeze 0 itself right after "
                        "connecting\n(that write alone: p50 %.1f us, p99 %.1f us). What the listener adds on top is "
-                       "frozen - bench-thawed.\n",
+                       "frozen - bench-thawed.\nBoth references use a second echo server, outside standby's targets, "
+                       "which the listener never sees.\n",
                        stats_percentile(floor_write, samples, 50), stats_percentile(floor_write, samples, 99));
         if (have_bare)
                 printf("bare-thawed: the least any listener adds: a bare process woken by the server's listening socket "
