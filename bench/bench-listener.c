@@ -385,14 +385,6 @@ static void settle(unsigned gap_ms) {
                 (void) poll(NULL, 0, (int) gap_ms);
 }
 
-/* A socket sample of a reference, on a second echo server outside standby's
- * targets, which the listener never sees (freezing the listener's own
- * socket.service behind the journal's back once let a late thaw record make
- * the listener hold that service's sockets and thaw it during the next
- * never-frozen sample). The bench freezes it itself, then
- * either thaws it right after it connects (thawer NULL: bench-thawed, the
- * kernel's floor, no listener in between), or leaves the thaw to the bare
- * thawer (bench-bare-thawer.c: the least that any listener adds). */
 /* Whether the reference echo server answers (at start). */
 static bool reference_serves(void) {
         int fd = bench_tcp_connect_stamped(port_reference, false);
@@ -401,6 +393,15 @@ static bool reference_serves(void) {
         bool ok = bench_echo(fd) >= 0;
         return bench_hang_up(fd) >= 0 && ok;
 }
+
+/* A socket sample of a reference, on a second echo server outside standby's
+ * targets, which the listener never sees (freezing the listener's own
+ * socket.service behind the journal's back once let a late thaw record make
+ * the listener hold that service's sockets and thaw it during the next
+ * never-frozen sample). The bench freezes it itself, then
+ * either thaws it right after it connects (thawer NULL: bench-thawed, the
+ * kernel's floor, no listener in between), or leaves the thaw to the bare
+ * thawer (bench-bare-thawer.c: the least that any listener adds). */
 
 static int reference_sample(int socket_cg, BareThawer *thawer, unsigned gap_ms, Timing *ret, double *ret_write) {
         usec_t rx = 0;
@@ -511,8 +512,8 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
                                                               (systemd || reference_serves())); i++)
                 (void) poll(NULL, 0, 10);
         if (!serving) {
-                log_error("The bench's services did not answer within 5 s (ports %d and %d, bus name %s).", port_socket,
-                          port_push, SERVICE_NAME);
+                log_error("The bench's services did not answer within 5 s (ports %d, %d and %d, bus name %s).",
+                          port_socket, port_push, port_reference, SERVICE_NAME);
                 r = -ETIMEDOUT;
                 goto finish;
         }

@@ -16,8 +16,9 @@ struct sd_bus;
 /* bench-stats.c: the harness's arithmetic, tested in tests/test-bench.c. */
 
 /* The p-th percentile (0..100) of n values by linear interpolation between
- * closest ranks; the values are sorted in place. NAN for n == 0. */
+ * closest ranks, from a sorted copy: v keeps its order. NAN for n == 0. */
 double stats_percentile(const double *v, size_t n, double p);
+/* Sorts v ascending, in place (for a CDF). */
 void stats_sort(double *v, size_t n);
 double stats_median(const double *v, size_t n);
 double stats_min(const double *v, size_t n);

@@ -4,6 +4,7 @@
  * and parse all of it, 15-30 us on the event's path (traced), where the
  * destination is all a dbus-call rule needs. */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "dbus-wire.h"

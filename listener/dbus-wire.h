@@ -7,7 +7,6 @@
  * serial, header-field array length), the fields, each aligned to 8, and
  * the body after the fields' padding to 8. Everything is checked against
  * the bytes given; nothing is trusted. */
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 

@@ -150,6 +150,13 @@ void listener_forget_resolved(Listener *l) {
         }
 }
 
+/* Whether a unit thawed by the listener has been frozen again since
+ * (standby-manager freeze): its pending thaw record is then stale. */
+static bool frozen_again(const CachedUnit *c) {
+        bool frozen = false;
+        return c && c->fd >= 0 && cgroup_get_freeze(c->fd, &frozen) >= 0 && frozen;
+}
+
 CachedUnit *listener_cached_unit(Listener *l, const char *cgroup) {
         for (size_t i = 0; i < l->n_cache; i++)
                 if (streq(l->cache[i].cgroup, cgroup))
@@ -192,11 +199,10 @@ void listener_cache_refresh(Listener *l) {
                  * would drop the unit's watches while it is frozen (an event
                  * lost; the bench caught it when a record came 5 ms late). */
                 for (size_t k = 0; k < l->n_pending; k++) {
-                        bool frozen = false;
                         if (!streq(l->pending[k].cgroup, c->cgroup) || l->pending[k].since != j->since ||
                             (c->state != UNIT_FROZEN && c->state != UNIT_THAWED))
                                 continue;
-                        if (c->state == UNIT_FROZEN && c->fd >= 0 && cgroup_get_freeze(c->fd, &frozen) >= 0 && frozen)
+                        if (c->state == UNIT_FROZEN && frozen_again(c))
                                 continue;
                         c->state = UNIT_THAWED;
                         c->thaw_until = l->pending[k].until;
@@ -231,9 +237,7 @@ void listener_flush_records(Listener *l) {
                                 continue;
                         }
                         /* Nor if someone froze it again since (standby-manager freeze). */
-                        CachedUnit *c = listener_cached_unit(l, l->pending[k].cgroup);
-                        bool frozen = false;
-                        if (c && c->fd >= 0 && cgroup_get_freeze(c->fd, &frozen) >= 0 && frozen) {
+                        if (frozen_again(listener_cached_unit(l, l->pending[k].cgroup))) {
                                 skipped = true;
                                 continue;
                         }
