@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The least that any listener can add to a socket event: a process that does
- * nothing but wait in epoll on a duplicate of a frozen server's listening
- * socket and, when it becomes readable, write 0 to the server's
- * cgroup.freeze. No rules, no journal, no event loop library. What it adds
- * beyond the bench's own thaw (bench-thawed) is the price of waking a
- * process at all on this machine; what standby-listener adds beyond it is
- * standby-listener's own. */
+/* The least that any listener can add to an event: a process that does
+ * nothing but wait in epoll and, when its one fd becomes readable, write 0 to
+ * the frozen service's cgroup.freeze. For a socket event the fd is a
+ * duplicate of the server's listening socket; for a D-Bus call it is a bus
+ * monitor connection whose only match is a method call to the service's
+ * name, so any byte on it is such a call. No rules, no journal, no parsing,
+ * no event loop library. What it adds beyond the bench's own thaw
+ * (bench-thawed) is the price of waking a process at all on this machine;
+ * what standby-listener adds beyond it is standby-listener's own. */
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -15,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <systemd/sd-bus.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -50,17 +53,59 @@ static int hold_listening_sockets(pid_t pid, int ep, int held[static MAX_HELD], 
         return n > 0 ? 0 : -ENOTSOCK;
 }
 
+/* A monitor connection that is sent every method call to name, and nothing
+ * else after the messages that come with becoming a monitor, which sd-bus
+ * reads and drops here. */
+static int monitor_calls_to(const char *address, const char *name, int ep, int held[static MAX_HELD], int *ret_n) {
+        sd_bus *bus = NULL;
+        char match[320];
+        int r;
+
+        snprintf(match, sizeof(match), "type='method_call',destination='%s'", name);
+        r = sd_bus_new(&bus);
+        if (r >= 0)
+                r = sd_bus_set_monitor(bus, true);
+        if (r >= 0)
+                r = sd_bus_set_address(bus, address);
+        if (r >= 0)
+                r = sd_bus_set_bus_client(bus, true);
+        if (r >= 0)
+                r = sd_bus_start(bus);
+        if (r >= 0)
+                r = sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                       "org.freedesktop.DBus.Monitoring", "BecomeMonitor", NULL, NULL, "asu", 1, match,
+                                       0);
+        while (r >= 0 && (r = sd_bus_process(bus, NULL)) > 0)
+                ;
+        if (r >= 0 && (held[0] = fcntl(sd_bus_get_fd(bus), F_DUPFD_CLOEXEC, 3)) < 0)
+                r = -errno;
+        sd_bus_close_unref(bus);
+        if (r < 0)
+                return r;
+        struct epoll_event ev = { .events = 0, .data.fd = held[0] };
+        if (epoll_ctl(ep, EPOLL_CTL_ADD, held[0], &ev) < 0)
+                return -errno;
+        *ret_n = 1;
+        return 0;
+}
+
 /* The child: armed by one byte on arm_fd (it answers on ack_fd), it thaws
- * once on the next readable socket; EOF on arm_fd ends it. */
-static _Noreturn void thawer_main(int cg_fd, pid_t service, int arm_fd, int ack_fd) {
+ * once on the next readable fd; EOF on arm_fd ends it. */
+static _Noreturn void thawer_main(int cg_fd, const BareTarget *target, int arm_fd, int ack_fd) {
         int ep = epoll_create1(EPOLL_CLOEXEC), freeze_fd = -EBADF, held[MAX_HELD], n = 0;
-        char c = 0;
+        char c = 0, drain[4096];
 
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
         (void) prctl(PR_SET_NAME, "bare-thawer");
-        if (ep < 0 || cgroup_open_freeze(cg_fd, &freeze_fd) < 0 || hold_listening_sockets(service, ep, held, &n) < 0)
+        if (ep < 0 || cgroup_open_freeze(cg_fd, &freeze_fd) < 0 ||
+            (target->bus_address ? monitor_calls_to(target->bus_address, target->bus_name, ep, held, &n)
+                                 : hold_listening_sockets(target->service, ep, held, &n)) < 0)
                 _exit(1);
         while (read(arm_fd, &c, 1) == 1) {
+                /* Calls the monitor saw while disarmed (the bench-thawed
+                 * samples call the same service) are not this event. */
+                while (target->bus_address && recv(held[0], drain, sizeof(drain), MSG_DONTWAIT) > 0)
+                        ;
                 /* Re-armed for one event each time, so that it never spins on a
                  * connection the server has yet to accept. */
                 for (int i = 0; i < n; i++) {
@@ -80,7 +125,7 @@ static _Noreturn void thawer_main(int cg_fd, pid_t service, int arm_fd, int ack_
         _exit(0);
 }
 
-int bare_thawer_start(BareThawer *t, int cg_fd, pid_t service) {
+int bare_thawer_start(BareThawer *t, int cg_fd, const BareTarget *target) {
         int arm[2], ack[2];
 
         *t = (BareThawer) { .pid = 0, .arm_fd = -EBADF, .ack_fd = -EBADF };
@@ -101,7 +146,7 @@ int bare_thawer_start(BareThawer *t, int cg_fd, pid_t service) {
         if (t->pid == 0) {
                 close(arm[1]);
                 close(ack[0]);
-                thawer_main(cg_fd, service, arm[0], ack[1]);
+                thawer_main(cg_fd, target, arm[0], ack[1]);
         }
         close(arm[0]);
         close(ack[1]);
@@ -110,7 +155,7 @@ int bare_thawer_start(BareThawer *t, int cg_fd, pid_t service) {
         return 0;
 }
 
-/* Returns once the thawer waits for the next connection (5 s bound). */
+/* Returns once the thawer waits for the next event (5 s bound). */
 int bare_thawer_arm(BareThawer *t) {
         struct pollfd p = { .fd = t->ack_fd, .events = POLLIN };
         char c;

@@ -104,8 +104,14 @@ typedef struct BareThawer {
         pid_t pid;
         int arm_fd, ack_fd;
 } BareThawer;
-int bare_thawer_start(BareThawer *t, int cg_fd, pid_t service);
-int bare_thawer_arm(BareThawer *t); /* thaw once, on the next connection */
+/* What the bare thawer waits on: the listening sockets of service, or (with
+ * bus_address) a monitor of the method calls to bus_name. */
+typedef struct BareTarget {
+        pid_t service;
+        const char *bus_address, *bus_name;
+} BareTarget;
+int bare_thawer_start(BareThawer *t, int cg_fd, const BareTarget *target);
+int bare_thawer_arm(BareThawer *t); /* thaw once, on the next event */
 void bare_thawer_stop(BareThawer *t);
 
 /* bench-events.c: the compare mode's event schedule. */
