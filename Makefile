@@ -134,7 +134,7 @@ $(B)/helpers/%: $(B)/tests/helpers/%.o $(LIB)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -pthread
 
 $(B)/tests/%.o: ALL_CFLAGS += $(CHECK_CFLAGS)
-$(TESTS): $(call obj,$(TEST_SRC)) $(call obj,bench/bench-stats.c listener/dbus-wire.c) $(LIB)
+$(TESTS): $(call obj,$(TEST_SRC)) $(call obj,bench/bench-stats.c bench/bench-bare-thawer.c listener/dbus-wire.c) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) $(CHECK_LIBS) -lm
 

@@ -75,8 +75,15 @@ static int monitor_calls_to(const char *address, const char *name, int ep, int h
                 r = sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
                                        "org.freedesktop.DBus.Monitoring", "BecomeMonitor", NULL, NULL, "asu", 1, match,
                                        0);
-        while (r >= 0 && (r = sd_bus_process(bus, NULL)) > 0)
-                ;
+        /* Taken, not dispatched: sd-bus would answer a monitored call with
+         * an error, and a monitor that sends anything is disconnected. */
+        while (r >= 0) {
+                sd_bus_message *m = NULL;
+                r = sd_bus_process(bus, &m);
+                sd_bus_message_unref(m);
+                if (r == 0)
+                        break;
+        }
         if (r >= 0 && (held[0] = fcntl(sd_bus_get_fd(bus), F_DUPFD_CLOEXEC, 3)) < 0)
                 r = -errno;
         sd_bus_close_unref(bus);
@@ -95,11 +102,16 @@ static _Noreturn void thawer_main(int cg_fd, const BareTarget *target, int arm_f
         int ep = epoll_create1(EPOLL_CLOEXEC), freeze_fd = -EBADF, held[MAX_HELD], n = 0;
         char c = 0, drain[4096];
 
+        /* Not the parent's handlers (a test runner's SIGTERM handler kills
+         * its whole process group): stop() ends it with SIGTERM. */
+        (void) signal(SIGTERM, SIG_DFL);
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
         (void) prctl(PR_SET_NAME, "bare-thawer");
         if (ep < 0 || cgroup_open_freeze(cg_fd, &freeze_fd) < 0 ||
             (target->bus_address ? monitor_calls_to(target->bus_address, target->bus_name, ep, held, &n)
                                  : hold_listening_sockets(target->service, ep, held, &n)) < 0)
+                _exit(1);
+        if (write(ack_fd, "r", 1) != 1) /* ready: start() returns */
                 _exit(1);
         while (read(arm_fd, &c, 1) == 1) {
                 /* Calls the monitor saw while disarmed (the bench-thawed
@@ -109,7 +121,7 @@ static _Noreturn void thawer_main(int cg_fd, const BareTarget *target, int arm_f
                 /* Re-armed for one event each time, so that it never spins on a
                  * connection the server has yet to accept. */
                 for (int i = 0; i < n; i++) {
-                        struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT, .data.fd = held[i] };
+                        struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT, .data.fd = held[i] };
                         if (epoll_ctl(ep, EPOLL_CTL_MOD, held[i], &ev) < 0)
                                 _exit(1);
                 }
@@ -119,7 +131,8 @@ static _Noreturn void thawer_main(int cg_fd, const BareTarget *target, int arm_f
                 while (epoll_wait(ep, &out, 1, -1) < 0)
                         if (errno != EINTR)
                                 _exit(1);
-                if (cgroup_write_freeze(freeze_fd, false) < 0)
+                /* A monitor the bus dropped is no event: fail, loudly. */
+                if (out.events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR) || cgroup_write_freeze(freeze_fd, false) < 0)
                         _exit(1);
         }
         _exit(0);
@@ -152,6 +165,13 @@ int bare_thawer_start(BareThawer *t, int cg_fd, const BareTarget *target) {
         close(ack[1]);
         t->arm_fd = arm[1];
         t->ack_fd = ack[0];
+        /* Its fds held (its monitor set up), or it failed: 5 s bound. */
+        struct pollfd p = { .fd = t->ack_fd, .events = POLLIN };
+        char c;
+        if (poll(&p, 1, 5000) != 1 || read(t->ack_fd, &c, 1) != 1) {
+                bare_thawer_stop(t);
+                return -EIO;
+        }
         return 0;
 }
 

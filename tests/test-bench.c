@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The harness's arithmetic, and that each workload wakes the way it claims. */
+/* The harness's arithmetic, that each workload wakes the way it claims, and
+ * that the bare thawer (the listener bench's floor) thaws on its event only. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/input.h>
 #include <math.h>
 #include <sched.h>
 #include <sys/stat.h>
+#include <systemd/sd-bus.h>
 
 #include "../bench/bench.h"
+#include "cgroup.h"
 #include "macro.h"
 #include "test-util.h"
 
@@ -138,6 +141,72 @@ START_TEST(test_event_workloads_answer) {
 }
 END_TEST
 
+static int on_pong(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        *(int *) userdata = sd_bus_message_is_method_error(m, NULL) ? -1 : 1;
+        return 0;
+}
+
+/* The bare thawer in its D-Bus mode thaws a frozen service on a call to the
+ * service's name, and only then: calls its monitor saw while disarmed are
+ * not the event (once they were, and it thawed before the bench had called,
+ * so the floor read 18 us). */
+START_TEST(test_bare_thawer_dbus) {
+        char dir[128], address[256];
+        BareThawer t;
+        int tick, answered = 0;
+
+        if (!test_need_root_cgroup2())
+                return;
+        snprintf(dir, sizeof(dir), "/tmp/standby-bench-test.%s.%d", test_runner_id(), (int) getpid());
+        ck_assert(mkdir(dir, 0700) == 0 || errno == EEXIST);
+        pid_t dbus = test_start_dbus(dir, address, sizeof(address));
+        char *argv[] = { (char *) test_bin("standby-workload"), "bus-service", "--bus-address", address,
+                         "--bus-name", "org.example.Reference", "--tick-fd", "3", NULL };
+        test_spawn("ref.service", argv, &tick);
+        ck_assert_msg(test_ticks(tick, 1, 10 * USEC_PER_SEC) == 1, "bus-service did not start");
+        int cg = test_cgroup("ref.service");
+        ck_assert_int_ge(bare_thawer_start(&t, cg, &(BareTarget) { .bus_address = address,
+                                                                    .bus_name = "org.example.Reference" }), 0);
+
+        sd_bus *bus = NULL;
+        ck_assert_int_ge(sd_bus_new(&bus), 0);
+        ck_assert_int_ge(sd_bus_set_address(bus, address), 0);
+        ck_assert_int_ge(sd_bus_set_bus_client(bus, true), 0);
+        ck_assert_int_ge(sd_bus_start(bus), 0);
+        /* Two calls while the thawer is disarmed and the service runs. */
+        for (int i = 0; i < 2; i++)
+                ck_assert_int_ge(sd_bus_call_method(bus, "org.example.Reference", "/org/standby/Bench",
+                                                    "org.standby.Bench", "Ping", NULL, NULL, ""), 0);
+
+        ck_assert_int_eq(cgroup_set_freeze(cg, true), 0);
+        ck_assert_int_eq(cgroup_wait_frozen(&cg, 1, true, now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC, NULL), 0);
+        ck_assert_int_eq(bare_thawer_arm(&t), 0);
+        /* Armed, it does not act on them: the service stays frozen (a thaw
+         * would come within microseconds; 300 ms is the bound). */
+        ck_assert_int_eq(cgroup_wait_frozen(&cg, 1, false, now_usec(CLOCK_MONOTONIC) + 300 * USEC_PER_MSEC, NULL),
+                         -ETIME);
+        ck_assert(test_frozen("ref.service"));
+
+        /* A call is the event: the service thaws and answers. */
+        ck_assert_int_ge(sd_bus_call_method_async(bus, NULL, "org.example.Reference", "/org/standby/Bench",
+                                                  "org.standby.Bench", "Ping", on_pong, &answered, ""), 0);
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC;
+        while (answered == 0 && now_usec(CLOCK_MONOTONIC) < deadline)
+                if (sd_bus_process(bus, NULL) == 0)
+                        (void) sd_bus_wait(bus, deadline - now_usec(CLOCK_MONOTONIC));
+        ck_assert_int_eq(answered, 1);
+        ck_assert(!test_frozen("ref.service"));
+
+        bare_thawer_stop(&t);
+        sd_bus_flush_close_unref(bus);
+        safe_close(cg);
+        test_stop_pid(dbus);
+        char cmd[200];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+        (void) !system(cmd);
+}
+END_TEST
+
 Suite *bench_suite(void) {
         Suite *s = suite_create("bench");
         TCase *tc = tcase_create("stats");
@@ -148,5 +217,6 @@ Suite *bench_suite(void) {
         tc = test_kernel_tcase(s, "workloads", 60);
         tcase_add_test(tc, test_workload_wakes_as_claimed);
         tcase_add_test(tc, test_event_workloads_answer);
+        tcase_add_test(tc, test_bare_thawer_dbus);
         return s;
 }

@@ -112,9 +112,6 @@ static void run_ip(const char *a, const char *b, const char *c, const char *d, c
 }
 
 static void setup(void) {
-        char conf[512], sock[128];
-        int out[2];
-
         test_env_setup();
         /* World-readable, so that an unprivileged client can reach the bus. */
         snprintf(dir, sizeof(dir), "/tmp/standby-listener-test.%s.%d", test_runner_id(), (int) getpid());
@@ -122,8 +119,6 @@ static void setup(void) {
         chmod(dir, 0755);
         snprintf(rules_dir, sizeof(rules_dir), "%s/rules", dir);
         (void) mkdir(rules_dir, 0755);
-        snprintf(sock, sizeof(sock), "%s/bus", dir);
-        snprintf(bus_address, sizeof(bus_address), "unix:path=%s", sock);
 
         /* The datagram socket for sd_notify(). */
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -133,28 +128,7 @@ static void setup(void) {
         ck_assert_int_ge(notify_fd, 0);
         ck_assert_int_eq(bind(notify_fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
 
-        /* dbus-daemon prints its address once it listens: wait for that line. */
-        const char *data = getenv("STANDBY_TEST_DATA");
-        snprintf(conf, sizeof(conf), "--config-file=%s/dbus-test.conf", data ? data : "tests/data");
-        char addr_arg[600];
-        snprintf(addr_arg, sizeof(addr_arg), "--address=%s", bus_address);
-        ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
-        dbus_pid = fork();
-        ck_assert_int_ge(dbus_pid, 0);
-        if (dbus_pid == 0) {
-                dup2(out[1], 1);
-                int null = open("/dev/null", O_WRONLY);
-                dup2(null, 2);
-                execlp("dbus-daemon", "dbus-daemon", conf, addr_arg, "--nofork", "--print-address=1", NULL);
-                _exit(127);
-        }
-        close(out[1]);
-        struct pollfd p = { .fd = out[0], .events = POLLIN };
-        char line[512] = {};
-        ck_assert_msg(poll(&p, 1, 10000) == 1 && read(out[0], line, sizeof(line) - 1) > 0,
-                      "dbus-daemon did not start");
-        close(out[0]);
-        ck_assert_ptr_nonnull(strstr(line, sock));
+        dbus_pid = test_start_dbus(dir, bus_address, sizeof(bus_address));
 
         write_rule("10-mail.rule", "[Match]\nEvent=push\nUnit=mail.service\n[Action]\nThaw=mail.service\nFor=1s\n");
         write_rule("20-lid.rule", "[Match]\nEvent=push\nUnit=lid.service\n[Action]\nExitStandby=yes\n");
@@ -169,11 +143,8 @@ static void teardown(void) {
                 run_ip("netns", "del", netns, NULL, NULL, NULL, NULL, NULL);
                 netns[0] = 0;
         }
-        if (dbus_pid > 0) {
-                (void) kill(dbus_pid, SIGTERM);
-                (void) waitpid(dbus_pid, NULL, 0);
-                dbus_pid = 0;
-        }
+        test_stop_pid(dbus_pid);
+        dbus_pid = 0;
         notify_fd = safe_close(notify_fd);
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
         (void) !system(cmd);

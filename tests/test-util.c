@@ -6,6 +6,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "cgroup.h"
 #include "fileio.h"
@@ -508,4 +509,38 @@ bool test_wait_for(bool (*cond)(void *), void *userdata, usec_t timeout) {
                         return false;
                 (void) poll(NULL, 0, 1);
         }
+}
+
+pid_t test_start_dbus(const char *dir, char *ret_address, size_t size) {
+        char conf[512], addr_arg[600], line[512] = {};
+        const char *data = getenv("STANDBY_TEST_DATA");
+        int out[2];
+
+        snprintf(ret_address, size, "unix:path=%s/bus", dir);
+        snprintf(conf, sizeof(conf), "--config-file=%s/dbus-test.conf", data ? data : "tests/data");
+        snprintf(addr_arg, sizeof(addr_arg), "--address=%s", ret_address);
+        ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                dup2(out[1], 1);
+                int null = open("/dev/null", O_WRONLY);
+                dup2(null, 2);
+                execlp("dbus-daemon", "dbus-daemon", conf, addr_arg, "--nofork", "--print-address=1", NULL);
+                _exit(127);
+        }
+        close(out[1]);
+        /* dbus-daemon prints its address once it listens: wait for that line. */
+        struct pollfd p = { .fd = out[0], .events = POLLIN };
+        ck_assert_msg(poll(&p, 1, 10000) == 1 && read(out[0], line, sizeof(line) - 1) > 0, "dbus-daemon did not start");
+        close(out[0]);
+        ck_assert_ptr_nonnull(strstr(line, ret_address + strlen("unix:path=")));
+        return pid;
+}
+
+void test_stop_pid(pid_t pid) {
+        if (pid <= 0)
+                return;
+        (void) kill(pid, SIGTERM);
+        (void) waitpid(pid, NULL, 0);
 }

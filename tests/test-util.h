@@ -49,7 +49,7 @@ int test_cgroup(const char *sub);
 const char *test_cgpath(const char *sub);
 
 /* Starts argv in cgroup base/sub. With ret_tick_fd, a pipe is passed as fd 3
- * and "--tick-fd 3" is appended; the read end is returned. */
+ * (argv says "--tick-fd 3" itself); the read end is returned. */
 pid_t test_spawn(const char *sub, char *const argv[], int *ret_tick_fd);
 /* Starts a standby-workload of the given kind in base/sub. */
 pid_t test_spawn_workload(const char *sub, const char *kind, int period_ms, int threads, int *ret_tick_fd);
@@ -86,6 +86,13 @@ char *test_write_tmp(const char *text);
 /* Runs a shell command line; returns its exit status and its output (both
  * streams if the command redirects 2>&1; caller frees). */
 int test_run_shell(const char *cmd, char **ret_out);
+
+/* Starts a dbus-daemon (tests/data/dbus-test.conf) listening on dir/bus and
+ * returns its pid once it listens; its address goes to ret_address. The
+ * caller stops it by that pid (test_stop_pid). */
+pid_t test_start_dbus(const char *dir, char *ret_address, size_t size);
+/* SIGTERM to pid, and waits for it; nothing if pid <= 0. */
+void test_stop_pid(pid_t pid);
 
 /* Path of a built binary (STANDBY_BUILD_DIR, default "build"). */
 const char *test_bin(const char *name);
