@@ -412,6 +412,11 @@ static void print_table(FILE *csv, bool reply, unsigned samples, double *base, d
                         if (i > 0)
                                 print_added(series[i], series[0], samples);
                 }
+                /* What standby-listener adds beyond the least any listener adds,
+                 * in the same rounds: the figure that is the listener's own. */
+                if (series[3])
+                        printf("%-10s %-12s %10.1f\n", "", "beyond bare",
+                               stats_percentile(series[1], samples, 50) - stats_percentile(series[3], samples, 50));
         }
 }
 
