@@ -89,16 +89,20 @@ static int on_monitor_io(sd_event_source *s, int fd, uint32_t revents, void *use
         n = recv(fd, cm->buf + cm->have, MONITOR_BUFFER - cm->have, MSG_DONTWAIT);
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
                 return 0;
+        /* A monitor that fails leaves Event=dbus-call rules dead: as when the
+         * bus goes away (push.c), exit to be restarted, and reconnect. */
         if (n <= 0) {
-                log_error_errno(n < 0 ? -errno : -ECONNRESET, "The D-Bus monitor connection failed: %m");
+                log_error_errno(n < 0 ? -errno : -ECONNRESET,
+                                "The D-Bus monitor connection failed (%m); exiting, to be restarted.");
                 listener_drop_call_monitor(l);
-                return 0;
+                return sd_event_exit(l->event, EXIT_FAILURE_GENERIC);
         }
         cm->have += (size_t) n;
         if (monitor_consume(l, cm) < 0) {
                 /* dbus-daemon sends whole, valid messages: this is not it. */
-                log_error("The D-Bus monitor connection sent something that is not D-Bus; dropping it.");
+                log_error("The D-Bus monitor connection sent something that is not D-Bus; exiting, to be restarted.");
                 listener_drop_call_monitor(l);
+                return sd_event_exit(l->event, EXIT_FAILURE_GENERIC);
         }
         return 0;
 }

@@ -155,6 +155,19 @@ int listener_setup_signal_matches(Listener *l) {
         return 0;
 }
 
+
+/* The bus went away (dbus-daemon stopped or restarted). Without it Push,
+ * dbus-signal and dbus-call rules would be dead for good while the listener
+ * looked alive: it exits with a failure instead, so that the service
+ * manager (Restart=on-failure) starts it again, and the new one reconnects
+ * and reconciles as after any restart. */
+static int on_bus_lost(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        Listener *l = userdata;
+
+        log_error("Lost the connection to the bus; exiting, to be restarted.");
+        return sd_event_exit(l->event, EXIT_FAILURE_GENERIC);
+}
+
 int listener_setup_bus(Listener *l) {
         int r;
 
@@ -177,6 +190,10 @@ int listener_setup_bus(Listener *l) {
         r = sd_bus_request_name(l->bus, LISTENER_BUS_NAME, 0);
         if (r < 0)
                 return log_error_errno(r, "Failed to own the bus name " LISTENER_BUS_NAME ": %m");
+        r = sd_bus_match_signal(l->bus, NULL, NULL, "/org/freedesktop/DBus/Local", "org.freedesktop.DBus.Local",
+                                "Disconnected", on_bus_lost, l);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch the bus connection: %m");
         r = sd_bus_attach_event(l->bus, l->event, SD_EVENT_PRIORITY_NORMAL);
         if (r < 0)
                 return log_error_errno(r, "Failed to attach the bus to the event loop: %m");

@@ -202,7 +202,7 @@ static int run_daemon(const char *config_path, const char *state_dir, const char
         r = sd_event_loop(l.event);
         if (r < 0)
                 goto fail;
-        ret = EXIT_OK;
+        ret = r; /* sd_event_exit()'s code: 0 on SIGTERM, a failure when the bus went away */
         goto finish;
 fail:
         log_error_errno(r, "standby-listener failed: %m");

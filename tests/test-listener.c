@@ -97,6 +97,20 @@ static int stop_listener(int sig) {
         return status;
 }
 
+/* Waits (bounded, on a pidfd) for the listener to exit by itself; returns
+ * its wait status, or -1 if it still runs. */
+static int wait_listener_exit(usec_t timeout) {
+        _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, listener_pid, 0);
+        struct pollfd p = { .fd = pidfd, .events = POLLIN };
+        int status = -1;
+
+        if (pidfd < 0 || poll(&p, 1, (int) (timeout / USEC_PER_MSEC)) != 1 ||
+            waitpid(listener_pid, &status, 0) != listener_pid)
+                return -1;
+        listener_pid = 0;
+        return status;
+}
+
 /* Runs ip(8) with up to 8 arguments; asserts success. */
 static void run_ip(const char *a, const char *b, const char *c, const char *d, const char *e, const char *f,
                    const char *g, const char *h) {
@@ -943,6 +957,37 @@ START_TEST(test_dbus_call_thaws_owner) {
 }
 END_TEST
 
+/* When the bus goes away the listener does not stay up deaf to every D-Bus
+ * event: it exits with a failure, for the service manager to start it again
+ * (Restart=on-failure), and the new one reconnects. With call_rule the
+ * dbus-call monitor may be the first to tell, else the connection with its
+ * object. */
+static void check_bus_loss_exits(bool call_rule) {
+        if (call_rule)
+                write_rule("80-call.rule", "[Match]\nEvent=dbus-call\nBusName=org.example.Mail\n[Action]\n"
+                                           "Thaw=mail.service\n");
+        start_listener();
+        test_stop_pid(dbus_pid);
+        dbus_pid = 0;
+        int status = wait_listener_exit(5 * USEC_PER_SEC);
+        ck_assert_msg(status != -1, "the listener still runs 5 s after the bus went away");
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == EXIT_FAILURE_GENERIC,
+                      "the listener ended with wait status 0x%x, not exit status %d", (unsigned) status,
+                      EXIT_FAILURE_GENERIC);
+}
+
+START_TEST(test_bus_loss_exits) {
+        if (test_need_root_cgroup2())
+                check_bus_loss_exits(false);
+}
+END_TEST
+
+START_TEST(test_bus_loss_exits_with_monitor) {
+        if (test_need_root_cgroup2())
+                check_bus_loss_exits(true);
+}
+END_TEST
+
 /* Whether some socket of pid has bytes its owner has not read. */
 static bool has_unread(void *userdata) {
         pid_t pid = *(pid_t *) userdata;
@@ -1044,6 +1089,8 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_input_stream_lid);
         tcase_add_test(tc, test_dbus_call_thaws_owner);
         tcase_add_test(tc, test_dbus_call_unread_at_enter);
+        tcase_add_test(tc, test_bus_loss_exits);
+        tcase_add_test(tc, test_bus_loss_exits_with_monitor);
         tcase_add_test(tc, test_input_uinput_power_button);
         suite_add_tcase(s, tc);
         return s;
