@@ -136,5 +136,25 @@ check "systemctl stop standby.target" in_ct systemctl stop standby.target
 check "nothing frozen afterwards" [ "$(freezer echo.service) $(freezer mail.service) $(user_freezer sync.service)" = "running running running" ]
 check "standby-manager status: inactive" in_ct sh -c 'standby-manager status | grep -q "^Standby: inactive"'
 
+# dbus-daemon dies (as in a crash): the listener exits rather than live on
+# deaf to D-Bus, systemd starts it again (Restart=on-failure), and the new
+# one is back on the bus (socket activation starts dbus-daemon anew).
+listener_pid() { in_ct systemctl show -p MainPID --value standby-listener.service; }
+old=$(listener_pid)
+in_ct systemctl kill --signal=SIGKILL dbus.service
+new=$old
+for _ in $(seq 1 150); do
+        new=$(listener_pid)
+        [ "$new" != "$old" ] && [ "$new" != 0 ] && [ "$(in_ct systemctl is-active standby-listener.service)" = active ] && break
+        sleep 0.1
+done
+restarted() { [ "$new" != "$old" ] && [ "$new" != 0 ]; }
+check "the listener restarted after dbus-daemon died (MainPID $old -> $new)" restarted
+check "it had exited with status 1, saying why" in_ct sh -c 'journalctl -b -u standby-listener.service |
+        grep -q "Lost the connection to the bus" && journalctl -b -u standby-listener.service | grep -q "status=1/FAILURE"'
+out=$(in_ct busctl call org.standby.Listener1 /org/standby/Listener1 org.standby.Listener1 Push ss mail.service test 2>&1 || true)
+answered() { [ "$out" = "b false" ] || [ "$out" = "b true" ]; }
+check "the new listener answers a push ($out)" answered
+
 say "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
