@@ -4,12 +4,20 @@
  * devices that appear later in /dev/input are picked up through inotify. The
  * events are read as the kernel writes them (struct input_event), so a FIFO
  * carrying the same records works too: that is how the tests feed it on a
- * machine without /dev/uinput. */
+ * machine without /dev/uinput.
+ *
+ * When a device's buffer overruns, the kernel drops its events and says so
+ * with SYN_DROPPED; as with netlink's ENOBUFS, the listener does not go on
+ * as if nothing happened: it skips the broken frame (to the next
+ * SYN_REPORT), re-reads the switch states (EVIOCGSW) and acts on every
+ * switch that changed meanwhile, so a lid opened during the overrun still
+ * ends standby. Key presses lost in it cannot be read back; that is logged. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <libevdev/libevdev.h>
 #include <linux/input.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 
 #include "fileio.h"
@@ -19,14 +27,60 @@
 
 #define INPUT_DIR "/dev/input"
 
+#define SW_LONGS ((SW_CNT + 8 * sizeof(unsigned long) - 1) / (8 * sizeof(unsigned long)))
+
 struct InputWatch {
         Listener *listener;
         char *path;
         char *name;                  /* the device's evdev name, if it has one */
         int fd;
         sd_event_source *source;
+        unsigned long sw[SW_LONGS];  /* switch states as last known */
+        bool have_sw;                /* EVIOCGSW answers (a device, not a FIFO) */
+        bool dropping;               /* after SYN_DROPPED, until the next SYN_REPORT */
         struct InputWatch *next;
 };
+
+static bool sw_bit(const unsigned long *bits, unsigned code) {
+        return bits[code / (8 * sizeof(unsigned long))] >> (code % (8 * sizeof(unsigned long))) & 1;
+}
+
+static void sw_set(unsigned long *bits, unsigned code, bool on) {
+        unsigned long m = 1UL << (code % (8 * sizeof(unsigned long)));
+        if (on)
+                bits[code / (8 * sizeof(unsigned long))] |= m;
+        else
+                bits[code / (8 * sizeof(unsigned long))] &= ~m;
+}
+
+static void input_dispatch(InputWatch *w, unsigned type, unsigned code, int value) {
+        log_debug("Input %s: %s %d", w->path, strna(libevdev_event_code_get_name(type, code)), value);
+        (void) listener_dispatch(w->listener,
+                                 &(Event) { .kind = EVENT_INPUT, .device = w->name, .device_path = w->path,
+                                            .key_type = (int) type, .key_code = (int) code, .value = value },
+                                 now_usec(CLOCK_MONOTONIC));
+}
+
+/* After an overrun: the switches as they are now, acted on where they moved. */
+static void input_resync(InputWatch *w) {
+        unsigned long now[SW_LONGS] = {};
+
+        w->listener->stats.resyncs++;
+        if (!w->have_sw || ioctl(w->fd, EVIOCGSW(sizeof(now)), now) < 0) {
+                log_warning("Input %s dropped events (its buffer overran); key presses and switch changes in "
+                            "between are lost.", w->path);
+                return;
+        }
+        log_warning("Input %s dropped events (its buffer overran): switch states re-read; key presses in "
+                    "between are lost.", w->path);
+        for (unsigned code = 0; code < SW_CNT; code++) {
+                bool is = sw_bit(now, code);
+                if (sw_bit(w->sw, code) == is)
+                        continue;
+                sw_set(w->sw, code, is);
+                input_dispatch(w, EV_SW, code, is);
+        }
+}
 
 static void input_free(InputWatch *w) {
         sd_event_source_disable_unref(w->source);
@@ -57,15 +111,22 @@ static int on_input(sd_event_source *s, int fd, uint32_t revents, void *userdata
                 return 0;
         }
         for (size_t i = 0; i < (size_t) n / sizeof(struct input_event); i++) {
-                if (ev[i].type != EV_KEY && ev[i].type != EV_SW)
+                if (ev[i].type == EV_SYN && ev[i].code == SYN_DROPPED) {
+                        w->dropping = true;
                         continue;
-                log_debug("Input %s: %s %d", w->path, strna(libevdev_event_code_get_name(ev[i].type, ev[i].code)),
-                          ev[i].value);
-                (void) listener_dispatch(w->listener,
-                                         &(Event) { .kind = EVENT_INPUT, .device = w->name, .device_path = w->path,
-                                                    .key_type = ev[i].type, .key_code = ev[i].code,
-                                                    .value = ev[i].value },
-                                         now_usec(CLOCK_MONOTONIC));
+                }
+                if (w->dropping) {
+                        /* The frame the overrun broke is ignored whole. */
+                        if (ev[i].type == EV_SYN && ev[i].code == SYN_REPORT) {
+                                w->dropping = false;
+                                input_resync(w);
+                        }
+                        continue;
+                }
+                if (ev[i].type == EV_SW && ev[i].code < SW_CNT)
+                        sw_set(w->sw, ev[i].code, ev[i].value != 0);
+                if (ev[i].type == EV_KEY || ev[i].type == EV_SW)
+                        input_dispatch(w, ev[i].type, ev[i].code, ev[i].value);
         }
         return 0;
 }
@@ -112,6 +173,8 @@ static int input_open(Listener *l, const char *path) {
                 w->name = strdup(strna(libevdev_get_name(dev)));
                 libevdev_free(dev);
         }
+        /* The baseline an overrun is judged against. */
+        w->have_sw = S_ISCHR(st.st_mode) && ioctl(fd, EVIOCGSW(sizeof(w->sw)), w->sw) >= 0;
         if (!w->path || !any_rule_wants(l, w->path, w->name)) {
                 input_free(w);
                 return 0;

@@ -875,6 +875,87 @@ START_TEST(test_input_stream_lid) {
 }
 END_TEST
 
+static bool saw_resync(void *userdata) {
+        return statistic(userdata, "resyncs") >= 1;
+}
+
+/* A device's buffer overran (SYN_DROPPED): the broken frame is ignored whole
+ * (the lid opening in it is not taken: it may be half a frame), the overrun
+ * is counted, and events after the frame are taken again. A FIFO has no
+ * switch state to re-read; the re-read itself is the uinput test below. */
+START_TEST(test_input_stream_dropped) {
+        char fifo[128], rule[512];
+
+        if (!test_need_root_cgroup2())
+                return;
+        snprintf(fifo, sizeof(fifo), "%s/lid-events", dir);
+        ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+        snprintf(rule, sizeof(rule), "[Match]\nEvent=input\nDevice=%s\nSwitch=SW_LID\nValue=0\n[Action]\nExitStandby=yes\n",
+                 fifo);
+        write_rule("70-lid.rule", rule);
+        sd_bus_flush_close_unref(standby_with_idle_mail());
+
+        int fd = open(fifo, O_WRONLY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        struct input_event broken[] = {
+                { .type = EV_SYN, .code = SYN_DROPPED },
+                { .type = EV_SW, .code = SW_LID, .value = 0 },
+                { .type = EV_SYN, .code = SYN_REPORT },
+        };
+        ck_assert_int_eq(write(fd, broken, sizeof(broken)), (ssize_t) sizeof(broken));
+        sd_bus *bus = client();
+        ck_assert(test_wait_for(saw_resync, bus, 5 * USEC_PER_SEC));
+        ck_assert_uint_eq(statistic(bus, "events"), 0);
+        ck_assert(test_frozen("mail.service"));
+
+        send_input(fd, EV_SW, SW_LID, 0); /* a whole frame again */
+        ck_assert(wait_frozen("mail.service", false));
+        ck_assert_uint_eq(statistic(bus, "exits"), 1);
+        close(fd);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
+/* The real-device overrun: the lid opens while the listener is stopped and
+ * a flood of key events overruns its buffer, so the kernel drops the lid's
+ * event; the listener re-reads the switch state and ends standby all the
+ * same. Needs /dev/uinput. */
+START_TEST(test_input_uinput_overrun_resync) {
+        if (access("/dev/uinput", W_OK) < 0) {
+                fprintf(stderr, "SKIP: test_input_uinput_overrun_resync: no /dev/uinput on this machine "
+                                "(the qemu recipe in shared/recipes has one)\n");
+                return;
+        }
+        if (!test_need_root_cgroup2())
+                return;
+        struct libevdev *dev = libevdev_new();
+        struct libevdev_uinput *ui = NULL;
+        libevdev_set_name(dev, "standby-test-lid");
+        libevdev_enable_event_code(dev, EV_SW, SW_LID, NULL);
+        libevdev_enable_event_code(dev, EV_KEY, KEY_A, NULL);
+        ck_assert_int_eq(libevdev_uinput_create_from_device(dev, LIBEVDEV_UINPUT_OPEN_MANAGED, &ui), 0);
+        ck_assert_int_eq(libevdev_uinput_write_event(ui, EV_SW, SW_LID, 1), 0); /* closed */
+        ck_assert_int_eq(libevdev_uinput_write_event(ui, EV_SYN, SYN_REPORT, 0), 0);
+        write_rule("72-lid.rule",
+                   "[Match]\nEvent=input\nDevice=standby-test-lid\nSwitch=SW_LID\nValue=0\n[Action]\nExitStandby=yes\n");
+        sd_bus *bus = standby_with_idle_mail();
+
+        ck_assert_int_eq(kill(listener_pid, SIGSTOP), 0);
+        ck_assert_int_eq(libevdev_uinput_write_event(ui, EV_SW, SW_LID, 0), 0); /* opened... */
+        ck_assert_int_eq(libevdev_uinput_write_event(ui, EV_SYN, SYN_REPORT, 0), 0);
+        for (int i = 0; i < 4000; i++) { /* ...and lost in the overrun */
+                ck_assert_int_eq(libevdev_uinput_write_event(ui, EV_KEY, KEY_A, i % 2), 0);
+                ck_assert_int_eq(libevdev_uinput_write_event(ui, EV_SYN, SYN_REPORT, 0), 0);
+        }
+        ck_assert_int_eq(kill(listener_pid, SIGCONT), 0);
+        ck_assert(wait_frozen("mail.service", false));
+        ck_assert_uint_ge(statistic(bus, "resyncs"), 1);
+        sd_bus_flush_close_unref(bus);
+        libevdev_uinput_destroy(ui);
+        libevdev_free(dev);
+}
+END_TEST
+
 /* The real-device path: a virtual power button through /dev/uinput. */
 START_TEST(test_input_uinput_power_button) {
         if (access("/dev/uinput", W_OK) < 0) {
@@ -1091,7 +1172,17 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_dbus_call_unread_at_enter);
         tcase_add_test(tc, test_bus_loss_exits);
         tcase_add_test(tc, test_bus_loss_exits_with_monitor);
+        tcase_add_test(tc, test_input_stream_dropped);
+        suite_add_tcase(s, tc);
+
+        /* A case of their own, so that `make check-vm` runs just these where
+         * /dev/uinput exists (CK_RUN_CASE=uinput); they skip elsewhere. */
+        tc = tcase_create("uinput");
+        tcase_set_timeout(tc, 120);
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_add_unchecked_fixture(tc, NULL, sweep);
         tcase_add_test(tc, test_input_uinput_power_button);
+        tcase_add_test(tc, test_input_uinput_overrun_resync);
         suite_add_tcase(s, tc);
         return s;
 }

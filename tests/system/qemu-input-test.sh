@@ -11,8 +11,10 @@ work=${STANDBY_SYSTEM_TEST_DIR:-/var/tmp/standby-system-test}
 vm=$work/vm
 tests/system/rootfs.sh "$work"
 
-# The VM's rootfs: the same, plus a kernel and an initrd (built once).
-if [ ! -f "$vm/vmlinuz" ]; then
+# The VM's rootfs: the same, plus a kernel, an initrd and what the Check
+# runner needs (built once; again when this list changes).
+vm_packages="linux-image-amd64 initramfs-tools libsubunit0"
+if [ ! -f "$vm/vmlinuz" ] || [ "$(cat "$vm/packages" 2>/dev/null)" != "$vm_packages" ]; then
         rm -rf "$vm" && mkdir -p "$vm"
         cp -a "$work/rootfs" "$vm/rootfs"
         cp /etc/resolv.conf "$vm/rootfs/etc/resolv.conf"
@@ -20,12 +22,13 @@ if [ ! -f "$vm/vmlinuz" ]; then
                 set -e; r=$0
                 mount --bind /dev "$r/dev"; mount -t proc proc "$r/proc"; mount -t sysfs sys "$r/sys"
                 chroot "$r" apt-get -qq update
-                DEBIAN_FRONTEND=noninteractive chroot "$r" apt-get -y -qq install --no-install-recommends linux-image-amd64 initramfs-tools
+                DEBIAN_FRONTEND=noninteractive chroot "$r" apt-get -y -qq install --no-install-recommends $1
                 sed -i "s/^MODULES=.*/MODULES=list/" "$r/etc/initramfs-tools/initramfs.conf"
                 printf "virtio_pci\nvirtio_blk\next4\n" >> "$r/etc/initramfs-tools/modules"
                 chroot "$r" update-initramfs -u -k all
                 chroot "$r" apt-get clean; rm -rf "$r/var/lib/apt/lists/"*
-        ' "$vm/rootfs" > "$vm/kernel.log" 2>&1
+        ' "$vm/rootfs" "$vm_packages" > "$vm/kernel.log" 2>&1
+        echo "$vm_packages" > "$vm/packages"
         cp "$vm"/rootfs/boot/vmlinuz-* "$vm/vmlinuz"
         cp "$vm"/rootfs/boot/initrd.img-* "$vm/initrd.img"
         echo '/dev/vda / ext4 rw 0 1' > "$vm/rootfs/etc/fstab"
@@ -34,6 +37,12 @@ r=$vm/rootfs
 
 # Standby, as a distribution installs it, and the test.
 tests/system/install-standby.sh "$r"
+# The Check tests of the real-device path (they skip where /dev/uinput is
+# missing, as on the machines CI runs on), with the build they test.
+t=$r/usr/local/lib/standby-tests
+rm -rf "$t" && mkdir -p "$t/build"
+cp -a build/test-standby build/standby-listener build/standby-manager build/standby-workload build/helpers "$t/build/"
+cp -a tests/data "$t/data"
 printf '[Standby]\nTargets=workloads.slice\nFreezeTimeout=5s\n' > "$r/etc/standby/standby.conf"
 printf '[Match]\nEvent=input\nDevice=standby-test-power\nKey=KEY_POWER\nValue=1\n[Action]\nExitStandby=yes\n' \
         > "$r/etc/standby/rules.d/30-power.rule"
@@ -42,7 +51,9 @@ ln -sf /dev/null "$r/etc/systemd/system/serial-getty@ttyS0.service"
 # logind would take the power key too (and power the VM off): the listener
 # is the one to answer it here. On a laptop the two must agree likewise.
 mkdir -p "$r/etc/systemd/logind.conf.d"
-printf '[Login]\nHandlePowerKey=ignore\n' > "$r/etc/systemd/logind.conf.d/standby-test.conf"
+# The lid of the Check test's virtual switch likewise (logind would suspend).
+printf '[Login]\nHandlePowerKey=ignore\nHandleLidSwitch=ignore\nHandleLidSwitchExternalPower=ignore\nHandleLidSwitchDocked=ignore\n' \
+        > "$r/etc/systemd/logind.conf.d/standby-test.conf"
 mkdir -p "$r/etc/systemd/system/multi-user.target.wants"
 ln -sf /etc/systemd/system/mail.service "$r/etc/systemd/system/multi-user.target.wants/mail.service"
 ln -sf /lib/systemd/system/standby-listener.service "$r/etc/systemd/system/multi-user.target.wants/standby-listener.service"
@@ -72,6 +83,14 @@ check "standby-manager status: inactive" sh -c "standby-manager status | grep -q
 check "mail.service running" [ "$(freezer)" = running ]
 exec 3>&-
 wait $button
+# The Check tests on the real device: the power button, and a lid opened
+# while an overrun drops its event (the listener re-reads the switch).
+systemctl stop standby-listener.service
+out=$(cd /usr/local/lib/standby-tests && STANDBY_BUILD_DIR=build STANDBY_TEST_DATA=data CK_RUN_SUITE=listener \
+        CK_RUN_CASE=uinput CK_VERBOSITY=verbose CK_TIMEOUT_MULTIPLIER=3 ./build/test-standby 2>&1)
+echo "$out" | grep -E '^[0-9]+%|:[PFE]:|SKIP'
+uinput_ok() { echo "$out" | grep -q '^100%: Checks: 2, Failures: 0, Errors: 0' && ! echo "$out" | grep -q SKIP; }
+check "Check's uinput tests pass, none skipped" uinput_ok
 journalctl -q -u standby-listener.service --no-pager | tail -n 5
 echo "$pass passed, $fail failed"
 TEST
