@@ -916,68 +916,82 @@ START_TEST(test_input_stream_dropped) {
 }
 END_TEST
 
+/* A virtual input device through /dev/uinput. */
+typedef struct TestDevice {
+        struct libevdev *dev;
+        struct libevdev_uinput *ui;
+} TestDevice;
+
+/* Creates it with the given (type, code) pairs; false, and the test says
+ * SKIP and why, where there is no /dev/uinput (or no root with cgroup v2). */
+static bool uinput_open(TestDevice *d, const char *test, const char *name, const unsigned (*codes)[2], size_t n) {
+        *d = (TestDevice) {};
+        if (access("/dev/uinput", W_OK) < 0) {
+                fprintf(stderr, "SKIP: %s: no /dev/uinput on this machine (the qemu recipe in shared/recipes has one)\n",
+                        test);
+                return false;
+        }
+        if (!test_need_root_cgroup2())
+                return false;
+        d->dev = libevdev_new();
+        ck_assert_ptr_nonnull(d->dev);
+        libevdev_set_name(d->dev, name);
+        for (size_t i = 0; i < n; i++)
+                ck_assert_int_eq(libevdev_enable_event_code(d->dev, codes[i][0], codes[i][1], NULL), 0);
+        ck_assert_int_eq(libevdev_uinput_create_from_device(d->dev, LIBEVDEV_UINPUT_OPEN_MANAGED, &d->ui), 0);
+        return true;
+}
+
+static void uinput_close(TestDevice *d) {
+        libevdev_uinput_destroy(d->ui);
+        libevdev_free(d->dev);
+}
+
 /* The real-device overrun: the lid opens while the listener is stopped and
  * a flood of key events overruns its buffer, so the kernel drops the lid's
  * event; the listener re-reads the switch state and ends standby all the
  * same. Needs /dev/uinput. */
 START_TEST(test_input_uinput_overrun_resync) {
-        if (access("/dev/uinput", W_OK) < 0) {
-                fprintf(stderr, "SKIP: test_input_uinput_overrun_resync: no /dev/uinput on this machine "
-                                "(the qemu recipe in shared/recipes has one)\n");
+        static const unsigned codes[][2] = { { EV_SW, SW_LID }, { EV_KEY, KEY_A } };
+        TestDevice d;
+
+        if (!uinput_open(&d, "test_input_uinput_overrun_resync", "standby-test-lid", codes, ELEMENTSOF(codes)))
                 return;
-        }
-        if (!test_need_root_cgroup2())
-                return;
-        struct libevdev *dev = libevdev_new();
-        struct libevdev_uinput *ui = NULL;
-        libevdev_set_name(dev, "standby-test-lid");
-        libevdev_enable_event_code(dev, EV_SW, SW_LID, NULL);
-        libevdev_enable_event_code(dev, EV_KEY, KEY_A, NULL);
-        ck_assert_int_eq(libevdev_uinput_create_from_device(dev, LIBEVDEV_UINPUT_OPEN_MANAGED, &ui), 0);
-        ck_assert_int_eq(libevdev_uinput_write_event(ui, EV_SW, SW_LID, 1), 0); /* closed */
-        ck_assert_int_eq(libevdev_uinput_write_event(ui, EV_SYN, SYN_REPORT, 0), 0);
+        ck_assert_int_eq(libevdev_uinput_write_event(d.ui, EV_SW, SW_LID, 1), 0); /* closed */
+        ck_assert_int_eq(libevdev_uinput_write_event(d.ui, EV_SYN, SYN_REPORT, 0), 0);
         write_rule("72-lid.rule",
                    "[Match]\nEvent=input\nDevice=standby-test-lid\nSwitch=SW_LID\nValue=0\n[Action]\nExitStandby=yes\n");
         sd_bus *bus = standby_with_idle_mail();
 
         ck_assert_int_eq(kill(listener_pid, SIGSTOP), 0);
-        ck_assert_int_eq(libevdev_uinput_write_event(ui, EV_SW, SW_LID, 0), 0); /* opened... */
-        ck_assert_int_eq(libevdev_uinput_write_event(ui, EV_SYN, SYN_REPORT, 0), 0);
+        ck_assert_int_eq(libevdev_uinput_write_event(d.ui, EV_SW, SW_LID, 0), 0); /* opened... */
+        ck_assert_int_eq(libevdev_uinput_write_event(d.ui, EV_SYN, SYN_REPORT, 0), 0);
         for (int i = 0; i < 4000; i++) { /* ...and lost in the overrun */
-                ck_assert_int_eq(libevdev_uinput_write_event(ui, EV_KEY, KEY_A, i % 2), 0);
-                ck_assert_int_eq(libevdev_uinput_write_event(ui, EV_SYN, SYN_REPORT, 0), 0);
+                ck_assert_int_eq(libevdev_uinput_write_event(d.ui, EV_KEY, KEY_A, i % 2), 0);
+                ck_assert_int_eq(libevdev_uinput_write_event(d.ui, EV_SYN, SYN_REPORT, 0), 0);
         }
         ck_assert_int_eq(kill(listener_pid, SIGCONT), 0);
         ck_assert(wait_frozen("mail.service", false));
         ck_assert_uint_ge(statistic(bus, "resyncs"), 1);
         sd_bus_flush_close_unref(bus);
-        libevdev_uinput_destroy(ui);
-        libevdev_free(dev);
+        uinput_close(&d);
 }
 END_TEST
 
 /* The real-device path: a virtual power button through /dev/uinput. */
 START_TEST(test_input_uinput_power_button) {
-        if (access("/dev/uinput", W_OK) < 0) {
-                fprintf(stderr, "SKIP: test_input_uinput_power_button: no /dev/uinput on this machine "
-                                "(the qemu recipe in shared/recipes has one)\n");
+        static const unsigned codes[][2] = { { EV_KEY, KEY_POWER } };
+        TestDevice d;
+
+        if (!uinput_open(&d, "test_input_uinput_power_button", "standby-test-power", codes, ELEMENTSOF(codes)))
                 return;
-        }
-        if (!test_need_root_cgroup2())
-                return;
-        struct libevdev *dev = libevdev_new();
-        struct libevdev_uinput *ui = NULL;
-        libevdev_set_name(dev, "standby-test-power");
-        libevdev_enable_event_code(dev, EV_KEY, KEY_POWER, NULL);
-        ck_assert_int_eq(libevdev_uinput_create_from_device(dev, LIBEVDEV_UINPUT_OPEN_MANAGED, &ui), 0);
         write_rule("71-power.rule",
                    "[Match]\nEvent=input\nDevice=standby-test-power\nKey=KEY_POWER\nValue=1\n[Action]\nExitStandby=yes\n");
         sd_bus_flush_close_unref(standby_with_idle_mail());
-        ck_assert_int_eq(libevdev_uinput_write_event(ui, EV_KEY, KEY_POWER, 1), 0);
-        ck_assert_int_eq(libevdev_uinput_write_event(ui, EV_SYN, SYN_REPORT, 0), 0);
+        ck_assert_int_eq(libevdev_uinput_write_event(d.ui, EV_KEY, KEY_POWER, 1), 0);
+        ck_assert_int_eq(libevdev_uinput_write_event(d.ui, EV_SYN, SYN_REPORT, 0), 0);
         ck_assert(wait_frozen("mail.service", false));
-        libevdev_uinput_destroy(ui);
-        libevdev_free(dev);
+        uinput_close(&d);
 }
 END_TEST
 
