@@ -160,5 +160,24 @@ check "it had exited with status 1, saying why" in_ct sh -c 'journalctl -b -u st
         grep -q "Lost the connection to the bus" && journalctl -b -u standby-listener.service | grep -q "status=1/FAILURE"'
 check "the new listener answers a push ($out)" answered
 
+# The listener failing for good in standby: every start fails (a drop-in
+# gives it a bad option) until systemd stops restarting it; then its
+# OnFailure= leaves standby, and nothing stays frozen with nobody to thaw it.
+check "systemctl start standby.target (again)" in_ct systemctl start standby.target
+check "mail.service frozen again" [ "$(freezer mail.service)" = frozen ]
+dropin=$rootfs/etc/systemd/system/standby-listener.service.d
+mkdir -p "$dropin"
+printf '[Service]\nExecStart=\nExecStart=/usr/sbin/standby-listener --no-such-option\n' > "$dropin/broken.conf"
+in_ct systemctl daemon-reload
+in_ct systemctl kill --signal=SIGKILL standby-listener.service
+all_running() { [ "$(freezer echo.service) $(freezer mail.service) $(user_freezer sync.service)" = "running running running" ]; }
+listener_failed() { [ "$(in_ct systemctl is-failed standby-listener.service)" = failed ]; }
+for _ in $(seq 1 150); do listener_failed && all_running && break; sleep 0.1; done  # bounded: 15 s
+check "the listener failed for good (restarts: $(in_ct systemctl show -p NRestarts --value standby-listener.service))" listener_failed
+check "standby left through OnFailure=: nothing frozen" all_running
+check "standby.target stopped too" [ "$(in_ct systemctl is-active standby.target)" = inactive ]
+rm -rf "$dropin"
+in_ct systemctl daemon-reload
+
 say "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
