@@ -842,22 +842,31 @@ static void send_input(int fd, int type, int code, int value) {
         ck_assert_int_eq(write(fd, ev, sizeof(ev)), (ssize_t) sizeof(ev));
 }
 
-/* Event=input through an evdev-format stream (this machine has no
- * /dev/uinput): the lid closing does nothing, the lid opening ends standby. */
-START_TEST(test_input_stream_lid) {
+/* A lid as an evdev-format stream (a FIFO; this machine has no /dev/uinput)
+ * whose opening ends standby, and standby entered with mail.service idle;
+ * returns the stream's write end, or -1 (the test skips). */
+static int lid_stream_in_standby(void) {
         char fifo[128], rule[512];
 
         if (!test_need_root_cgroup2())
-                return;
+                return -1;
         snprintf(fifo, sizeof(fifo), "%s/lid-events", dir);
         ck_assert_int_eq(mkfifo(fifo, 0600), 0);
         snprintf(rule, sizeof(rule), "[Match]\nEvent=input\nDevice=%s\nSwitch=SW_LID\nValue=0\n[Action]\nExitStandby=yes\n",
                  fifo);
         write_rule("70-lid.rule", rule);
         sd_bus_flush_close_unref(standby_with_idle_mail());
-
         int fd = open(fifo, O_WRONLY | O_CLOEXEC);
         ck_assert_int_ge(fd, 0);
+        return fd;
+}
+
+/* Event=input through an evdev-format stream (this machine has no
+ * /dev/uinput): the lid closing does nothing, the lid opening ends standby. */
+START_TEST(test_input_stream_lid) {
+        int fd = lid_stream_in_standby();
+        if (fd < 0)
+                return;
         send_input(fd, EV_SW, SW_LID, 1);  /* closed: no rule */
         send_input(fd, EV_KEY, KEY_A, 1);  /* another code: no rule */
         sd_bus *bus = client();
@@ -884,19 +893,9 @@ static bool saw_resync(void *userdata) {
  * is counted, and events after the frame are taken again. A FIFO has no
  * switch state to re-read; the re-read itself is the uinput test below. */
 START_TEST(test_input_stream_dropped) {
-        char fifo[128], rule[512];
-
-        if (!test_need_root_cgroup2())
+        int fd = lid_stream_in_standby();
+        if (fd < 0)
                 return;
-        snprintf(fifo, sizeof(fifo), "%s/lid-events", dir);
-        ck_assert_int_eq(mkfifo(fifo, 0600), 0);
-        snprintf(rule, sizeof(rule), "[Match]\nEvent=input\nDevice=%s\nSwitch=SW_LID\nValue=0\n[Action]\nExitStandby=yes\n",
-                 fifo);
-        write_rule("70-lid.rule", rule);
-        sd_bus_flush_close_unref(standby_with_idle_mail());
-
-        int fd = open(fifo, O_WRONLY | O_CLOEXEC);
-        ck_assert_int_ge(fd, 0);
         struct input_event broken[] = {
                 { .type = EV_SYN, .code = SYN_DROPPED },
                 { .type = EV_SW, .code = SW_LID, .value = 0 },
