@@ -155,7 +155,6 @@ int listener_setup_signal_matches(Listener *l) {
         return 0;
 }
 
-
 /* The bus went away (dbus-daemon stopped or restarted). Without it Push,
  * dbus-signal and dbus-call rules would be dead for good while the listener
  * looked alive: it exits with a failure instead, so that the service
