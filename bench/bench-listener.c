@@ -482,7 +482,8 @@ static int reference_sample(sd_bus *bus, int kind, int cg, BareThawer *thawer, u
         return bench_hang_up(fd);
 }
 
-int bench_listener(const char *listener_path, unsigned samples, unsigned idle_seconds, unsigned gap_ms, bool systemd) {
+int bench_listener(const char *listener_path, unsigned samples, unsigned idle_seconds, unsigned gap_ms, bool systemd,
+                   bool call_rule_socket) {
         /* Totals and reply times (Timing) of each mode, kind after kind. */
         _cleanup_free_ double *base = calloc((size_t) samples * _KIND_MAX, sizeof(double));
         _cleanup_free_ double *frozen = calloc((size_t) samples * _KIND_MAX, sizeof(double));
@@ -557,7 +558,13 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
         }
         if ((r = bench_write_rule("10-socket.rule", "[Match]\nEvent=socket\nUnit=socket.service\n[Action]\nThaw=socket.service\n")) < 0 ||
             (r = bench_write_rule("20-push.rule", "[Match]\nEvent=push\nUnit=push.service\n[Action]\nThaw=push.service\n")) < 0 ||
-            (r = bench_write_rule("30-call.rule", "[Match]\nEvent=dbus-call\nBusName=" SERVICE_NAME "\n[Action]\nThaw=call.service\n")) < 0)
+            /* --call-rule=socket: the listener holds the D-Bus service's own
+             * sockets, its bus connection among them, instead of watching the
+             * bus's monitor: the other way to see a call coming. */
+            (r = bench_write_rule("30-call.rule",
+                                  call_rule_socket ? "[Match]\nEvent=socket\nUnit=call.service\n[Action]\nThaw=call.service\n"
+                                                   : "[Match]\nEvent=dbus-call\nBusName=" SERVICE_NAME
+                                                     "\n[Action]\nThaw=call.service\n")) < 0)
                 goto finish;
         r = bench_start_listener(listener_path, -EBADF);
         if (r < 0) {

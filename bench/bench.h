@@ -73,7 +73,8 @@ int write_config(const char *targets);
  * against a service never frozen, listener RSS, an event storm, and idle
  * wakeups; with systemd, the services run as units of a systemd --user
  * manager and are frozen and thawed through it. */
-int bench_listener(const char *listener_path, unsigned samples, unsigned idle_seconds, unsigned gap_ms, bool systemd);
+int bench_listener(const char *listener_path, unsigned samples, unsigned idle_seconds, unsigned gap_ms, bool systemd,
+                   bool call_rule_socket);
 
 /* bench-selfcheck.c: counts each workload's wakeups both ways over window;
  * prints the comparison. -EBADMSG when they disagree. */

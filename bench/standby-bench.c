@@ -48,6 +48,7 @@ typedef struct Options {
         const char *listener;
         unsigned samples, idle_seconds, gap_ms;
         bool backend_systemd;
+        bool call_rule_socket;
 } Options;
 
 static Options opt;
@@ -87,6 +88,8 @@ static void help(void) {
                "  --gap-ms N            listener mode: idle time before each sample (default 5)\n"
                "  --backend=systemd     listener mode: the services as units of a systemd --user\n"
                "                        manager, frozen and thawed through it\n"
+               "  --call-rule=socket    listener mode: wake the D-Bus service by an Event=socket rule\n"
+               "                        (its own bus connection) instead of Event=dbus-call (the monitor)\n"
                "  -h, --help            this help\n");
 }
 
@@ -844,7 +847,8 @@ static int run_enter_exit(void) {
 
 int main(int argc, char *argv[]) {
         enum { ARG_MANAGER = 0x100, ARG_WORKLOAD, ARG_STRATEGIES, ARG_WORKLOADS, ARG_PERIOD, ARG_DURATION, ARG_REPS,
-               ARG_OUTPUT, ARG_ENTER_EXIT, ARG_UNITS, ARG_PROCS, ARG_NO_GUARD, ARG_SELF_CHECK, ARG_EVENTS, ARG_LISTENER, ARG_SAMPLES, ARG_IDLE, ARG_GAP, ARG_BACKEND };
+               ARG_OUTPUT, ARG_ENTER_EXIT, ARG_UNITS, ARG_PROCS, ARG_NO_GUARD, ARG_SELF_CHECK, ARG_EVENTS, ARG_LISTENER, ARG_SAMPLES, ARG_IDLE, ARG_GAP, ARG_BACKEND,
+               ARG_CALL_RULE };
         static const struct option options[] = {
                 { "manager", required_argument, NULL, ARG_MANAGER },
                 { "workload", required_argument, NULL, ARG_WORKLOAD },
@@ -865,6 +869,7 @@ int main(int argc, char *argv[]) {
                 { "idle-seconds", required_argument, NULL, ARG_IDLE },
                 { "gap-ms", required_argument, NULL, ARG_GAP },
                 { "backend", required_argument, NULL, ARG_BACKEND },
+                { "call-rule", required_argument, NULL, ARG_CALL_RULE },
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
@@ -902,6 +907,13 @@ int main(int argc, char *argv[]) {
                                 return 2;
                         }
                         opt.backend_systemd = streq(optarg, "systemd");
+                        break;
+                case ARG_CALL_RULE:
+                        if (!streq(optarg, "socket") && !streq(optarg, "dbus-call")) {
+                                fprintf(stderr, "standby-bench: --call-rule=%s: expected dbus-call or socket\n", optarg);
+                                return 2;
+                        }
+                        opt.call_rule_socket = streq(optarg, "socket");
                         break;
                 case 'h': help(); return 0;
                 default: fprintf(stderr, "Try 'standby-bench --help'.\n"); return 2;
@@ -964,7 +976,8 @@ int main(int argc, char *argv[]) {
         if (r < 0)
                 fprintf(stderr, "standby-bench: cannot create a scratch cgroup: %s\n", strerror(-r));
         else
-                r = opt.listener ? bench_listener(opt.listener, opt.samples, opt.idle_seconds, opt.gap_ms, opt.backend_systemd)
+                r = opt.listener ? bench_listener(opt.listener, opt.samples, opt.idle_seconds, opt.gap_ms, opt.backend_systemd,
+                                                      opt.call_rule_socket)
                     : opt.enter_exit ? run_enter_exit()
                                      : run_compare();
 
