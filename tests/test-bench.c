@@ -146,20 +146,45 @@ static int on_pong(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         return 0;
 }
 
+/* A private bus for the references' tests, its directory removed by the
+ * teardown whatever the test did. */
+static char ref_bus_dir[128], ref_bus_address[256];
+static pid_t ref_bus_pid;
+
+static void bus_setup(void) {
+        snprintf(ref_bus_dir, sizeof(ref_bus_dir), "/tmp/standby-bench-test.%s.%d", test_runner_id(), (int) getpid());
+        ck_assert(mkdir(ref_bus_dir, 0700) == 0 || errno == EEXIST);
+        ref_bus_pid = test_start_dbus(ref_bus_dir, ref_bus_address, sizeof(ref_bus_address));
+}
+
+static void bus_teardown(void) {
+        char cmd[200];
+
+        test_stop_pid(ref_bus_pid);
+        ref_bus_pid = 0;
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", ref_bus_dir);
+        (void) !system(cmd);
+}
+
+/* After the case, in the runner: what a failed test left (its bus was
+ * killed with its process group; a failed assertion skips the teardown). */
+static void bus_sweep(void) {
+        char cmd[200];
+        snprintf(cmd, sizeof(cmd), "rm -rf /tmp/standby-bench-test.%s.*", test_runner_id());
+        (void) !system(cmd);
+}
+
 /* The bare thawer in its D-Bus mode thaws a frozen service on a call to the
  * service's name, and only then: calls its monitor saw while disarmed are
  * not the event (once they were, and it thawed before the bench had called,
  * so the floor read 18 us). */
 START_TEST(test_bare_thawer_dbus) {
-        char dir[128], address[256];
+        char *address = ref_bus_address;
         BareThawer t;
         int tick, answered = 0;
 
         if (!test_need_root_cgroup2())
                 return;
-        snprintf(dir, sizeof(dir), "/tmp/standby-bench-test.%s.%d", test_runner_id(), (int) getpid());
-        ck_assert(mkdir(dir, 0700) == 0 || errno == EEXIST);
-        pid_t dbus = test_start_dbus(dir, address, sizeof(address));
         char *argv[] = { (char *) test_bin("standby-workload"), "bus-service", "--bus-address", address,
                          "--bus-name", "org.example.Reference", "--tick-fd", "3", NULL };
         test_spawn("ref.service", argv, &tick);
@@ -200,10 +225,6 @@ START_TEST(test_bare_thawer_dbus) {
         bare_thawer_stop(&t);
         sd_bus_flush_close_unref(bus);
         safe_close(cg);
-        test_stop_pid(dbus);
-        char cmd[200];
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-        (void) !system(cmd);
 }
 END_TEST
 
@@ -217,6 +238,10 @@ Suite *bench_suite(void) {
         tc = test_kernel_tcase(s, "workloads", 60);
         tcase_add_test(tc, test_workload_wakes_as_claimed);
         tcase_add_test(tc, test_event_workloads_answer);
+
+        tc = test_kernel_tcase(s, "references", 60);
+        tcase_add_checked_fixture(tc, bus_setup, bus_teardown);
+        tcase_add_unchecked_fixture(tc, NULL, bus_sweep);
         tcase_add_test(tc, test_bare_thawer_dbus);
         return s;
 }
