@@ -17,10 +17,10 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <systemd/sd-bus.h>
 #include <unistd.h>
 
 #include "bench.h"
+#include "bus-monitor.h"
 #include "cgroup.h"
 #include "fileio.h"
 #include "macro.h"
@@ -53,40 +53,15 @@ static int hold_listening_sockets(pid_t pid, int ep, int held[static MAX_HELD], 
         return n > 0 ? 0 : -ENOTSOCK;
 }
 
-/* A monitor connection that is sent every method call to name, and nothing
- * else after the messages that come with becoming a monitor, which sd-bus
- * reads and drops here. */
+/* A monitor connection (the listener's own kind: bus-monitor.c) that is sent
+ * every method call to name and nothing else, but the bus's NameLost right
+ * after becoming a monitor, which the drain at each arm takes. */
 static int monitor_calls_to(const char *address, const char *name, int ep, int held[static MAX_HELD], int *ret_n) {
-        sd_bus *bus = NULL;
-        char match[320];
+        char match[320], *matches[] = { match, NULL };
         int r;
 
         snprintf(match, sizeof(match), "type='method_call',destination='%s'", name);
-        r = sd_bus_new(&bus);
-        if (r >= 0)
-                r = sd_bus_set_monitor(bus, true);
-        if (r >= 0)
-                r = sd_bus_set_address(bus, address);
-        if (r >= 0)
-                r = sd_bus_set_bus_client(bus, true);
-        if (r >= 0)
-                r = sd_bus_start(bus);
-        if (r >= 0)
-                r = sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-                                       "org.freedesktop.DBus.Monitoring", "BecomeMonitor", NULL, NULL, "asu", 1, match,
-                                       0);
-        /* Taken, not dispatched: sd-bus would answer a monitored call with
-         * an error, and a monitor that sends anything is disconnected. */
-        while (r >= 0) {
-                sd_bus_message *m = NULL;
-                r = sd_bus_process(bus, &m);
-                sd_bus_message_unref(m);
-                if (r == 0)
-                        break;
-        }
-        if (r >= 0 && (held[0] = fcntl(sd_bus_get_fd(bus), F_DUPFD_CLOEXEC, 3)) < 0)
-                r = -errno;
-        sd_bus_close_unref(bus);
+        r = bus_monitor_open(address, matches, NULL, NULL, &held[0]);
         if (r < 0)
                 return r;
         struct epoll_event ev = { .events = 0, .data.fd = held[0] };

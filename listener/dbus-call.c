@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <sys/socket.h>
 
+#include "bus-monitor.h"
 #include "dbus-wire.h"
 #include "listener.h"
 #include "log.h"
@@ -116,28 +117,17 @@ void listener_drop_call_monitor(Listener *l) {
         }
 }
 
-/* Calls that came with the reply to BecomeMonitor, already read by sd-bus:
- * taken from its queue without reading the socket further (sd-bus reads a
- * message at a time, so the socket is left at a message boundary). */
-static void drain_queued(Listener *l, sd_bus *bus) {
-        uint64_t t;
+/* A call sd-bus had already read along with the reply to BecomeMonitor. */
+static void on_queued(sd_bus_message *m, void *userdata) {
+        uint8_t type = 0;
 
-        while (sd_bus_get_timeout(bus, &t) > 0 && t == 0) {
-                sd_bus_message *m = NULL;
-                uint8_t type = 0;
-                if (sd_bus_process(bus, &m) <= 0)
-                        break;
-                if (m && sd_bus_message_get_type(m, &type) >= 0 && type == SD_BUS_MESSAGE_METHOD_CALL &&
-                    sd_bus_message_get_destination(m))
-                        on_call(l, sd_bus_message_get_destination(m));
-                sd_bus_message_unref(m);
-        }
+        if (sd_bus_message_get_type(m, &type) >= 0 && type == SD_BUS_MESSAGE_METHOD_CALL &&
+            sd_bus_message_get_destination(m))
+                on_call(userdata, sd_bus_message_get_destination(m));
 }
 
 int listener_setup_call_monitor(Listener *l) {
         _cleanup_strv_free_ char **matches = NULL;
-        sd_bus_message *call = NULL;
-        sd_bus *bus = NULL;
         int r;
 
         listener_drop_call_monitor(l);
@@ -153,41 +143,13 @@ int listener_setup_call_monitor(Listener *l) {
         if (!matches)
                 return 0;
 
-        r = sd_bus_new(&bus);
-        if (r >= 0)
-                r = sd_bus_set_monitor(bus, true);
-        if (r >= 0) /* file descriptors sent along are of no use here */
-                r = sd_bus_negotiate_fds(bus, false);
-        if (r >= 0)
-                r = l->bus_address ? sd_bus_set_address(bus, l->bus_address)
-                                   : sd_bus_set_address(bus, "unix:path=/run/dbus/system_bus_socket");
-        if (r >= 0)
-                r = sd_bus_set_bus_client(bus, true);
-        if (r >= 0)
-                r = sd_bus_start(bus);
-        if (r >= 0)
-                r = sd_bus_message_new_method_call(bus, &call, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-                                                   "org.freedesktop.DBus.Monitoring", "BecomeMonitor");
-        if (r >= 0)
-                r = sd_bus_message_append_strv(call, matches);
-        if (r >= 0)
-                r = sd_bus_message_append(call, "u", 0);
-        if (r >= 0)
-                r = sd_bus_call(bus, call, 0, NULL, NULL);
-        sd_bus_message_unref(call);
-        if (r >= 0) {
-                drain_queued(l, bus);
-                l->call_monitor = calloc(1, sizeof(CallMonitor));
-                if (!l->call_monitor || !(l->call_monitor->buf = malloc(MONITOR_BUFFER)))
-                        r = -ENOMEM;
-        }
-        if (r >= 0) {
-                /* sd-bus closes its fd and no more: the duplicate keeps the connection. */
-                l->call_monitor->fd = fcntl(sd_bus_get_fd(bus), F_DUPFD_CLOEXEC, 3);
-                if (l->call_monitor->fd < 0)
-                        r = -errno;
-        }
-        bus = sd_bus_close_unref(bus);
+        l->call_monitor = calloc(1, sizeof(CallMonitor));
+        if (!l->call_monitor)
+                return log_error_errno(-ENOMEM, "Cannot monitor the bus for Event=dbus-call rules: %m");
+        l->call_monitor->fd = -EBADF; /* not 0: a failure below closes it */
+        l->call_monitor->buf = malloc(MONITOR_BUFFER);
+        r = l->call_monitor->buf ? bus_monitor_open(l->bus_address, matches, on_queued, l, &l->call_monitor->fd)
+                                 : -ENOMEM;
         if (r >= 0)
                 r = sd_event_add_io(l->event, &l->monitor_source, l->call_monitor->fd, EPOLLIN, on_monitor_io, l);
         if (r < 0) {
