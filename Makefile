@@ -187,7 +187,7 @@ install: $(MANAGER) $(LISTENER) man
 	install -m 0644 README.md docs/design.md $(DESTDIR)$(DOCDIR)/
 	install -d $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(DBUSPOLICYDIR) $(DESTDIR)$(RULESLIBDIR) \
 		$(DESTDIR)$(SYSCONFDIR)/standby/rules.d
-	for u in standby-listener.service standby-enter.service standby-leave.service; do \
+	for u in $(notdir $(basename $(wildcard units/*.service.in))); do \
 		sed 's|@SBINDIR@|$(SBINDIR)|g' units/$$u.in > $(DESTDIR)$(SYSTEMDUNITDIR)/$$u; \
 		chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/$$u; done
 	install -m 0644 units/standby.target $(DESTDIR)$(SYSTEMDUNITDIR)/
