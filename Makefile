@@ -3,7 +3,7 @@
 #                                   build into build/ (build-san/ with SAN=1)
 #   make check                      build and run every test, plain and under ASan+UBSan
 #   make bench                      the default benchmark comparison (README's main job)
-#   make install [PREFIX=/usr/local] [DESTDIR=]
+#   make install [PREFIX=/usr/local] [DESTDIR=]   make uninstall (same variables)
 #   make man | format | lint | clean
 
 PREFIX ?= /usr/local
@@ -14,9 +14,11 @@ MANDIR ?= $(PREFIX)/share/man
 SYSCONFDIR ?= /etc
 DOCDIR ?= $(PREFIX)/share/doc/standby
 RULESLIBDIR ?= $(PREFIX)/lib/standby/rules.d
+# Where systemd, systemd-tmpfiles and the system bus look, whatever PREFIX is:
+# under /usr/local they would never be read.
 SYSTEMDUNITDIR ?= $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
-TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
-DBUSPOLICYDIR ?= $(PREFIX)/share/dbus-1/system.d
+TMPFILESDIR ?= $(shell $(PKG_CONFIG) --variable=tmpfilesdir systemd 2>/dev/null || echo /usr/lib/tmpfiles.d)
+DBUSPOLICYDIR ?= /usr/share/dbus-1/system.d
 
 CC ?= cc
 PKG_CONFIG ?= pkg-config
@@ -94,7 +96,7 @@ PROGRAMS := $(MANAGER) $(LISTENER) $(BENCH) $(WORKLOAD)
 
 obj = $(patsubst %.c,$(B)/%.o,$(1))
 
-.PHONY: all check check-plain check-san check-system check-vm test test-binaries bench install man format lint clean
+.PHONY: all check check-plain check-san check-system check-vm test test-binaries bench install uninstall man format lint clean
 all: $(PROGRAMS) $(TESTS) $(HELPERS) man
 
 $(B)/%.o: %.c
@@ -194,6 +196,25 @@ install: $(MANAGER) $(LISTENER) man
 	install -m 0644 units/standby.tmpfiles $(DESTDIR)$(TMPFILESDIR)/standby.conf
 	install -m 0644 units/org.standby.Listener1.conf $(DESTDIR)$(DBUSPOLICYDIR)/
 	install -m 0644 units/rules.d/*.rule $(DESTDIR)$(RULESLIBDIR)/
+	@# On the running system (no DESTDIR): create /run/standby now and tell
+	@# systemd about the units, so that no reboot is needed. The system bus
+	@# notices the new policy file by itself (it watches its directories).
+	if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
+		systemd-tmpfiles --create $(TMPFILESDIR)/standby.conf && systemctl daemon-reload; fi
+
+# Removes what install put, except /etc/standby (the administrator's
+# configuration and rules, which a package manager also keeps) and
+# /run/standby (removed at the next boot; `standby-manager exit` first).
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/standby-manager $(DESTDIR)$(SBINDIR)/standby-listener
+	for m in $(notdir $(filter-out %standby-bench.1,$(MANPAGES))); do rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$$m; done
+	rm -f $(DESTDIR)$(DOCDIR)/README.md $(DESTDIR)$(DOCDIR)/design.md
+	-rmdir $(DESTDIR)$(DOCDIR)
+	for u in $(notdir $(basename $(wildcard units/*.service.in))) standby.target; do rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/$$u; done
+	rm -f $(DESTDIR)$(TMPFILESDIR)/standby.conf $(DESTDIR)$(DBUSPOLICYDIR)/org.standby.Listener1.conf
+	for r in units/rules.d/*.rule; do rm -f $(DESTDIR)$(RULESLIBDIR)/$${r##*/}; done
+	-rmdir $(DESTDIR)$(RULESLIBDIR) $(DESTDIR)$(PREFIX)/lib/standby
+	if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
 
 format:
 	clang-format -i common/*.[ch] freezer/*.[ch] listener/*.c bench/*.[ch] tests/*.[ch] tests/helpers/*.c

@@ -93,12 +93,59 @@ START_TEST(test_example_rules) {
 }
 END_TEST
 
+/* `make install` puts the D-Bus policy and the tmpfiles.d entry where the
+ * system bus and systemd-tmpfiles read them, whatever PREFIX is, and `make
+ * uninstall` removes every file it put, except the administrator's
+ * /etc/standby. */
+START_TEST(test_install_uninstall) {
+        char dir[] = "/tmp/standby-install-XXXXXX", cmd[1024];
+        const char *build = getenv("STANDBY_BUILD_DIR") ?: "build";
+        _cleanup_free_ char *out = NULL, *left = NULL;
+
+        if (access("Makefile", R_OK) < 0) {
+                fprintf(stderr, "SKIP: test_install_uninstall: not run from the source tree\n");
+                return;
+        }
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        /* The same build directory and flags as this runner's, so that make
+         * finds everything up to date and only copies. */
+        snprintf(cmd, sizeof(cmd), "make -s B=%s %s install DESTDIR=%s PREFIX=/usr/local 2>&1", build,
+                 strstr(build, "san") ? "SAN=1" : "", dir);
+        if (test_run_shell(cmd, &out) != 0) {
+                snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+                (void) !system(cmd);
+                ck_abort_msg("make install: %s", out);
+        }
+        char policy[256], tmpfiles[256], sbin[256];
+        snprintf(policy, sizeof(policy), "%s/usr/share/dbus-1/system.d/org.standby.Listener1.conf", dir);
+        snprintf(tmpfiles, sizeof(tmpfiles), "%s/usr/lib/tmpfiles.d/standby.conf", dir);
+        snprintf(sbin, sizeof(sbin), "%s/usr/local/sbin/standby-listener", dir);
+        bool have_policy = access(policy, R_OK) == 0, have_tmpfiles = access(tmpfiles, R_OK) == 0,
+             have_sbin = access(sbin, X_OK) == 0;
+
+        free(out);
+        out = NULL;
+        snprintf(cmd, sizeof(cmd), "make -s B=%s %s uninstall DESTDIR=%s PREFIX=/usr/local 2>&1", build,
+                 strstr(build, "san") ? "SAN=1" : "", dir);
+        ck_assert_msg(test_run_shell(cmd, &out) == 0, "make uninstall: %s", out);
+        snprintf(cmd, sizeof(cmd), "cd %s && find . -type f ! -path './etc/standby/*'", dir);
+        ck_assert_int_eq(test_run_shell(cmd, &left), 0);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+        (void) !system(cmd);
+        ck_assert_msg(have_policy, "no policy at %s", policy);
+        ck_assert_msg(have_tmpfiles, "no tmpfiles.d entry at %s", tmpfiles);
+        ck_assert_msg(have_sbin, "no listener at %s", sbin);
+        ck_assert_msg(left[0] == 0, "make uninstall left: %s", left);
+}
+END_TEST
+
 Suite *units_suite(void) {
         Suite *s = suite_create("units");
         TCase *tc = tcase_create("files");
         tcase_add_test(tc, test_units_verify);
         tcase_add_test(tc, test_dbus_policy_loads);
         tcase_add_test(tc, test_example_rules);
+        tcase_add_test(tc, test_install_uninstall);
         suite_add_tcase(s, tc);
         return s;
 }
