@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <poll.h>
 #include <sys/stat.h>
@@ -103,6 +104,24 @@ int cgroup_path_validate(const char *rel) {
                 p += n + 1;
         }
         return 0;
+}
+
+int cgroup_path_check(const char *rel) {
+        if (!rel || rel[0] == '/' || strlen(rel) > CGROUP_REL_MAX)
+                return -EINVAL;
+        if (!*rel)
+                return 0;
+        for (const char *p = rel;;) {
+                size_t n = strcspn(p, "/");
+
+                if (n == 0 || n > NAME_MAX)
+                        return -EINVAL;
+                if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+                        return -EINVAL;
+                if (!p[n])
+                        return 0;
+                p += n + 1;
+        }
 }
 
 static int open_beneath(int root_fd, const char *rel, int flags) {

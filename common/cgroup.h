@@ -25,6 +25,12 @@ int cgroup_open_root(const char *mount, int *ret_fd);
  * "..", ".", empty components, control characters or over-long input. */
 int cgroup_path_validate(const char *rel);
 
+/* The structure of a cgroup path taken from the kernel or the journal, any
+ * bytes allowed: -EINVAL for an absolute path, ".", "..", an empty component,
+ * a component longer than NAME_MAX or a path longer than CGROUP_REL_MAX. */
+#define CGROUP_REL_MAX (1024U * 1024U)
+int cgroup_path_check(const char *rel);
+
 /* Opens the cgroup directory rel below root_fd ("" opens root itself).
  * -EINVAL for a path cgroup_path_validate() refuses, -ENOENT, -ENOTDIR,
  * -ELOOP (a symlink), -EXDEV (would leave the tree). */

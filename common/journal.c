@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 
+#include "cgroup.h"
 #include "fileio.h"
 #include "journal.h"
 #include "macro.h"
+#include "strv.h"
 
 static const char * const phase_names[_JOURNAL_PHASE_MAX] = {
         [JOURNAL_NONE] = "none",
@@ -33,13 +37,6 @@ const char *unit_state_to_string(UnitState s) {
         return s >= 0 && s < _UNIT_STATE_MAX ? unit_state_names[s] : NULL;
 }
 
-static int lookup(const char * const *names, int n, const char *s) {
-        for (int i = 0; i < n; i++)
-                if (names[i] && streq(names[i], s))
-                        return i;
-        return -1;
-}
-
 Journal *journal_new(void) {
         Journal *j = calloc(1, sizeof(Journal));
         if (j)
@@ -57,6 +54,7 @@ Journal *journal_free(Journal *j) {
         }
         free(j->units);
         free(j->threads);
+        strv_free(j->errors);
         free(j);
         return NULL;
 }
@@ -175,7 +173,10 @@ int journal_lock(int dir_fd, int operation, int *ret_lock_fd) {
         return 0;
 }
 
-/* Paths and reasons are single tokens: escape space, control bytes and '\'. */
+/* Paths and reasons are single tokens: every byte that is not printable
+ * ASCII, the space and '\' are written as \xNN, so any name the kernel
+ * allows (bytes 1-255) reads back exactly; an empty or absent string is
+ * "\-". */
 static void fput_escaped(FILE *f, const char *s) {
         if (isempty(s)) {
                 fputs("\\-", f);
@@ -196,53 +197,58 @@ static void fput_escaped(FILE *f, const char *s) {
         }
 }
 
-static int unescape(const char *s, char **ret) {
-        char *out, *w;
+static int hexval(char c) {
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return -1;
+}
 
-        if (streq(s, "\\-")) {
+/* The reverse of fput_escaped(), strict: only what it writes is taken. */
+static int unescape(const char *s, size_t len, char **ret) {
+        _cleanup_free_ char *out = NULL;
+        char *w;
+
+        if (len == 2 && s[0] == '\\' && s[1] == '-') {
                 *ret = NULL;
                 return 0;
         }
-        out = w = malloc(strlen(s) + 1);
+        if (len == 0)
+                return -EBADMSG;
+        out = w = malloc(len + 1);
         if (!out)
                 return -ENOMEM;
-        for (const char *p = s; *p;) {
-                unsigned v;
-                if (p[0] == '\\') {
-                        if (p[1] != 'x' || sscanf(p + 2, "%2x", &v) != 1 || !p[2] || !p[3] || v == 0) {
-                                free(out);
+        for (size_t i = 0; i < len;) {
+                unsigned char c = (unsigned char) s[i];
+                if (c == '\\') {
+                        int hi, lo;
+                        if (len - i < 4 || s[i + 1] != 'x' || (hi = hexval(s[i + 2])) < 0 ||
+                            (lo = hexval(s[i + 3])) < 0 || (hi | lo) == 0)
                                 return -EBADMSG;
-                        }
-                        *w++ = (char) v;
-                        p += 4;
+                        *w++ = (char) (hi << 4 | lo);
+                        i += 4;
+                } else if (c > 0x20 && c < 0x7f) {
+                        *w++ = (char) c;
+                        i++;
                 } else
-                        *w++ = *p++;
+                        return -EBADMSG;
         }
         *w = 0;
-        *ret = out;
+        *ret = TAKE_PTR(out);
         return 0;
 }
 
-int journal_save(int dir_fd, const Journal *j) {
-        _cleanup_fclose_ FILE *f = NULL;
-        int fd, r;
+int journal_format(const Journal *j, char **ret, size_t *ret_size) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0;
+        FILE *f;
 
-        if (journal_is_empty(j)) {
-                if (unlinkat(dir_fd, JOURNAL_FILE, 0) < 0 && errno != ENOENT)
-                        return negative_errno();
-                return 0;
-        }
-
-        (void) unlinkat(dir_fd, JOURNAL_FILE ".tmp", 0);
-        fd = openat(dir_fd, JOURNAL_FILE ".tmp", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-        if (fd < 0)
-                return negative_errno();
-        f = fdopen(fd, "w");
-        if (!f) {
-                safe_close(fd);
+        f = open_memstream(&buf, &size);
+        if (!f)
                 return -ENOMEM;
-        }
-
         fprintf(f, "standby-journal 1\n");
         fprintf(f, "phase %s\n", journal_phase_to_string(j->phase));
         fprintf(f, "strategy %s\n", strategy_to_string(j->strategy));
@@ -264,13 +270,50 @@ int journal_save(int dir_fd, const Journal *j) {
                 fprintf(f, "thread %d %" PRIu64 " %" PRIu64 "\n", (int) j->threads[i].tid,
                         j->threads[i].starttime, j->threads[i].original_ns);
         fprintf(f, "end\n");
+        if (fclose(f) != 0 || !buf)
+                return -ENOMEM;
+        if (size > JOURNAL_SIZE_MAX)
+                return -EFBIG;
+        *ret = TAKE_PTR(buf);
+        if (ret_size)
+                *ret_size = size;
+        return 0;
+}
 
+int journal_save(int dir_fd, const Journal *j) {
+        _cleanup_free_ char *buf = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        size_t size = 0;
+        int r;
+
+        if (journal_is_empty(j))
+                return journal_remove(dir_fd);
+
+        r = journal_format(j, &buf, &size);
+        if (r < 0)
+                return r;
+
+        (void) unlinkat(dir_fd, JOURNAL_FILE ".tmp", 0);
+        fd = openat(dir_fd, JOURNAL_FILE ".tmp", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+                return negative_errno();
+        for (size_t done = 0; done < size;) {
+                ssize_t n = write(fd, buf + done, size - done);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0) {
+                        r = n < 0 ? negative_errno() : -EIO;
+                        goto fail;
+                }
+                done += (size_t) n;
+        }
         /* No fsync: the journal guards against a crash of standby's processes,
          * which loses nothing in the page cache; after a kernel crash or power
          * loss no cgroup is frozen anymore, so a lost journal loses nothing.
-         * rename() alone makes the switch atomic for every reader. */
-        if (fflush(f) != 0 || ferror(f)) {
-                r = -EIO;
+         * rename() alone makes the switch atomic for every reader. close()
+         * reports what a delayed write found (a full disk on NFS, say). */
+        if (close(TAKE_FD(fd)) < 0) {
+                r = negative_errno();
                 goto fail;
         }
         if (renameat(dir_fd, JOURNAL_FILE ".tmp", dir_fd, JOURNAL_FILE) < 0) {
@@ -283,79 +326,259 @@ fail:
         return r;
 }
 
-int journal_load(int dir_fd, Journal **ret) {
-        _cleanup_journal_ Journal *j = NULL;
-        _cleanup_free_ char *buf = NULL;
-        bool header = false, end = false;
+int journal_remove(int dir_fd) {
+        if (unlinkat(dir_fd, JOURNAL_FILE, 0) < 0 && errno != ENOENT)
+                return negative_errno();
+        return 0;
+}
+
+_printf_(3, 4) static int journal_error(Journal *j, size_t line, const char *fmt, ...) {
+        _cleanup_free_ char *what = NULL, *msg = NULL;
+        va_list ap;
+        int k;
+
+        j->n_errors++;
+        if (strv_length(j->errors) >= JOURNAL_ERRORS_KEPT)
+                return 0;
+        va_start(ap, fmt);
+        k = vasprintf(&what, fmt, ap);
+        va_end(ap);
+        if (k < 0)
+                return -ENOMEM;
+        if (line > 0 ? asprintf(&msg, "line %zu: %s", line, what) < 0 : !(msg = strdup(what)))
+                return -ENOMEM;
+        return strv_consume(&j->errors, TAKE_PTR(msg));
+}
+
+#define TOKENS_MAX 8
+
+typedef struct Token {
+        const char *p;
+        size_t len;
+} Token;
+
+/* Splits a line at single spaces; -E2BIG beyond max tokens, -EBADMSG for an
+ * empty token (two spaces, or one at either end). */
+static int tokenize(const char *line, size_t len, Token *tok, size_t max, size_t *ret_n) {
+        size_t n = 0;
+
+        for (size_t i = 0;;) {
+                const char *sp = memchr(line + i, ' ', len - i);
+                size_t l = sp ? (size_t) (sp - line) - i : len - i;
+
+                if (l == 0)
+                        return -EBADMSG;
+                if (n == max)
+                        return -E2BIG;
+                tok[n++] = (Token) { line + i, l };
+                if (!sp)
+                        break;
+                i += l + 1;
+        }
+        *ret_n = n;
+        return 0;
+}
+
+static bool token_is(const Token *t, const char *s) {
+        return t->len == strlen(s) && memcmp(t->p, s, t->len) == 0;
+}
+
+static int token_u64(const Token *t, uint64_t *ret) {
+        char buf[24];
+
+        if (t->len == 0 || t->len >= sizeof(buf))
+                return -EBADMSG;
+        memcpy(buf, t->p, t->len);
+        buf[t->len] = 0;
+        return parse_u64(buf, ret) < 0 ? -EBADMSG : 0;
+}
+
+static int token_lookup(const Token *t, const char * const *names, int n) {
+        for (int i = 0; i < n; i++)
+                if (names[i] && token_is(t, names[i]))
+                        return i;
+        return -1;
+}
+
+/* One line after the header. Returns 0 when taken, -EBADMSG (with the reason
+ * in *ret_why, static) when not, -ENOMEM. */
+static int parse_line(Journal *j, const char *line, size_t len, bool *seen, const char **ret_why) {
+        Token tok[TOKENS_MAX];
+        size_t n;
+        uint64_t x, y, z;
         int r;
 
-        r = read_full_fileat(dir_fd, JOURNAL_FILE, &buf, NULL);
-        if (r < 0)
-                return r;
+        r = tokenize(line, len, tok, ELEMENTSOF(tok), &n);
+        if (r < 0) {
+                *ret_why = r == -E2BIG ? "too many fields" : "an empty field (a stray space)";
+                return -EBADMSG;
+        }
+#define WHY(s)                          \
+        do {                            \
+                *ret_why = (s);         \
+                return -EBADMSG;        \
+        } while (0)
+
+        if (token_is(&tok[0], "phase") || token_is(&tok[0], "strategy") || token_is(&tok[0], "since") ||
+            token_is(&tok[0], "slack-ns")) {
+                int k = token_is(&tok[0], "phase") ? 0 : token_is(&tok[0], "strategy") ? 1 : token_is(&tok[0], "since") ? 2 : 3;
+                if (n != 2)
+                        WHY("expected one value");
+                if (seen[k])
+                        WHY("given twice");
+                if (k == 0) {
+                        if ((r = token_lookup(&tok[1], phase_names, _JOURNAL_PHASE_MAX)) < 0)
+                                WHY("unknown phase");
+                        j->phase = (JournalPhase) r;
+                } else if (k == 1) {
+                        char buf[16];
+                        Strategy s = _STRATEGY_INVALID;
+                        if (tok[1].len < sizeof(buf)) {
+                                memcpy(buf, tok[1].p, tok[1].len);
+                                buf[tok[1].len] = 0;
+                                s = strategy_from_string(buf);
+                        }
+                        if (s == _STRATEGY_INVALID)
+                                WHY("unknown strategy");
+                        j->strategy = s;
+                } else {
+                        if (token_u64(&tok[1], &x) < 0)
+                                WHY("not a number");
+                        if (k == 2)
+                                j->since = x;
+                        else
+                                j->slack_ns = x;
+                }
+                seen[k] = true;
+                return 0;
+        }
+        if (token_is(&tok[0], "unit")) {
+                _cleanup_free_ char *path = NULL, *reason = NULL, *systemd = NULL;
+                int state;
+
+                if (n != 5 && !(n == 7 && token_is(&tok[5], "systemd")))
+                        WHY("expected: unit STATE THAW-UNTIL PATH REASON [systemd ADDRESS]");
+                if ((state = token_lookup(&tok[1], unit_state_names, _UNIT_STATE_MAX)) < 0)
+                        WHY("unknown unit state");
+                if (token_u64(&tok[2], &x) < 0)
+                        WHY("thaw deadline not a number");
+                if ((r = unescape(tok[3].p, tok[3].len, &path)) == -ENOMEM)
+                        return r;
+                if (r < 0 || !path)
+                        WHY("bad cgroup path");
+                if (cgroup_path_check(path) < 0)
+                        WHY("bad cgroup path (absolute, \"..\" or an empty component)");
+                if ((r = unescape(tok[4].p, tok[4].len, &reason)) == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        WHY("bad reason");
+                if (n == 7) {
+                        if ((r = unescape(tok[6].p, tok[6].len, &systemd)) == -ENOMEM)
+                                return r;
+                        if (r < 0 || !systemd)
+                                WHY("bad systemd address");
+                }
+                if (journal_find_unit(j, path))
+                        WHY("the cgroup is listed twice");
+                if (journal_add_unit(j, path, (UnitState) state, reason) < 0)
+                        return -ENOMEM;
+                j->units[j->n_units - 1].thaw_until = x;
+                j->units[j->n_units - 1].systemd = TAKE_PTR(systemd);
+                return 0;
+        }
+        if (token_is(&tok[0], "thread")) {
+                if (n != 4)
+                        WHY("expected: thread TID STARTTIME ORIGINAL-NS");
+                if (token_u64(&tok[1], &x) < 0 || x == 0 || x > INT_MAX)
+                        WHY("bad thread id");
+                if (token_u64(&tok[2], &y) < 0 || token_u64(&tok[3], &z) < 0)
+                        WHY("not a number");
+                if (journal_find_thread(j, (pid_t) x))
+                        WHY("the thread is listed twice");
+                return journal_add_thread(j, (pid_t) x, y, z);
+        }
+        WHY("unknown key");
+#undef WHY
+}
+
+int journal_parse(const char *buf, size_t size, Journal **ret) {
+        _cleanup_journal_ Journal *j = NULL;
+        bool seen[4] = {}, end = false;
+        size_t lineno = 0;
+        int r;
+
+        if (!buf && size > 0)
+                return -EINVAL;
         j = journal_new();
         if (!j)
                 return -ENOMEM;
 
-        for (char *save = NULL, *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-                char key[32], a[64], b[4096], c[4096];
-                unsigned long long x, y, z;
-                int pid;
+        for (size_t off = 0; off < size;) {
+                const char *line = buf + off, *nl = memchr(line, '\n', size - off);
+                size_t len = nl ? (size_t) (nl - line) : size - off;
+                const char *why = NULL;
 
-                if (!header) {
-                        if (!streq(line, "standby-journal 1"))
-                                return -EBADMSG;
-                        header = true;
+                off += len + (nl ? 1 : 0);
+                lineno++;
+                if (!nl) {
+                        r = journal_error(j, lineno, "cut short (no newline)");
+                        if (r < 0)
+                                return r;
+                        break;
+                }
+                if (memchr(line, 0, len)) {
+                        r = journal_error(j, lineno, "binary data");
+                        if (r < 0)
+                                return r;
                         continue;
                 }
-                if (sscanf(line, "%31s", key) != 1)
-                        return -EBADMSG;
-                if (streq(key, "phase")) {
-                        if (sscanf(line, "phase %63s", a) != 1 ||
-                            (r = lookup(phase_names, _JOURNAL_PHASE_MAX, a)) < 0)
-                                return -EBADMSG;
-                        j->phase = (JournalPhase) r;
-                } else if (streq(key, "strategy")) {
-                        if (sscanf(line, "strategy %63s", a) != 1 ||
-                            (j->strategy = strategy_from_string(a)) == _STRATEGY_INVALID)
-                                return -EBADMSG;
-                } else if (streq(key, "since")) {
-                        if (sscanf(line, "since %llu", &x) != 1)
-                                return -EBADMSG;
-                        j->since = x;
-                } else if (streq(key, "slack-ns")) {
-                        if (sscanf(line, "slack-ns %llu", &x) != 1)
-                                return -EBADMSG;
-                        j->slack_ns = x;
-                } else if (streq(key, "unit")) {
-                        _cleanup_free_ char *path = NULL, *reason = NULL, *systemd = NULL;
-                        char d[16] = "", e[4096] = "";
-                        int k = sscanf(line, "unit %63s %llu %4095s %4095s %15s %4095s", a, &x, b, c, d, e);
-                        if (k != 4 && !(k == 6 && streq(d, "systemd")))
-                                return -EBADMSG;
-                        if (k == 6 && (unescape(e, &systemd) < 0 || !systemd))
-                                return -EBADMSG;
-                        if ((r = lookup(unit_state_names, _UNIT_STATE_MAX, a)) < 0)
-                                return -EBADMSG;
-                        if (unescape(b, &path) < 0 || !path || unescape(c, &reason) < 0)
-                                return -EBADMSG;
-                        if (journal_add_unit(j, path, (UnitState) r, reason) < 0)
-                                return -ENOMEM;
-                        j->units[j->n_units - 1].thaw_until = x;
-                        j->units[j->n_units - 1].systemd = TAKE_PTR(systemd);
-                } else if (streq(key, "thread")) {
-                        if (sscanf(line, "thread %d %llu %llu", &pid, &y, &z) != 3)
-                                return -EBADMSG;
-                        if (journal_add_thread(j, pid, y, z) < 0)
-                                return -ENOMEM;
-                } else if (streq(key, "end"))
+                if (lineno == 1) {
+                        if (len == strlen("standby-journal 1") && memcmp(line, "standby-journal 1", len) == 0)
+                                continue;
+                        /* Not ours, or its header lost: what follows may still be read. */
+                        r = journal_error(j, lineno, "not the header \"standby-journal 1\"");
+                        if (r < 0)
+                                return r;
+                        if (len >= strlen("standby-journal ") && memcmp(line, "standby-journal ", 16) == 0)
+                                continue;
+                }
+                if (end) {
+                        r = journal_error(j, lineno, "after the end line");
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                if (len == 3 && memcmp(line, "end", 3) == 0) {
                         end = true;
-                else
-                        return -EBADMSG;
+                        continue;
+                }
+                r = parse_line(j, line, len, seen, &why);
+                if (r == -EBADMSG)
+                        r = journal_error(j, lineno, "%s, skipped", why);
+                if (r < 0)
+                        return r;
         }
-        /* A journal without its end line was not written by journal_save(). */
-        if (!header || !end)
-                return -EBADMSG;
+        if (size == 0)
+                r = journal_error(j, 0, "empty file");
+        else if (!end)
+                /* journal_save() always writes it: the file was cut short. */
+                r = journal_error(j, 0, "no end line (the file was cut short)");
+        else
+                r = 0;
+        if (r < 0)
+                return r;
 
         *ret = TAKE_PTR(j);
         return 0;
+}
+
+int journal_load(int dir_fd, Journal **ret) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0;
+        int r;
+
+        r = read_full_fileat(dir_fd, JOURNAL_FILE, &buf, &size);
+        if (r < 0)
+                return r;
+        return journal_parse(buf, size, ret);
 }

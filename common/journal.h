@@ -60,7 +60,18 @@ typedef struct Journal {
         JournalThread *threads;
         size_t n_threads;
         size_t find_hint;      /* where journal_find_unit() last found one */
+        /* What journal_parse() could not read: every bad line is counted in
+         * n_errors, the first JOURNAL_ERRORS_KEPT are described in errors
+         * ("line N: why"). A journal with n_errors > 0 is damaged: what it
+         * holds is what could be read, the rest is lost. */
+        char **errors;
+        size_t n_errors;
 } Journal;
+
+#define JOURNAL_ERRORS_KEPT 8
+/* The largest journal written or read: far beyond any real one (a unit line
+ * is at most 4 bytes per byte of its path), small enough to read in one go. */
+#define JOURNAL_SIZE_MAX (16U * 1024U * 1024U)
 
 const char *journal_phase_to_string(JournalPhase p);
 const char *unit_state_to_string(UnitState s);
@@ -79,21 +90,45 @@ int journal_unit_set_reason(JournalUnit *u, const char *reason);
 int journal_add_thread(Journal *j, pid_t tid, uint64_t starttime, uint64_t original_ns);
 JournalThread *journal_find_thread(Journal *j, pid_t tid);
 bool journal_is_empty(const Journal *j);
+static inline bool journal_is_damaged(const Journal *j) {
+        return j->n_errors > 0;
+}
 
 /* Opens (creating with mode 0700 if create) the state directory. Refuses a
- * directory that is a symlink, or not owned by us. */
+ * symlink (-ELOOP), something other than a directory (-ENOTDIR), a directory
+ * owned by neither root nor the caller (-EPERM), or one that group or others
+ * may write to (-EACCES): someone else could plant a journal in it. */
 int journal_dir_open(const char *dir, bool create, int *ret_fd);
 
 /* Takes the journal lock (LOCK_EX or LOCK_SH), blocking. The lock is released
  * when ret_lock_fd is closed. */
 int journal_lock(int dir_fd, int operation, int *ret_lock_fd);
 
-/* -ENOENT when there is no journal (nothing in standby). -EBADMSG when the
- * file is malformed (the message is in ret_error if not NULL). */
+/* Parses a journal from size bytes at buf (any bytes: NUL, no final newline,
+ * garbage). Never fails on content: every line that cannot be read (a bad
+ * header, an unknown key, a bad value, a line after "end", no "end" line at
+ * all) is skipped and recorded in the journal's errors with its line number,
+ * and what could be read is kept. Returns 0, or -ENOMEM. */
+int journal_parse(const char *buf, size_t size, Journal **ret);
+
+/* The journal's text, exactly as journal_save() writes it (journal_parse()
+ * reads it back equal). The caller frees *ret. -ENOMEM, -EFBIG beyond
+ * JOURNAL_SIZE_MAX. */
+int journal_format(const Journal *j, char **ret, size_t *ret_size);
+
+/* Reads and parses the journal file: -ENOENT when there is none (nothing in
+ * standby), -EFBIG beyond JOURNAL_SIZE_MAX, or a read error. A damaged file
+ * loads (see journal_parse()): check journal_is_damaged(). */
 int journal_load(int dir_fd, Journal **ret);
 
-/* Writes atomically; removes the file when the journal is empty. */
+/* Writes atomically (a temporary file, then rename): on any failure (-ENOSPC
+ * on a full file system, say) the previous file is left as it was. Removes
+ * the file when the journal is empty (which needs no space). */
 int journal_save(int dir_fd, const Journal *j);
+
+/* Removes the journal file: the last resort of exit when a journal that
+ * would still be true cannot be written. */
+int journal_remove(int dir_fd);
 
 /* Name of the journal file inside the state directory. */
 #define JOURNAL_FILE "state"

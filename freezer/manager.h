@@ -19,6 +19,7 @@ typedef struct Manager {
         int state_fd;
         int lock_fd;             /* the journal lock, held for the whole verb */
         Journal *journal;
+        bool take_damaged;       /* load a damaged journal (what could be read) instead of refusing it */
         bool json;
         const char *bus_address;  /* for status: where standby-listener is */
         uint64_t crash_after;    /* STANDBY_TEST_CRASH_AFTER: see manager_step() */
