@@ -8,7 +8,8 @@
 
 /* The verdict for each recent sender. Asking the bus for a sender's
  * credentials is a round trip (~0.5 ms); a unique name keeps its connection,
- * and so its credentials, for the bus's lifetime, and is never reused. */
+ * and so the credentials the bus recorded for it, for the bus's lifetime, and
+ * is never reused (the listener exits when the bus goes away). */
 #define VERDICTS 16
 static struct {
         char *sender;
@@ -16,14 +17,11 @@ static struct {
 } verdicts[VERDICTS];
 static unsigned next_verdict;
 
-static int remember(const char *sender, bool allowed) {
-        if (sender) {
-                free(verdicts[next_verdict].sender);
-                verdicts[next_verdict].sender = strdup(sender);
-                verdicts[next_verdict].allowed = allowed;
-                next_verdict = (next_verdict + 1) % VERDICTS;
-        }
-        return allowed ? 0 : -EACCES;
+static void remember(const char *sender, bool allowed) {
+        free(verdicts[next_verdict].sender);
+        verdicts[next_verdict].sender = strdup(sender);
+        verdicts[next_verdict].allowed = allowed;
+        next_verdict = (next_verdict + 1) % VERDICTS;
 }
 
 void listener_forget_verdicts(void) {
@@ -31,42 +29,86 @@ void listener_forget_verdicts(void) {
                 verdicts[i].sender = mfree(verdicts[i].sender);
 }
 
-/* Root, or a member of the configured Group=, may push. */
-static int check_access(Listener *l, sd_bus_message *msg, sd_bus_error *error) {
-        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
-        const char *sender = sd_bus_message_get_sender(msg);
-        uid_t uid;
+/* The connection's uid and groups as the bus recorded them when it connected
+ * (GetConnectionCredentials: SO_PEERCRED and SO_PEERGROUPS), never read from
+ * /proc/PID when the call is handled: by then the PID may be another process,
+ * or the same one with other credentials. Returns whether it is root or in
+ * gid (-1: no group configured). A bus that gives no UnixGroupIDs admits
+ * root alone. */
+static int bus_creds_allowed(sd_bus *bus, const char *sender, gid_t gid, bool *ret) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        bool have_uid = false, allowed = false;
+        const char *key;
         int r;
 
-        for (unsigned i = 0; sender && i < VERDICTS; i++)
+        r = sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                               "GetConnectionCredentials", &error, &reply, "s", sender);
+        sd_bus_error_free(&error);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+        while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+                r = sd_bus_message_read(reply, "s", &key);
+                if (r >= 0 && streq(key, "UnixUserID")) {
+                        uint32_t uid;
+                        r = sd_bus_message_read(reply, "v", "u", &uid);
+                        have_uid = r >= 0;
+                        if (r >= 0 && uid == 0)
+                                allowed = true;
+                } else if (r >= 0 && streq(key, "UnixGroupIDs")) {
+                        const uint32_t *gids;
+                        size_t size;
+                        r = sd_bus_message_enter_container(reply, 'v', "au");
+                        if (r >= 0)
+                                r = sd_bus_message_read_array(reply, 'u', (const void **) &gids, &size);
+                        for (size_t i = 0; r >= 0 && gid != (gid_t) -1 && i < size / sizeof(uint32_t); i++)
+                                if (gids[i] == (uint32_t) gid)
+                                        allowed = true;
+                        if (r >= 0)
+                                r = sd_bus_message_exit_container(reply);
+                } else if (r >= 0)
+                        r = sd_bus_message_skip(reply, "v");
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+        }
+        if (r < 0)
+                return r;
+        if (!have_uid)
+                return -EPROTO;
+        *ret = allowed;
+        return 0;
+}
+
+/* Root, or a member of the configured Group=, may push and read the
+ * statistics; what is asked is named in the error. */
+static int check_access(Listener *l, sd_bus_message *msg, const char *what, sd_bus_error *error) {
+        const char *sender = sd_bus_message_get_sender(msg);
+        const char *group = l->m.config->group;
+        bool allowed = false;
+        int r;
+
+        if (!sender)
+                goto deny; /* a direct connection, not through the bus: nobody to judge */
+        for (unsigned i = 0; i < VERDICTS; i++)
                 if (verdicts[i].sender && streq(verdicts[i].sender, sender)) {
                         if (verdicts[i].allowed)
                                 return 0;
                         goto deny;
                 }
 
-        r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID | SD_BUS_CREDS_SUPPLEMENTARY_GIDS | SD_BUS_CREDS_AUGMENT,
-                                      &creds);
-        if (r < 0)
+        struct group *g = group ? getgrnam(group) : NULL;
+        r = bus_creds_allowed(sd_bus_message_get_bus(msg), sender, g ? g->gr_gid : (gid_t) -1, &allowed);
+        if (r < 0) {
+                log_warning_errno(r, "Cannot get the bus's credentials of %s: %m", sender);
                 return r;
-        r = sd_bus_creds_get_euid(creds, &uid);
-        if (r < 0)
-                return r;
-        if (uid == 0)
-                return remember(sender, true);
-        if (l->m.config->group) {
-                struct group *g = getgrnam(l->m.config->group);
-                const gid_t *gids = NULL;
-                int n = g ? sd_bus_creds_get_supplementary_gids(creds, &gids) : -ENOENT;
-                for (int i = 0; i < n; i++)
-                        if (gids[i] == g->gr_gid)
-                                return remember(sender, true);
         }
-        (void) remember(sender, false);
+        remember(sender, allowed);
+        if (allowed)
+                return 0;
 deny:
-        return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
-                                 "Only root%s%s%s may push to standby-listener.", l->m.config->group ? " or members of \"" : "",
-                                 l->m.config->group ?: "", l->m.config->group ? "\"" : "");
+        return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED, "Only root%s%s%s may %s standby-listener.",
+                                 group ? " or members of \"" : "", group ?: "", group ? "\"" : "", what);
 }
 
 static int method_push(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -78,7 +120,7 @@ static int method_push(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         r = sd_bus_message_read(msg, "ss", &unit, &reason);
         if (r < 0)
                 return r;
-        r = check_access(l, msg, error);
+        r = check_access(l, msg, "push to", error);
         if (r != 0)
                 return r;
         if (!unit_name_is_valid(unit))
@@ -95,6 +137,11 @@ static int method_statistics(sd_bus_message *msg, void *userdata, sd_bus_error *
         const Statistics *s = &l->stats;
         int r;
 
+        /* When events came and how long thaws took tell when a user's
+         * services were woken: not for everyone's eyes. */
+        r = check_access(l, msg, "read the statistics of", error);
+        if (r != 0)
+                return r;
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r < 0)
                 return r;

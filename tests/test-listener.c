@@ -1149,6 +1149,100 @@ START_TEST(test_dbus_call_unread_at_enter) {
 }
 END_TEST
 
+/* Who may borrow the listener (issue 13): root or Group= as the bus saw the
+ * caller's connection, nothing that a process sends without a connection. */
+
+/* A child that connects to the bus as uid 65534 with the groups at_connect,
+ * then (its saved uid 0 lets it) takes the groups at_call before it calls
+ * method (Push, or GetStatistics); so that the caller's credentials at
+ * connect and in /proc when the call is handled differ. Returns 0 when the
+ * call was allowed, 1 when denied with AccessDenied, more on a failure. */
+static int call_as_nobody(const char *method, const gid_t *at_connect, int n_connect, const gid_t *at_call,
+                          int n_call) {
+        int status;
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                sd_bus_error error = SD_BUS_ERROR_NULL;
+                sd_bus *bus = NULL;
+                int r;
+
+                if (setgroups((size_t) n_connect, at_connect) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+                    setresuid(65534, 65534, 0) < 0)
+                        _exit(2);
+                if (sd_bus_new(&bus) < 0 || sd_bus_set_address(bus, bus_address) < 0 ||
+                    sd_bus_set_bus_client(bus, true) < 0 || sd_bus_start(bus) < 0)
+                        _exit(3);
+                if (setresuid(-1, 0, -1) < 0 || setgroups((size_t) n_call, at_call) < 0 ||
+                    setresuid(65534, 65534, 65534) < 0)
+                        _exit(4);
+                if (streq(method, "Push"))
+                        r = sd_bus_call_method(bus, "org.standby.Listener1", "/org/standby/Listener1",
+                                               "org.standby.Listener1", "Push", &error, NULL, "ss", "mail.service", "test");
+                else
+                        r = sd_bus_call_method(bus, "org.standby.Listener1", "/org/standby/Listener1",
+                                               "org.standby.Listener1", method, &error, NULL, "");
+                _exit(r >= 0 ? 0 : sd_bus_error_has_name(&error, SD_BUS_ERROR_ACCESS_DENIED) ? 1 : 5);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFEXITED(status), "the caller died (0x%x)", (unsigned) status);
+        return WEXITSTATUS(status);
+}
+
+/* Group=users; standby entered with an idle mail.service; returns the gid. */
+static gid_t standby_with_group(void) {
+        struct group *g = getgrnam("users");
+        ck_assert_msg(g, "this test needs the group \"users\"");
+        test_write_config("Group=users\n");
+        sd_bus_flush_close_unref(standby_with_idle_mail());
+        return g->gr_gid;
+}
+
+/* A non-root caller in Group= may push; one outside it may not. */
+START_TEST(test_push_group_member) {
+        if (!test_need_root_cgroup2())
+                return;
+        gid_t users = standby_with_group(), other = 65534;
+
+        ck_assert_int_eq(call_as_nobody("Push", &other, 1, &other, 1), 1);
+        ck_assert(test_frozen("mail.service"));
+        ck_assert_int_eq(call_as_nobody("Push", &users, 1, &users, 1), 0);
+        ck_assert(!test_frozen("mail.service"));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+}
+END_TEST
+
+/* The verdict is the bus's credentials of the connection, not what /proc
+ * says of the caller's PID when the call is handled (which may by then be
+ * another process): a caller that was in the group when it connected and
+ * left it since is let in; one that joined it after connecting is not. */
+START_TEST(test_push_judged_by_bus_creds) {
+        if (!test_need_root_cgroup2())
+                return;
+        gid_t users = standby_with_group(), other = 65534;
+
+        ck_assert_msg(call_as_nobody("Push", &other, 1, &users, 1) == 1,
+                      "a caller that joined the group after connecting was let in");
+        ck_assert(test_frozen("mail.service"));
+        ck_assert_msg(call_as_nobody("Push", &users, 1, &other, 1) == 0,
+                      "a caller in the group when it connected was refused");
+        ck_assert(!test_frozen("mail.service"));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+}
+END_TEST
+
+/* The statistics are for root and Group= only. */
+START_TEST(test_statistics_access) {
+        if (!test_need_root_cgroup2())
+                return;
+        gid_t users = standby_with_group(), other = 65534;
+
+        ck_assert_int_eq(call_as_nobody("GetStatistics", &other, 1, &other, 1), 1);
+        ck_assert_int_eq(call_as_nobody("GetStatistics", &users, 1, &users, 1), 0);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+}
+END_TEST
+
 /* After a failed test (its teardown never ran): its bus and rules directory. */
 static void sweep(void) {
         char cmd[300];
@@ -1196,6 +1290,16 @@ Suite *listener_suite(void) {
         tcase_add_unchecked_fixture(tc, NULL, sweep);
         tcase_add_test(tc, test_input_uinput_power_button);
         tcase_add_test(tc, test_input_uinput_overrun_resync);
+        suite_add_tcase(s, tc);
+
+        /* Who may wake what (issue 13). */
+        tc = tcase_create("trust");
+        tcase_set_timeout(tc, 60);
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_add_unchecked_fixture(tc, NULL, sweep);
+        tcase_add_test(tc, test_push_group_member);
+        tcase_add_test(tc, test_push_judged_by_bus_creds);
+        tcase_add_test(tc, test_statistics_access);
         suite_add_tcase(s, tc);
         return s;
 }
