@@ -8,7 +8,17 @@
  * listener reads it itself, one recv() per wake-up, and looks only at each
  * message's header for its destination (dbus-wire.c): the monitor is
  * read-only, and sd-bus's two reads and full parse of every call were most
- * of the listener's time on this event's path. */
+ * of the listener's time on this event's path.
+ *
+ * The monitor sees a call before the bus's policy judges it: a call the
+ * policy refuses goes by too (followed by the bus's error to the caller).
+ * A rule fires only on a call the bus delivered, found, by its sender and
+ * serial, unread in the bus connection of a frozen process of the rule's
+ * Thaw= units (sockets.c): the bus writes a call to its destination before
+ * it shows it to monitors, so a delivered call is there when the monitor
+ * tells, and a refused one never is. Calls while nothing of the rule is
+ * frozen are left alone: one that reached a unit frozen during enter is
+ * found unread when standby begins (thaw.c). */
 #include <assert.h>
 #include <fcntl.h>
 #include <sys/socket.h>
@@ -30,13 +40,22 @@ struct CallMonitor {
         uint64_t skip;       /* bytes of the current message still to be read and dropped */
 };
 
-static void on_call(Listener *l, const char *dest) {
+static void on_call(Listener *l, const char *dest, const char *sender, uint32_t serial) {
+        usec_t received = now_usec(CLOCK_MONOTONIC);
+
         for (size_t i = 0; l->rules && i < l->rules->n_rules; i++) {
                 const Rule *rule = &l->rules->rules[i];
                 if (rule->event != EVENT_DBUS_CALL || !streq(rule->bus_name, dest))
                         continue;
+                int r = listener_call_delivered(l, rule, sender, serial);
+                if (r == 0) {
+                        log_debug("A call from %s to %s that the bus did not deliver: ignored.", sender, dest);
+                        l->stats.undelivered++;
+                }
+                if (r <= 0)
+                        continue;
                 log_debug("Call to %s.", dest);
-                (void) listener_dispatch(l, &(Event) { .kind = EVENT_DBUS_CALL, .rule = rule }, now_usec(CLOCK_MONOTONIC));
+                (void) listener_dispatch(l, &(Event) { .kind = EVENT_DBUS_CALL, .rule = rule }, received);
         }
 }
 
@@ -65,13 +84,15 @@ static int monitor_consume(Listener *l, CallMonitor *cm) {
                         r = 0;
                         break; /* the rest of the header is still on its way */
                 }
-                char dest[256];
+                char dest[256], sender[256];
                 if (h.type == DBUS_TYPE_METHOD_CALL) {
-                        r = dbus_wire_destination(cm->buf + off, &h, dest, sizeof(dest));
+                        r = dbus_wire_field(cm->buf + off, &h, DBUS_FIELD_DESTINATION, dest, sizeof(dest));
+                        if (r > 0)
+                                r = dbus_wire_field(cm->buf + off, &h, DBUS_FIELD_SENDER, sender, sizeof(sender));
                         if (r < 0)
                                 break;
                         if (r > 0)
-                                on_call(l, dest);
+                                on_call(l, dest, sender, h.serial);
                 }
                 cm->skip = h.total_size; /* the whole message, header included */
         }
@@ -119,11 +140,13 @@ void listener_drop_call_monitor(Listener *l) {
 
 /* A call sd-bus had already read along with the reply to BecomeMonitor. */
 static void on_queued(sd_bus_message *m, void *userdata) {
+        uint64_t cookie = 0;
         uint8_t type = 0;
 
         if (sd_bus_message_get_type(m, &type) >= 0 && type == SD_BUS_MESSAGE_METHOD_CALL &&
-            sd_bus_message_get_destination(m))
-                on_call(userdata, sd_bus_message_get_destination(m));
+            sd_bus_message_get_destination(m) && sd_bus_message_get_sender(m) &&
+            sd_bus_message_get_cookie(m, &cookie) >= 0)
+                on_call(userdata, sd_bus_message_get_destination(m), sd_bus_message_get_sender(m), (uint32_t) cookie);
 }
 
 int listener_setup_call_monitor(Listener *l) {

@@ -2,14 +2,13 @@
 /* The few bytes of the D-Bus wire format the listener reads itself (see
  * dbus-wire.h): sd-bus would read each monitored call in two recvmsg() calls
  * and parse all of it, 15-30 us on the event's path (traced), where the
- * destination is all a dbus-call rule needs. */
+ * destination, sender and serial are all a dbus-call rule needs. */
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
 
 #include "dbus-wire.h"
 
-#define DBUS_FIELD_DESTINATION 6u
 #define ALIGN_TO(x, a) (((x) + (a) - 1) & ~(size_t) ((a) - 1))
 
 static uint32_t u32(const uint8_t *p, bool le) {
@@ -25,12 +24,13 @@ int dbus_wire_header(const uint8_t *p, size_t n, DBusHeader *h) {
         bool le = p[0] == 'l';
         uint32_t body = u32(p + 4, le), fields = u32(p + 12, le);
         h->type = p[1];
+        h->serial = u32(p + 8, le);
         h->header_size = ALIGN_TO(DBUS_FIXED_HEADER + (size_t) fields, 8);
         h->total_size = (uint64_t) h->header_size + body;
         return 1;
 }
 
-int dbus_wire_destination(const uint8_t *p, const DBusHeader *h, char *dest, size_t dest_size) {
+int dbus_wire_field(const uint8_t *p, const DBusHeader *h, uint8_t want, char *out, size_t size) {
         bool le = p[0] == 'l';
         size_t end = DBUS_FIXED_HEADER + u32(p + 12, le); /* the fields' end, before padding */
 
@@ -50,11 +50,11 @@ int dbus_wire_destination(const uint8_t *p, const DBusHeader *h, char *dest, siz
                         uint32_t len = u32(p + off, le);
                         if ((uint64_t) off + 4 + len + 1 > end || p[off + 4 + len] != 0)
                                 return -EBADMSG;
-                        if (code == DBUS_FIELD_DESTINATION && type == 's') {
-                                if (len >= dest_size)
+                        if (code == want && type == 's') {
+                                if (len >= size)
                                         return 0;
-                                memcpy(dest, p + off + 4, len);
-                                dest[len] = 0;
+                                memcpy(out, p + off + 4, len);
+                                out[len] = 0;
                                 return 1;
                         }
                         off += 4 + (size_t) len + 1;

@@ -2,7 +2,8 @@
 #pragma once
 
 /* Just enough of the D-Bus wire format to find message boundaries and a
- * method call's destination in bytes read (or peeked) from a stream: the
+ * method call's destination, sender and serial in bytes read (or peeked)
+ * from a stream: the
  * fixed 16-byte header (endianness, type, flags, version, body length,
  * serial, header-field array length), the fields, each aligned to 8, and
  * the body after the fields' padding to 8. Everything is checked against
@@ -12,9 +13,12 @@
 
 #define DBUS_FIXED_HEADER 16u
 #define DBUS_TYPE_METHOD_CALL 1u
+#define DBUS_FIELD_DESTINATION 6u
+#define DBUS_FIELD_SENDER 7u
 
 typedef struct DBusHeader {
         uint8_t type;
+        uint32_t serial;      /* the sender's, unique per sender */
         size_t header_size;   /* fixed header + fields + padding to 8 */
         uint64_t total_size;  /* header_size + body */
 } DBusHeader;
@@ -24,8 +28,12 @@ typedef struct DBusHeader {
  * header (not at a message boundary). */
 int dbus_wire_header(const uint8_t *p, size_t n, DBusHeader *h);
 
-/* The DESTINATION field of a message whose header (h->header_size bytes) is
- * all at p: copies it, NUL-terminated, into dest (dest_size bytes).
- * Returns 1 if found, 0 if the message has none (or it does not fit),
- * -EBADMSG if the fields are malformed. */
-int dbus_wire_destination(const uint8_t *p, const DBusHeader *h, char *dest, size_t dest_size);
+/* The string field code (DBUS_FIELD_*) of a message whose header
+ * (h->header_size bytes) is all at p: copies it, NUL-terminated, into out
+ * (size bytes). Returns 1 if found, 0 if the message has none (or it does
+ * not fit), -EBADMSG if the fields are malformed. */
+int dbus_wire_field(const uint8_t *p, const DBusHeader *h, uint8_t code, char *out, size_t size);
+
+static inline int dbus_wire_destination(const uint8_t *p, const DBusHeader *h, char *dest, size_t dest_size) {
+        return dbus_wire_field(p, h, DBUS_FIELD_DESTINATION, dest, dest_size);
+}

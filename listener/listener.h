@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <sys/un.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
@@ -20,6 +21,7 @@ typedef struct Statistics {
         uint64_t exits;           /* ExitStandby= actions */
         uint64_t replayed;        /* actions of events that came while standby was being entered */
         uint64_t resyncs;         /* netlink overruns answered by a fresh dump */
+        uint64_t undelivered;     /* calls to a frozen unit's BusName= the bus did not deliver (dbus-call.c) */
         uint64_t thaw_usec_total; /* event received -> units thawed */
         uint64_t thaw_usec_max;
 } Statistics;
@@ -35,6 +37,7 @@ typedef struct Window {
 
 typedef struct NetlinkWatch NetlinkWatch;
 typedef struct SocketWatch SocketWatch;
+typedef struct CallTarget CallTarget;
 typedef struct InputWatch InputWatch;
 
 /* What the journal says of a unit, kept in memory for the event path. */
@@ -78,6 +81,8 @@ typedef struct Listener {
         CallMonitor *call_monitor;       /* a monitor connection, for dbus-call rules (dbus-call.c) */
         sd_event_source *monitor_source;
         const char *bus_address;  /* NULL: the system bus */
+        struct sockaddr_un bus_peer;     /* the bus's listening socket: what its clients' getpeername() say */
+        socklen_t bus_peer_len;          /* 0: unknown, no socket counts as a bus connection */
         Manager m;                /* the freezing engine, journal and config */
         RuleSet *rules;
         sd_bus_slot **signal_slots;      /* one per dbus-signal rule */
@@ -96,6 +101,7 @@ typedef struct Listener {
         ResolvedUnit *resolved;
         NetlinkWatch *netlink;
         SocketWatch *sockets;
+        CallTarget *call_targets;        /* the bus connections of frozen units of dbus-call rules (sockets.c) */
         InputWatch *inputs;
         sd_event_source *input_dir_watch;
         sd_event_source *uevent_source;
@@ -156,9 +162,14 @@ void listener_free_netlink(Listener *l);
 /* Holds duplicates of the sockets of every frozen unit an Event=socket rule
  * names, and drops those of units no longer frozen; call after any change. */
 int listener_sync_sockets(Listener *l);
-/* Whether a process of the cgroup has a D-Bus method call waiting, unread,
- * on one of its stream sockets (peeked, never consumed). */
-bool listener_unit_has_unread_call(Listener *l, const char *cgroup);
+/* Whether a process of the cgroup has a D-Bus method call to bus_name
+ * waiting, unread, on one of its connections to the bus (peeked, never
+ * consumed): only the bus writes there, and only what it delivered. */
+bool listener_unit_has_unread_call(Listener *l, const char *cgroup, const char *bus_name);
+/* Whether the call (sender, serial) to rule's BusName= waits, delivered by
+ * the bus, in the bus connection of a frozen process of the rule's Thaw=
+ * units: > 0 yes, 0 no, -ESRCH if none of those units is frozen. */
+int listener_call_delivered(Listener *l, const Rule *rule, const char *sender, uint32_t serial);
 void listener_drop_sockets(Listener *l);
 
 /* dbus-call.c */

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The D-Bus face of the listener: Push(unit, reason) and GetStatistics(). */
 #include <grp.h>
+#include <stddef.h>
+#include <sys/socket.h>
 
 #include "listener.h"
 #include "log.h"
@@ -145,10 +147,10 @@ static int method_statistics(sd_bus_message *msg, void *userdata, sd_bus_error *
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r < 0)
                 return r;
-        r = sd_bus_message_append(reply, "a{st}", 10, "events", s->events, "matched", s->matched, "thaws", s->thaws,
+        r = sd_bus_message_append(reply, "a{st}", 11, "events", s->events, "matched", s->matched, "thaws", s->thaws,
                                   "coalesced", s->coalesced, "refreezes", s->refreezes, "exits", s->exits,
-                                  "resyncs", s->resyncs, "replayed", s->replayed, "thaw_usec_total",
-                                  s->thaw_usec_total, "thaw_usec_max", s->thaw_usec_max);
+                                  "resyncs", s->resyncs, "replayed", s->replayed, "undelivered", s->undelivered,
+                                  "thaw_usec_total", s->thaw_usec_total, "thaw_usec_max", s->thaw_usec_max);
         if (r < 0)
                 return r;
         return sd_bus_send(NULL, reply, NULL);
@@ -240,6 +242,16 @@ int listener_setup_bus(Listener *l) {
                                 "Disconnected", on_bus_lost, l);
         if (r < 0)
                 return log_error_errno(r, "Failed to watch the bus connection: %m");
+        /* Where the bus listens, as its clients' sockets name their peer:
+         * how a frozen unit's bus connection is told from its other sockets
+         * (sockets.c). */
+        l->bus_peer_len = sizeof(l->bus_peer);
+        if (getpeername(sd_bus_get_fd(l->bus), (struct sockaddr *) &l->bus_peer, &l->bus_peer_len) < 0 ||
+            l->bus_peer.sun_family != AF_UNIX || l->bus_peer_len > sizeof(l->bus_peer))
+                l->bus_peer_len = 0;
+        if (l->bus_peer_len <= offsetof(struct sockaddr_un, sun_path))
+                log_warning("The bus's socket has no name: Event=dbus-call rules cannot tell a call the bus "
+                            "delivered, and fire on none.");
         r = sd_bus_attach_event(l->bus, l->event, SD_EVENT_PRIORITY_NORMAL);
         if (r < 0)
                 return log_error_errno(r, "Failed to attach the bus to the event loop: %m");

@@ -5,7 +5,17 @@
  * watches them for readability, level-triggered, without reading anything:
  * the data stays for the daemon. When the unit is thawed the duplicates are
  * dropped at once: a held duplicate keeps a socket open after its owner
- * closes it, and the peer would never see the close. */
+ * closes it, and the peer would never see the close.
+ *
+ * Who may wake a unit this way: anyone who can connect to one of its
+ * listening sockets or send on one of its connections, its bus connection
+ * among them. That is the service's own public interface, by design; a
+ * listening socket becomes readable only when a connection is pending.
+ *
+ * For Event=dbus-call the bus connections of frozen units are found here
+ * too (a connected socket whose peer address is the bus's listening socket,
+ * which no one else can bind): only the bus writes on them, and only what
+ * its policy let through, so a method call found there was delivered. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/socket.h>
@@ -91,11 +101,19 @@ static int watch_add_fd(SocketWatch *w, int fd) {
         return 0;
 }
 
+/* One socket of a process of a cgroup, as for_each_socket() finds it. */
+typedef struct SocketRef {
+        int pidfd;                   /* the process */
+        int fd;                      /* the socket's number there */
+        int dup;                     /* a duplicate of it */
+} SocketRef;
+
 /* Calls fn with a duplicate of every socket of every process of the cgroup
  * (but stdout and stderr: output, a journal stream under systemd); fn keeps
  * the duplicate (returns > 0) or leaves it to be closed. A negative return
  * stops the walk. */
-static int for_each_socket(Listener *l, const char *cgroup, int (*fn)(int fd, void *userdata), void *userdata) {
+static int for_each_socket(Listener *l, const char *cgroup, int (*fn)(const SocketRef *s, void *userdata),
+                           void *userdata) {
         _cleanup_close_ int cg = -EBADF;
         _cleanup_free_ pid_t *pids = NULL;
         size_t n = 0;
@@ -135,7 +153,7 @@ static int for_each_socket(Listener *l, const char *cgroup, int (*fn)(int fd, vo
                         fd = pidfd_getfd_(pidfd, atoi(de->d_name));
                         if (fd < 0)
                                 continue;
-                        r = fn(fd, userdata);
+                        r = fn(&(SocketRef) { .pidfd = pidfd, .fd = atoi(de->d_name), .dup = fd }, userdata);
                         if (r <= 0)
                                 safe_close(fd);
                         if (r < 0)
@@ -145,8 +163,8 @@ static int for_each_socket(Listener *l, const char *cgroup, int (*fn)(int fd, vo
         return 0;
 }
 
-static int keep_if_worth_watching(int fd, void *userdata) {
-        return worth_watching(fd) && watch_add_fd(userdata, fd) >= 0;
+static int keep_if_worth_watching(const SocketRef *s, void *userdata) {
+        return worth_watching(s->dup) && watch_add_fd(userdata, s->dup) >= 0;
 }
 
 /* Duplicates every worthwhile socket of every process of the cgroup. */
@@ -156,32 +174,192 @@ static int watch_arm(SocketWatch *w) {
         return r;
 }
 
-/* Whether unread bytes on a connected stream socket hold a D-Bus method
- * call: the bytes are peeked, never read, and walked message by message
- * (dbus-wire.c). */
-static int find_method_call(int fd, void *userdata) {
-        static uint8_t buf[65536];
+/* Whether fd is a connection to the bus: a stream socket whose peer is the
+ * bus's listening socket. The peer address of a connected AF_UNIX socket is
+ * the name the listening end was bound to, which only the bus holds; a
+ * client that connected to the unit's own socket shows its own (usually
+ * none). */
+static bool is_bus_connection(Listener *l, int fd) {
+        struct sockaddr_un peer;
+        socklen_t len = sizeof(peer);
         int type = 0;
-        socklen_t len = sizeof(type);
-        ssize_t n;
+        socklen_t tlen = sizeof(type);
+
+        if (l->bus_peer_len <= offsetof(struct sockaddr_un, sun_path))
+                return false; /* the bus's own address unknown or unnamed: nothing is trusted */
+        return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tlen) == 0 && type == SOCK_STREAM &&
+               getpeername(fd, (struct sockaddr *) &peer, &len) == 0 && len == l->bus_peer_len &&
+               memcmp(&peer, &l->bus_peer, len) == 0;
+}
+
+/* What a peek looks for: a method call to bus_name; with sender set, the
+ * one call of that sender and serial. */
+typedef struct CallQuery {
+        const char *bus_name;
+        const char *sender;
+        uint32_t serial;
+} CallQuery;
+
+/* Whether the unread bytes of a bus connection hold the call q asks for:
+ * peeked, never read, and walked message by message from the first unread
+ * byte (dbus-wire.c). The owner reads whole messages, or its library
+ * buffers what it read; a stream that does not start at a message boundary
+ * (the owner frozen in the middle of a read) shows no call, never a forged
+ * one. */
+static bool socket_holds_call(int fd, const CallQuery *q) {
+        /* A frozen owner's unread messages: up to what a socket holds. */
+        static uint8_t buf[256 * 1024];
+        ssize_t n = recv(fd, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
         DBusHeader h;
 
-        if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 || type != SOCK_STREAM)
-                return 0;
-        n = recv(fd, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
         for (uint64_t off = 0; n > 0 && off < (uint64_t) n && dbus_wire_header(buf + off, (size_t) n - off, &h) > 0;
-             off += h.total_size)
-                if (h.type == DBUS_TYPE_METHOD_CALL) {
-                        *(bool *) userdata = true;
-                        return -ECANCELED; /* found: stop the walk */
-                }
+             off += h.total_size) {
+                char name[256];
+                if (h.type != DBUS_TYPE_METHOD_CALL || (uint64_t) n - off < h.header_size)
+                        continue;
+                if (q->sender && h.serial != q->serial)
+                        continue;
+                if (dbus_wire_field(buf + off, &h, DBUS_FIELD_DESTINATION, name, sizeof(name)) <= 0 ||
+                    !streq(name, q->bus_name))
+                        continue;
+                if (q->sender && (dbus_wire_field(buf + off, &h, DBUS_FIELD_SENDER, name, sizeof(name)) <= 0 ||
+                                  !streq(name, q->sender)))
+                        continue;
+                return true;
+        }
+        return false;
+}
+
+/* A walk over a unit's sockets (for_each_socket()) in search of its bus
+ * connections. */
+typedef struct BusWalk {
+        Listener *listener;
+        const char *bus_name;        /* find_unread_call(): the call's destination */
+        bool found;
+        CallTarget *target;          /* add_if_bus_connection(): where they go */
+} BusWalk;
+
+static int find_unread_call(const SocketRef *s, void *userdata) {
+        BusWalk *w = userdata;
+
+        if (!is_bus_connection(w->listener, s->dup) || !socket_holds_call(s->dup, &(CallQuery) { .bus_name = w->bus_name }))
+                return 0;
+        w->found = true;
+        return -ECANCELED; /* found: stop the walk */
+}
+
+bool listener_unit_has_unread_call(Listener *l, const char *cgroup, const char *bus_name) {
+        BusWalk w = { .listener = l, .bus_name = bus_name };
+        (void) for_each_socket(l, cgroup, find_unread_call, &w);
+        return w.found;
+}
+
+/* The bus connections of a frozen leaf of a dbus-call rule's Thaw= units,
+ * by process and descriptor number: nothing of them is held (a held
+ * duplicate would keep the connection, and the names it owns, alive after
+ * its process died), and each is taken again, by pidfd_getfd(), when the
+ * monitor reports a call. */
+typedef struct BusConnRef {
+        int pidfd;
+        int fd;
+} BusConnRef;
+
+struct CallTarget {
+        const Rule *rule;
+        char *cgroup;
+        BusConnRef *conns;
+        size_t n;
+        struct CallTarget *next;
+};
+
+static void call_target_free(CallTarget *t) {
+        for (size_t i = 0; i < t->n; i++)
+                safe_close(t->conns[i].pidfd);
+        free(t->conns);
+        free(t->cgroup);
+        free(t);
+}
+
+static int add_if_bus_connection(const SocketRef *s, void *userdata) {
+        BusWalk *w = userdata;
+        CallTarget *t = w->target;
+        BusConnRef *nc;
+        int pidfd;
+
+        if (!is_bus_connection(w->listener, s->dup))
+                return 0;
+        nc = realloc(t->conns, (t->n + 1) * sizeof(BusConnRef));
+        if (!nc)
+                return -ENOMEM;
+        t->conns = nc;
+        pidfd = fcntl(s->pidfd, F_DUPFD_CLOEXEC, 3);
+        if (pidfd < 0)
+                return -errno;
+        t->conns[t->n++] = (BusConnRef) { .pidfd = pidfd, .fd = s->fd };
         return 0;
 }
 
-bool listener_unit_has_unread_call(Listener *l, const char *cgroup) {
-        bool found = false;
-        (void) for_each_socket(l, cgroup, find_method_call, &found);
-        return found;
+int listener_call_delivered(Listener *l, const Rule *rule, const char *sender, uint32_t serial) {
+        CallQuery q = { .bus_name = rule->bus_name, .sender = sender, .serial = serial };
+        bool frozen = false;
+
+        for (CallTarget *t = l->call_targets; t; t = t->next) {
+                CachedUnit *u = listener_cached_unit(l, t->cgroup);
+                if (t->rule != rule || !u || u->state != UNIT_FROZEN)
+                        continue;
+                frozen = true;
+                for (size_t i = 0; i < t->n; i++) {
+                        _cleanup_close_ int fd = pidfd_getfd_(t->conns[i].pidfd, t->conns[i].fd);
+                        /* The same socket still: the process is frozen, but
+                         * its descriptor table might be shared. */
+                        if (fd >= 0 && is_bus_connection(l, fd) && socket_holds_call(fd, &q))
+                                return 1;
+                }
+        }
+        return frozen ? 0 : -ESRCH;
+}
+
+static void drop_call_targets(Listener *l) {
+        while (l->call_targets) {
+                CallTarget *t = l->call_targets;
+                l->call_targets = t->next;
+                call_target_free(t);
+        }
+}
+
+/* Finds the bus connections of every frozen leaf of every dbus-call rule's
+ * Thaw= units, afresh at every change: a unit thawed for a window and frozen
+ * again meanwhile may have other connections now. */
+static int sync_call_targets(Listener *l) {
+        drop_call_targets(l);
+        for (size_t i = 0; l->m.journal->phase == JOURNAL_ACTIVE && l->rules && i < l->rules->n_rules; i++) {
+                const Rule *rule = &l->rules->rules[i];
+                if (rule->event != EVENT_DBUS_CALL)
+                        continue;
+                for (char **name = rule->thaw; name && *name; name++) {
+                        _cleanup_strv_free_ char **leaves = NULL;
+                        if (listener_unit_leaves(l, *name, &leaves) < 0)
+                                continue;
+                        for (char **leaf = leaves; *leaf; leaf++) {
+                                CachedUnit *u = listener_cached_unit(l, *leaf);
+                                if (!u || u->state != UNIT_FROZEN)
+                                        continue;
+                                CallTarget *t = calloc(1, sizeof(CallTarget));
+                                if (!t || !(t->cgroup = strdup(*leaf))) {
+                                        free(t);
+                                        return -ENOMEM;
+                                }
+                                t->rule = rule;
+                                t->next = l->call_targets;
+                                l->call_targets = t;
+                                (void) for_each_socket(l, t->cgroup, add_if_bus_connection,
+                                                       &(BusWalk) { .listener = l, .target = t });
+                                log_debug("%zu bus connections of %s for calls to %s.", t->n, t->cgroup,
+                                          rule->bus_name);
+                        }
+                }
+        }
+        return 0;
 }
 
 /* By the listener's own view (a thaw it just did counts before the journal
@@ -197,6 +375,7 @@ static bool wanted(Listener *l, const Rule *rule, const char *cgroup) {
 int listener_sync_sockets(Listener *l) {
         if (!l->m.journal)
                 return 0;
+        (void) sync_call_targets(l);
         /* Drop what is no longer frozen (or no longer ruled). */
         for (SocketWatch **p = &l->sockets; *p;) {
                 SocketWatch *w = *p;
@@ -238,6 +417,7 @@ int listener_sync_sockets(Listener *l) {
 }
 
 void listener_drop_sockets(Listener *l) {
+        drop_call_targets(l);
         while (l->sockets) {
                 SocketWatch *w = l->sockets;
                 l->sockets = w->next;

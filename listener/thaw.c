@@ -458,7 +458,7 @@ void listener_replay_late(Listener *l) {
                         if (listener_unit_leaves(l, *t, &leaves) < 0)
                                 continue;
                         for (char **x = leaves; *x; x++)
-                                if (listener_unit_has_unread_call(l, *x)) {
+                                if (listener_unit_has_unread_call(l, *x, rule->bus_name)) {
                                         log_info("%s froze with a D-Bus call unread: thawing %s.", *x, *t);
                                         l->stats.replayed++;
                                         (void) thaw_for(l, *t, rule->duration, now_usec(CLOCK_MONOTONIC));

@@ -71,6 +71,10 @@ START_TEST(test_destination_both_byte_orders) {
                 ck_assert_uint_eq(h.header_size, size - 12);
                 ck_assert_int_eq(dbus_wire_destination(m, &h, dest, sizeof(dest)), 1);
                 ck_assert_str_eq(dest, "org.example.Mail");
+                /* The sender and serial name the call (the last field). */
+                ck_assert_uint_eq(h.serial, 7);
+                ck_assert_int_eq(dbus_wire_field(m, &h, DBUS_FIELD_SENDER, dest, sizeof(dest)), 1);
+                ck_assert_str_eq(dest, ":1.42");
                 /* Only 16 bytes are needed for the size, none more. */
                 ck_assert_int_eq(dbus_wire_header(m, 16, &h), 1);
                 ck_assert_int_eq(dbus_wire_header(m, 15, &h), 0);
@@ -87,6 +91,7 @@ START_TEST(test_no_destination) {
         size_t size = build(m, true, 4, call_fields, 3, 0);
         ck_assert_int_eq(dbus_wire_header(m, size, &h), 1);
         ck_assert_int_eq(dbus_wire_destination(m, &h, dest, sizeof(dest)), 0);
+        ck_assert_int_eq(dbus_wire_field(m, &h, DBUS_FIELD_SENDER, dest, sizeof(dest)), 0);
         /* A destination longer than the caller's buffer is not one. */
         size = build(m, true, DBUS_TYPE_METHOD_CALL, call_fields, ELEMENTSOF(call_fields), 0);
         ck_assert_int_eq(dbus_wire_header(m, size, &h), 1);

@@ -1243,6 +1243,171 @@ START_TEST(test_statistics_access) {
 }
 END_TEST
 
+/* Replaces the fixture's bus by one at the same address whose policy also
+ * holds extra (a <policy> element or more). */
+static void restart_dbus_with(const char *extra) {
+        char conf[512], addr_arg[600], line[512] = {};
+        int out[2];
+
+        test_stop_pid(dbus_pid);
+        dbus_pid = 0;
+        (void) unlink(bus_address + strlen("unix:path="));
+        snprintf(conf, sizeof(conf), "%s/dbus-policy.conf", dir);
+        FILE *f = fopen(conf, "we");
+        ck_assert_ptr_nonnull(f);
+        fprintf(f, "<!DOCTYPE busconfig PUBLIC \"-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN\"\n"
+                   " \"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd\">\n"
+                   "<busconfig><type>system</type><listen>unix:tmpdir=/tmp</listen><auth>EXTERNAL</auth>\n"
+                   "<policy context=\"default\"><allow user=\"*\"/><allow own=\"*\"/>"
+                   "<allow send_destination=\"*\"/><allow receive_sender=\"*\"/></policy>\n%s\n</busconfig>\n",
+                extra);
+        fclose(f);
+        snprintf(addr_arg, sizeof(addr_arg), "--address=%s", bus_address);
+        ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
+        dbus_pid = fork();
+        ck_assert_int_ge(dbus_pid, 0);
+        if (dbus_pid == 0) {
+                char confarg[600];
+                snprintf(confarg, sizeof(confarg), "--config-file=%s", conf);
+                dup2(out[1], 1);
+                execlp("dbus-daemon", "dbus-daemon", confarg, addr_arg, "--nofork", "--print-address=1", NULL);
+                _exit(127);
+        }
+        close(out[1]);
+        struct pollfd p = { .fd = out[0], .events = POLLIN };
+        ck_assert_msg(poll(&p, 1, 10000) == 1 && read(out[0], line, sizeof(line) - 1) > 0, "dbus-daemon did not start");
+        close(out[0]);
+}
+
+/* In a child as uid 65534: calls org.example.Mail's method; returns the
+ * bus error's name (or "" when it was answered). */
+static char *call_mail_as_nobody(const char *method) {
+        int p[2], status;
+        char name[256] = {};
+
+        ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                sd_bus_error error = SD_BUS_ERROR_NULL;
+                sd_bus *bus = NULL;
+                if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+                        _exit(2);
+                if (sd_bus_new(&bus) < 0 || sd_bus_set_address(bus, bus_address) < 0 ||
+                    sd_bus_set_bus_client(bus, true) < 0 || sd_bus_start(bus) < 0)
+                        _exit(3);
+                if (sd_bus_call_method(bus, "org.example.Mail", "/org/standby/Bench", "org.standby.Bench", method, &error,
+                                       NULL, "") < 0 && error.name)
+                        (void) !write(p[1], error.name, strlen(error.name));
+                _exit(0);
+        }
+        close(p[1]);
+        ck_assert_int_ge(read(p[0], name, sizeof(name) - 1), 0);
+        close(p[0]);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the caller failed (0x%x)", (unsigned) status);
+        return strdup(name);
+}
+
+static bool saw_call_judged(void *userdata) {
+        uint64_t undelivered = statistic(userdata, "undelivered"), thaws = statistic(userdata, "thaws");
+        return (undelivered != UINT64_MAX && undelivered >= 1) || thaws >= 1;
+}
+
+/* Event=dbus-call fires only on calls the bus delivered: a call its policy
+ * refuses (the monitor sees it all the same) wakes nothing; the same method
+ * called by one the policy lets through does. */
+START_TEST(test_dbus_call_refused_by_policy) {
+        if (!test_need_root_cgroup2())
+                return;
+        restart_dbus_with("<policy context=\"default\"><deny send_destination=\"org.example.Mail\" "
+                          "send_interface=\"org.standby.Bench\" send_member=\"Secret\"/></policy>\n"
+                          "<policy user=\"root\"><allow send_destination=\"org.example.Mail\" "
+                          "send_interface=\"org.standby.Bench\" send_member=\"Secret\"/></policy>");
+        write_rule("80-call.rule", "[Match]\nEvent=dbus-call\nBusName=org.example.Mail\n[Action]\nThaw=mail.service\n");
+        int tick;
+        char *argv[] = { (char *) test_bin("standby-workload"), "bus-service", "--bus-address", bus_address,
+                         "--bus-name", "org.example.Mail", "--tick-fd", "3", NULL };
+        test_spawn("mail.service", argv, &tick);
+        ck_assert_msg(test_ticks(tick, 1, 10 * USEC_PER_SEC) == 1, "bus-service did not start");
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert(test_frozen("mail.service"));
+
+        _cleanup_free_ char *refused = call_mail_as_nobody("Secret");
+        ck_assert_str_eq(refused, SD_BUS_ERROR_ACCESS_DENIED);
+        ck_assert_msg(test_wait_for(saw_call_judged, bus, 5 * USEC_PER_SEC), "the listener never judged the call");
+        ck_assert_msg(statistic(bus, "thaws") == 0, "a call the bus refused thawed the unit");
+        ck_assert_uint_eq(statistic(bus, "undelivered"), 1);
+        ck_assert(test_frozen("mail.service"));
+
+        /* Root may: delivered, it thaws the service, which answers (it has
+         * no such method). */
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        ck_assert_int_lt(sd_bus_call_method(bus, "org.example.Mail", "/org/standby/Bench", "org.standby.Bench", "Secret",
+                                            &error, NULL, ""), 0);
+        ck_assert_msg(sd_bus_error_has_name(&error, SD_BUS_ERROR_UNKNOWN_METHOD), "%s", strna(error.name));
+        sd_bus_error_free(&error);
+        ck_assert_uint_eq(statistic(bus, "thaws"), 1);
+        ck_assert_uint_eq(statistic(bus, "undelivered"), 1);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
+/* A method call's header, forged: what anyone who can connect to a
+ * service can write into its socket. The first 16 bytes are the fixed
+ * header; then DESTINATION=org.example.Mail. Returns its size. */
+static size_t forged_call(uint8_t *m) {
+        static const char dest[] = "org.example.Mail";
+        memset(m, 0, 64);
+        m[0] = 'l', m[1] = 1, m[3] = 1;        /* little-endian method call, version 1 */
+        m[8] = 1;                              /* serial 1 */
+        m[12] = 4 + 4 + sizeof(dest);          /* the fields' length */
+        m[16] = 6, m[17] = 1, m[18] = 's';     /* DESTINATION, signature "s" */
+        m[20] = sizeof(dest) - 1;
+        memcpy(m + 24, dest, sizeof(dest));
+        return 48;
+}
+
+/* At enter, a frozen service's unread D-Bus calls wake it; bytes that look
+ * like one, written by a client into a connection to the service's own
+ * socket, are not a call the bus delivered and wake nothing. */
+START_TEST(test_forged_call_at_enter) {
+        int port = 30000 + (int) (getpid() % 5000), tick;
+        char portarg[16];
+        uint8_t m[64];
+
+        if (!test_need_root_cgroup2())
+                return;
+        write_rule("80-call.rule", "[Match]\nEvent=dbus-call\nBusName=org.example.Mail\n[Action]\nThaw=mail.service\n");
+        snprintf(portarg, sizeof(portarg), "%d", port);
+        char *argv[] = { (char *) test_bin("standby-workload"), "echo-server", "--port", portarg, "--tick-fd", "3", NULL };
+        pid_t server = test_spawn("mail.service", argv, &tick);
+        ck_assert_int_eq(test_ticks(tick, 1, 5 * USEC_PER_SEC), 1); /* listening */
+        int c = tcp_connect(port);
+        ck_assert(echo(c, "hello\n")); /* accepted: the connection is the server's */
+        start_listener();
+        sd_bus *bus = client();
+
+        ck_assert_int_eq(kill(server, SIGSTOP), 0);
+        ck_assert(test_wait_for(is_stopped, &server, 5 * USEC_PER_SEC));
+        size_t size = forged_call(m);
+        ck_assert_int_eq(write(c, m, size), (ssize_t) size);
+        ck_assert(test_wait_for(has_unread, &server, 5 * USEC_PER_SEC));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert_int_eq(kill(server, SIGCONT), 0); /* it stays frozen: the signal waits */
+
+        /* The journal change is taken before this call is. */
+        ck_assert_msg(statistic(bus, "replayed") == 0, "forged bytes in a client's connection woke the unit");
+        ck_assert(test_frozen("mail.service"));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        close(c);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* After a failed test (its teardown never ran): its bus and rules directory. */
 static void sweep(void) {
         char cmd[300];
@@ -1300,6 +1465,8 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_push_group_member);
         tcase_add_test(tc, test_push_judged_by_bus_creds);
         tcase_add_test(tc, test_statistics_access);
+        tcase_add_test(tc, test_dbus_call_refused_by_policy);
+        tcase_add_test(tc, test_forged_call_at_enter);
         suite_add_tcase(s, tc);
         return s;
 }
