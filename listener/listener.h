@@ -104,6 +104,9 @@ typedef struct Listener {
         CallTarget *call_targets;        /* the bus connections of frozen units of dbus-call rules (sockets.c) */
         InputWatch *inputs;
         sd_event_source *input_dir_watch;
+        sd_event_source *state_watch;    /* inotify on the state directory (standby-listener.c) */
+        sd_event_source *state_parent_watch; /* inotify on its parent, for its name */
+        sd_event_source *state_rewatch;  /* a one-shot: find the state directory again */
         sd_event_source *uevent_source;
         Statistics stats;
 } Listener;

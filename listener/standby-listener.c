@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <sys/inotify.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 
 #include "cgroup.h"
@@ -75,13 +76,11 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
         return sd_event_exit(sd_event_source_get_event(s), 0);
 }
 
-/* The manager's journal tells when standby begins and ends. */
-static int on_state_change(sd_event_source *s, const struct inotify_event *ev, void *userdata) {
-        Listener *l = userdata;
+/* The journal changed (or may have): standby begins, ends, or units were
+ * frozen or thawed by anyone. */
+static int state_changed(Listener *l) {
         bool was = l->standby_active;
 
-        if (!(ev->mask & IN_Q_OVERFLOW) && (ev->len == 0 || !streq(ev->name, JOURNAL_FILE)))
-                return 0;
         /* Without the lock: blocking on the manager mid-enter would make the
          * listener itself a lock waiter the deadlock guard has to look at. */
         if (manager_read_journal(&l->m) >= 0) {
@@ -100,6 +99,104 @@ static int on_state_change(sd_event_source *s, const struct inotify_event *ev, v
                 return r;
         }
         listener_drop_windows(l);
+        return 0;
+}
+
+/* The manager's journal tells when standby begins and ends. */
+static int on_state_change(sd_event_source *s, const struct inotify_event *ev, void *userdata) {
+        Listener *l = userdata;
+
+        if (ev->mask & (IN_MOVE_SELF | IN_DELETE_SELF | IN_IGNORED | IN_UNMOUNT))
+                /* Not here: this source may be the one to replace. */
+                return sd_event_source_set_enabled(l->state_rewatch, SD_EVENT_ONESHOT);
+        if (!(ev->mask & IN_Q_OVERFLOW) && (ev->len == 0 || !streq(ev->name, JOURNAL_FILE)))
+                return 0;
+        return state_changed(l);
+}
+
+static int watch_state_dir(Listener *l, int dir_fd) {
+        int r = sd_event_add_inotify_fd(l->event, &l->state_watch, dir_fd,
+                                        IN_MOVED_TO | IN_DELETE | IN_MOVE_SELF | IN_DELETE_SELF | IN_ONLYDIR,
+                                        on_state_change, l);
+        if (r < 0)
+                return log_error_errno(r, "Cannot watch the state directory %s: %m", l->m.state_dir);
+        /* A journal change pending beside an event goes first: the event is
+         * judged by the journal as it is now (and a D-Bus reply to anyone
+         * who changed the journal before calling tells it was taken). */
+        (void) sd_event_source_set_priority(l->state_watch, SD_EVENT_PRIORITY_IMPORTANT);
+        return 0;
+}
+
+/* The state directory's own name came or went in its parent. */
+static int on_state_parent_change(sd_event_source *s, const struct inotify_event *ev, void *userdata) {
+        Listener *l = userdata;
+        const char *base = strrchr(l->m.state_dir, '/');
+
+        if ((ev->mask & IN_Q_OVERFLOW) || (ev->len > 0 && streq(ev->name, base ? base + 1 : l->m.state_dir)))
+                return sd_event_source_set_enabled(l->state_rewatch, SD_EVENT_ONESHOT);
+        return 0;
+}
+
+/* Opens the state directory by its path again; if it is another directory
+ * than the one watched (removed and made again, or renamed and replaced),
+ * watches and reads that one. While there is none (or one that is not
+ * root's), the old one stays, and the parent's watch tells when one comes. */
+static int on_state_rewatch(sd_event_source *s, void *userdata) {
+        Listener *l = userdata;
+        _cleanup_close_ int fd = -EBADF;
+        struct stat now, before;
+        int r;
+
+        r = journal_dir_open(l->m.state_dir, false, &fd);
+        if (r < 0) {
+                log_warning_errno(r, "The state directory %s is gone or not root's (%m); waiting for it.",
+                                  l->m.state_dir);
+                return 0;
+        }
+        if (fstat(fd, &now) < 0)
+                return log_error_errno(-errno, "Cannot stat the state directory %s: %m", l->m.state_dir);
+        if (l->state_watch && fstat(l->m.state_fd, &before) >= 0 && before.st_dev == now.st_dev &&
+            before.st_ino == now.st_ino)
+                return 0; /* the same one */
+        l->state_watch = sd_event_source_disable_unref(l->state_watch);
+        r = watch_state_dir(l, fd);
+        if (r < 0)
+                return r;
+        safe_close(l->m.state_fd);
+        l->m.state_fd = TAKE_FD(fd);
+        l->m.lock_fd = safe_close(l->m.lock_fd); /* the lock file is the new directory's */
+        log_notice("The state directory %s was replaced; watching the new one.", l->m.state_dir);
+        return state_changed(l);
+}
+
+/* The directory itself may be replaced under the listener (removed and made
+ * again, or renamed): a watch on it alone would stay on the old one, deaf to
+ * every later enter; and while the listener holds it open, its removal
+ * tells nothing. Its parent tells, by name. */
+static int watch_state_dirs(Listener *l) {
+        _cleanup_free_ char *parent = strdup(l->m.state_dir);
+        char *slash = parent ? strrchr(parent, '/') : NULL;
+        int r;
+
+        if (!parent)
+                return log_error_errno(-ENOMEM, "Cannot watch the state directory: %m");
+        if (slash)
+                *(slash == parent ? slash + 1 : slash) = 0;
+        r = watch_state_dir(l, l->m.state_fd);
+        if (r >= 0)
+                r = sd_event_add_inotify(l->event, &l->state_parent_watch, slash ? parent : ".",
+                                         IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ONLYDIR,
+                                         on_state_parent_change, l);
+        if (r >= 0)
+                r = sd_event_source_set_priority(l->state_parent_watch, SD_EVENT_PRIORITY_IMPORTANT);
+        if (r >= 0)
+                r = sd_event_add_defer(l->event, &l->state_rewatch, on_state_rewatch, l);
+        if (r >= 0)
+                r = sd_event_source_set_priority(l->state_rewatch, SD_EVENT_PRIORITY_IMPORTANT);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(l->state_rewatch, SD_EVENT_OFF);
+        if (r < 0)
+                return log_error_errno(r, "Cannot watch the state directory %s and its parent: %m", l->m.state_dir);
         return 0;
 }
 
@@ -159,16 +256,9 @@ static int run_daemon(const char *config_path, const char *state_dir, const char
             (r = sd_event_add_signal(l.event, NULL, SIGINT, on_signal, &l)) < 0 ||
             (r = sd_event_add_signal(l.event, NULL, SIGHUP, on_signal, &l)) < 0)
                 goto fail;
-        sd_event_source *state_source = NULL;
-        r = sd_event_add_inotify(l.event, &state_source, state_dir, IN_MOVED_TO | IN_DELETE | IN_ONLYDIR, on_state_change, &l);
+        r = watch_state_dirs(&l);
         if (r < 0)
-                goto fail;
-        /* A journal change pending beside an event goes first: the event is
-         * judged by the journal as it is now (and a D-Bus reply to anyone
-         * who changed the journal before calling tells it was taken). */
-        (void) sd_event_source_set_priority(state_source, SD_EVENT_PRIORITY_IMPORTANT);
-        (void) sd_event_source_set_floating(state_source, true);
-        sd_event_source_unref(state_source);
+                goto finish;
         r = listener_setup_bus(&l);
         if (r < 0)
                 goto finish;
@@ -222,6 +312,9 @@ finish:
         listener_drop_call_monitor(&l);
         sd_event_source_disable_unref(l.uevent_source);
         sd_event_source_disable_unref(l.input_dir_watch);
+        sd_event_source_disable_unref(l.state_watch);
+        sd_event_source_disable_unref(l.state_parent_watch);
+        sd_event_source_disable_unref(l.state_rewatch);
         listener_free_netlink(&l);
         for (size_t i = 0; i < l.n_signal_slots; i++)
                 sd_bus_slot_unref(l.signal_slots[i]);

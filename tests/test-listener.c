@@ -1408,6 +1408,50 @@ START_TEST(test_forged_call_at_enter) {
 }
 END_TEST
 
+/* Removes a state directory the way test_env_teardown() does. */
+static void remove_state_dir(const char *d) {
+        static const char * const files[] = { JOURNAL_FILE, "state.tmp", "lock" };
+        char p[512];
+        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                snprintf(p, sizeof(p), "%s/%s", d, files[i]);
+                (void) unlink(p);
+        }
+        (void) rmdir(d);
+}
+
+/* The state directory replaced under a running listener, renamed away or
+ * removed: it finds the new one, and sees the next enter there. */
+START_TEST(test_state_dir_replaced) {
+        char old[512];
+        int acted;
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_spawn_workload("mail.service", "idle", 100, 1, NULL);
+        start_listener();
+        sd_bus *bus = client();
+        snprintf(old, sizeof(old), "%s.old", T.state_dir);
+
+        /* Renamed: the watch would follow the old directory. enter makes
+         * a new one. */
+        ck_assert_int_eq(rename(T.state_dir, old), 0);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert_ptr_null(push(bus, "mail.service", &acted));
+        ck_assert_msg(!test_frozen("mail.service"), "the listener did not see standby begin in the new directory");
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+
+        /* Removed, and made again by the next enter. */
+        remove_state_dir(T.state_dir);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert(test_frozen("mail.service"));
+        ck_assert_ptr_null(push(bus, "mail.service", &acted));
+        ck_assert_msg(!test_frozen("mail.service"), "the listener did not see standby begin in the remade directory");
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        remove_state_dir(old);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* After a failed test (its teardown never ran): its bus and rules directory. */
 static void sweep(void) {
         char cmd[300];
@@ -1467,6 +1511,7 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_statistics_access);
         tcase_add_test(tc, test_dbus_call_refused_by_policy);
         tcase_add_test(tc, test_forged_call_at_enter);
+        tcase_add_test(tc, test_state_dir_replaced);
         suite_add_tcase(s, tc);
         return s;
 }
