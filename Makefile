@@ -40,23 +40,21 @@ ifeq ($(WERROR),1)
 WARNFLAGS += -Werror
 endif
 
-DEPS := libsystemd libnl-route-3.0 inih libevdev
+DEPS := libsystemd libnl-route-3.0 libevdev
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(DEPS))
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(DEPS))
-# The small libraries (libnl, libevdev, libinih) are linked in statically by
+# The small libraries (libnl, libevdev) are linked in statically by
 # default: the listener is always resident and then maps only the code it
-# uses (RSS 4.0 -> 3.5 MiB, docs/benchmark.md section 3), and standby-manager,
-# started for every verb, loads one library fewer. SHARED_DEPS=1 links them
+# uses (RSS 4.0 -> 3.5 MiB, docs/benchmark.md section 3). SHARED_DEPS=1 links them
 # dynamically, for distributions whose policy requires it.
-STATIC_DEPS := libnl-route-3.0 libevdev inih
+STATIC_DEPS := libnl-route-3.0 libevdev
 ifeq ($(SHARED_DEPS),1)
 LISTENER_LIBS := $(PKG_LIBS)
-MANAGER_LIBS := $(shell $(PKG_CONFIG) --libs inih) -ldl
 else
 LISTENER_LIBS := -Wl,-Bstatic $(shell $(PKG_CONFIG) --libs $(STATIC_DEPS)) -Wl,-Bdynamic \
 	$(shell $(PKG_CONFIG) --libs libsystemd)
-MANAGER_LIBS := -Wl,-Bstatic $(shell $(PKG_CONFIG) --libs inih) -Wl,-Bdynamic -ldl
 endif
+MANAGER_LIBS := -ldl
 CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check)
 CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check)
 

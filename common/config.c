@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <stdio.h>
 
+#include "cgroup.h"
 #include "config.h"
 #include "fileio.h"
 #include "ini-file.h"
 #include "macro.h"
 #include "strv.h"
+#include "unit-name.h"
 
 static const char * const default_exempt[] = {
         /* The infrastructure that must answer while everything else sleeps. */
@@ -51,6 +53,7 @@ typedef struct ParseState {
         IniFile ini;
         Config *config;
         bool seen_targets, seen_exempt;
+        size_t n_targets, targets_allocated, n_exempt, exempt_allocated; /* appending stays linear */
 } ParseState;
 
 static int parse_bool(const char *v, bool *ret) {
@@ -63,28 +66,59 @@ static int parse_bool(const char *v, bool *ret) {
         return 0;
 }
 
-/* A list key: the first assignment in the file replaces the default, later
- * ones append, and an empty assignment clears the list (as in systemd). */
-static int parse_list(const char *v, char ***list, bool *seen) {
-        _cleanup_strv_free_ char **words = NULL;
-        int r;
+/* What the manager takes as a target or an exemption (unit_resolve_cgroup()):
+ * a unit name, or a cgroup path relative to the cgroup2 mount. */
+static bool target_is_valid(const char *w) {
+        return unit_name_is_valid(w) || (*w && cgroup_path_validate(w) >= 0);
+}
 
-        r = strv_split_words(v, &words);
-        if (r < 0)
-                return r;
-        if (!*seen || words[0] == NULL) {
-                strv_free(*list);
-                *list = strv_split_words("", list) < 0 ? NULL : *list;
-                if (!*list)
+/* A list key: the first assignment in the file replaces the default, later
+ * ones append, and an empty assignment clears the list (as in systemd).
+ * Returns 0, -ENOMEM, or -EINVAL with the bad word in *ret_bad. */
+static int parse_list(const char *v, char ***list, size_t *n, size_t *allocated, bool *seen, char **ret_bad) {
+        if (!*seen || *v == 0) {
+                char **empty = calloc(1, sizeof(char *));
+                if (!empty)
                         return -ENOMEM;
+                strv_free(*list);
+                *list = empty;
+                *n = 0;
+                *allocated = 1;
                 *seen = true;
         }
-        for (char **w = words; *w; w++) {
-                r = strv_extend(list, *w);
-                if (r < 0)
-                        return r;
+        for (const char *p = v + strspn(v, " \t"); *p; p += strspn(p, " \t")) {
+                size_t k = strcspn(p, " \t");
+                char *w = strndup(p, k);
+                p += k;
+                if (!w)
+                        return -ENOMEM;
+                if (!target_is_valid(w)) {
+                        *ret_bad = w;
+                        return -EINVAL;
+                }
+                if (!GROW_ARRAY(*list, *allocated, *n + 2)) {
+                        free(w);
+                        return -ENOMEM;
+                }
+                (*list)[(*n)++] = w;
+                (*list)[*n] = NULL;
         }
         return 0;
+}
+
+/* Group=: a group name as getgrnam() will be asked for it. */
+static bool group_name_is_valid(const char *g) {
+        size_t n = strlen(g);
+        return n > 0 && n <= 256 && g[0] != '-' && !strpbrk(g, "/:, \t");
+}
+
+/* SystemdAddress=: one unix:path= address, the path absolute and made of
+ * characters that need no escaping in a D-Bus address, so that nothing in it
+ * can add a key or a second address. */
+static bool systemd_address_is_valid(const char *a) {
+        const char *p = strneq(a, "unix:path=/", 11) ? a + 11 : NULL;
+        return p && strlen(a) < 108 + 10 &&
+               strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-./") == strlen(p);
 }
 
 static int handler(void *user, const char *section, const char *name, const char *value) {
@@ -95,11 +129,14 @@ static int handler(void *user, const char *section, const char *name, const char
         if (!streq(section, "Standby"))
                 return ini_file_fail(&s->ini, s->ini.line, "unknown section [%s], expected [Standby]", section);
 
-        if (streq(name, "Targets"))
-                r = parse_list(value, &c->targets, &s->seen_targets);
-        else if (streq(name, "Exempt"))
-                r = parse_list(value, &c->exempt, &s->seen_exempt);
-        else if (streq(name, "Strategy")) {
+        if (streq(name, "Targets") || streq(name, "Exempt")) {
+                _cleanup_free_ char *bad = NULL;
+                r = name[0] == 'T' ? parse_list(value, &c->targets, &s->n_targets, &s->targets_allocated, &s->seen_targets, &bad)
+                                   : parse_list(value, &c->exempt, &s->n_exempt, &s->exempt_allocated, &s->seen_exempt, &bad);
+                if (r == -EINVAL)
+                        return ini_file_fail(&s->ini, s->ini.line, "%s=: \"%s\" is neither a unit name nor a cgroup path "
+                                             "relative to the cgroup2 mount", name, bad);
+        } else if (streq(name, "Strategy")) {
                 Strategy st = strategy_from_string(value);
                 if (st == _STRATEGY_INVALID)
                         return ini_file_fail(&s->ini, s->ini.line, "Strategy=%s: expected \"freeze\" or \"slack\"", value);
@@ -143,12 +180,15 @@ static int handler(void *user, const char *section, const char *name, const char
                         return ini_file_fail(&s->ini, s->ini.line, "Backend=%s: expected \"auto\", \"systemd\" or \"cgroupfs\"", value);
                 r = 0;
         } else if (streq(name, "SystemdAddress")) {
-                if (!strneq(value, "unix:", 5))
+                if (!systemd_address_is_valid(value))
                         return ini_file_fail(&s->ini, s->ini.line, "SystemdAddress=%s: expected a D-Bus address such as "
-                                             "\"unix:path=/run/user/1000/systemd/private\"", value);
+                                             "\"unix:path=/run/user/1000/systemd/private\" (an absolute path of letters, digits and _-./)", value);
                 r = free_and_strdup(&c->systemd_address, value);
-        } else if (streq(name, "Group"))
+        } else if (streq(name, "Group")) {
+                if (*value && !group_name_is_valid(value))
+                        return ini_file_fail(&s->ini, s->ini.line, "Group=%s: expected a group name", value);
                 r = free_and_strdup(&c->group, isempty(value) ? NULL : value);
+        }
         else
                 return ini_file_fail(&s->ini, s->ini.line, "unknown key \"%s\" in [%s]", name, section);
 
@@ -157,9 +197,8 @@ static int handler(void *user, const char *section, const char *name, const char
         return 1;
 }
 
-int config_load(const char *path, bool missing_ok, Config **ret, char **ret_error) {
+int config_parse_buffer(const char *path, const char *text, size_t size, Config **ret, char **ret_error) {
         _cleanup_config_ Config *c = NULL;
-        _cleanup_fclose_ FILE *f = NULL;
         ParseState s = { .ini.path = path };
         int r;
 
@@ -167,24 +206,28 @@ int config_load(const char *path, bool missing_ok, Config **ret, char **ret_erro
         r = config_new_default(&c);
         if (r < 0)
                 return r;
-
-        f = fopen(path, "re");
-        if (!f) {
-                if (errno == ENOENT && missing_ok) {
-                        *ret = TAKE_PTR(c);
-                        return 0;
-                }
-                r = negative_errno();
-                if (asprintf(ret_error, "%s: cannot open: %s", path, strerror(-r)) < 0)
-                        *ret_error = NULL;
-                return r;
-        }
-
         s.config = c;
-        s.ini.file = f;
-        r = ini_file_parse(&s.ini, handler, &s, NULL, ret_error);
+        r = ini_file_parse(&s.ini, text, size, handler, &s, NULL, ret_error);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(c);
         return 0;
+}
+
+int config_load(const char *path, bool missing_ok, Config **ret, char **ret_error) {
+        _cleanup_free_ char *text = NULL;
+        size_t size;
+        int r;
+
+        *ret_error = NULL;
+        /* Its Group= says who else may run the verbs: nobody but root may
+         * have written it. */
+        r = ini_file_read(path, "configuration file", true, &text, &size, ret_error);
+        if (r == -ENOENT && missing_ok) {
+                *ret_error = mfree(*ret_error);
+                return config_new_default(ret);
+        }
+        if (r < 0)
+                return r;
+        return config_parse_buffer(path, text, size, ret, ret_error);
 }

@@ -43,7 +43,13 @@ static inline void config_freep(Config **c) {
 #define _cleanup_config_ __attribute__((cleanup(config_freep)))
 
 /* Loads path over the defaults. A missing file is not an error when
- * missing_ok (the default path). On a parse error returns -EINVAL and a
- * message "FILE:LINE: what was expected" in ret_error (caller frees); nothing
- * is returned in ret then. */
+ * missing_ok (the default path). The file must be a regular file, not a
+ * symbolic link, owned by root and writable by root alone (-EPERM). On a
+ * parse error returns -EINVAL and a message "FILE:LINE: what was expected"
+ * (or "FILE: why") in ret_error (caller frees); nothing is returned in ret
+ * then. */
 int config_load(const char *path, bool missing_ok, Config **ret, char **ret_error);
+
+/* Parses text (size bytes, need not be NUL-terminated) over the defaults,
+ * named path in messages. Returns as config_load(). */
+int config_parse_buffer(const char *path, const char *text, size_t size, Config **ret, char **ret_error);

@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <libevdev/libevdev.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -84,6 +85,193 @@ static const char * const changes[_EVENT_KIND_MAX] = {
         [EVENT_UEVENT] = "add remove change",
 };
 
+
+/* D-Bus names, as the D-Bus specification defines them: elements of
+ * [A-Za-z0-9_] (bus names: also '-'), separated by '.', at most 255 bytes. */
+#define DBUS_NAME_MAX 255
+
+static bool dbus_element_char(char c, bool dash) {
+        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+               (dash && c == '-');
+}
+
+/* At least min_elements elements, none empty; digits may begin one only when
+ * digit_first (unique names). */
+static bool dbus_dotted_is_valid(const char *s, bool dash, bool digit_first, unsigned min_elements) {
+        unsigned n = 0;
+        size_t len = strlen(s);
+
+        if (len == 0 || len > DBUS_NAME_MAX)
+                return false;
+        for (const char *p = s;;) {
+                size_t k = 0;
+                while (dbus_element_char(p[k], dash)) {
+                        if (k == 0 && !digit_first && p[k] >= '0' && p[k] <= '9')
+                                return false;
+                        k++;
+                }
+                if (k == 0)
+                        return false;
+                n++;
+                p += k;
+                if (*p == 0)
+                        break;
+                if (*p != '.')
+                        return false;
+                p++;
+        }
+        return n >= min_elements;
+}
+
+static bool dbus_bus_name_is_valid(const char *s) {
+        if (s[0] == ':')
+                return strlen(s) <= DBUS_NAME_MAX && dbus_dotted_is_valid(s + 1, true, true, 2);
+        return dbus_dotted_is_valid(s, true, false, 2);
+}
+
+static bool dbus_interface_is_valid(const char *s) {
+        return dbus_dotted_is_valid(s, false, false, 2);
+}
+
+static bool dbus_member_is_valid(const char *s) {
+        return dbus_dotted_is_valid(s, false, false, 1) && !strchr(s, '.');
+}
+
+static bool dbus_object_path_is_valid(const char *s) {
+        if (s[0] != '/')
+                return false;
+        if (s[1] == 0)
+                return true;
+        for (const char *p = s + 1;;) {
+                size_t k = 0;
+                while (dbus_element_char(p[k], false))
+                        k++;
+                if (k == 0)
+                        return false;
+                p += k;
+                if (*p == 0)
+                        return true;
+                if (*p != '/')
+                        return false;
+                p++;
+        }
+}
+
+/* A D-Bus match rule (the specification's "Match Rules") that both sd-bus
+ * (which parses it first, in sd_bus_add_match()) and the bus will take as it
+ * is, and that means what it says: every value quoted, keys from the
+ * specification that sd-bus knows (not eavesdrop), each at most once, each
+ * value valid for its key; spaces only before a key (sd-bus takes no blank
+ * between a closing quote and the comma). No escapes: an apostrophe or a
+ * backslash in a value is refused, so that no value can end its quotes
+ * early. Returns NULL, or why not (static). */
+#define DBUS_MATCH_MAX 1024
+static const char *dbus_match_check(const char *match) {
+        bool seen_type = false, seen_sender = false, seen_interface = false, seen_member = false,
+             seen_path = false, seen_destination = false;
+        uint64_t args = 0;
+        unsigned n = 0;
+
+        if (strlen(match) > DBUS_MATCH_MAX)
+                return "longer than the bus takes (1024 bytes)";
+        for (const char *p = match;;) {
+                p += strspn(p, " ");
+                if (*p == 0)
+                        return n == 0 ? "expected at least one key='value'" : "a comma at the end";
+                size_t klen = strcspn(p, "=");
+                if (p[klen] != '=' || p[klen + 1] != '\'')
+                        return "expected key='value'";
+                const char *v = p + klen + 2, *end = strpbrk(v, "'\\");
+                if (!end || *end == '\\')
+                        return "a value holds a backslash or lacks its closing quote (values may not hold quotes)";
+                char key[32], value[DBUS_MATCH_MAX + 1];
+                if (klen == 0 || klen >= sizeof(key))
+                        return "expected key='value'";
+                memcpy(key, p, klen);
+                key[klen] = 0;
+                memcpy(value, v, (size_t) (end - v));
+                value[end - v] = 0;
+                p = end + 1;
+                n++;
+                bool more = *p == ',';
+                if (more)
+                        p++;
+                else if (*p != 0)
+                        return "expected ',' right after each closing quote";
+
+                bool *seen = NULL, ok = true;
+                if (streq(key, "type")) {
+                        seen = &seen_type;
+                        if (!streq(value, "signal"))
+                                return "type= must be 'signal' for Event=dbus-signal";
+                } else if (streq(key, "sender") || streq(key, "destination")) {
+                        seen = key[0] == 's' ? &seen_sender : &seen_destination;
+                        ok = dbus_bus_name_is_valid(value);
+                } else if (streq(key, "interface")) {
+                        seen = &seen_interface;
+                        ok = dbus_interface_is_valid(value);
+                } else if (streq(key, "member")) {
+                        seen = &seen_member;
+                        ok = dbus_member_is_valid(value);
+                } else if (streq(key, "path") || streq(key, "path_namespace")) {
+                        seen = &seen_path; /* the bus refuses both together */
+                        ok = dbus_object_path_is_valid(value);
+                } else if (strneq(key, "arg", 3) && key[3] >= '0' && key[3] <= '9') {
+                        char *e;
+                        unsigned long i = strtoul(key + 3, &e, 10);
+                        if (i > 63 || (key[3] == '0' && key[4] >= '0' && key[4] <= '9'))
+                                return "argN: N must be 0 to 63";
+                        if (streq(e, "namespace")) {
+                                if (i != 0)
+                                        return "only arg0 takes \"namespace\"";
+                                ok = dbus_dotted_is_valid(value, true, false, 1);
+                        } else if (!streq(e, "") && !streq(e, "path"))
+                                return "unknown key (expected type, sender, interface, member, path, path_namespace, "
+                                       "destination, argN, argNpath, arg0namespace)";
+                        if (args & (UINT64_C(1) << i))
+                                return "a key, or two argN keys of the same N, given twice";
+                        args |= UINT64_C(1) << i;
+                } else
+                        return "unknown key (expected type, sender, interface, member, path, path_namespace, "
+                               "destination, argN, argNpath, arg0namespace)";
+                if (seen) {
+                        if (*seen)
+                                return "a key, or two argN keys of the same N, given twice";
+                        *seen = true;
+                }
+                if (!ok)
+                        return "a value is not valid for its key (a bus, interface or member name, or an object path, "
+                               "as the D-Bus specification defines them)";
+                if (!more)
+                        return NULL;
+        }
+}
+
+/* A network interface name as the kernel takes it (dev_valid_name()). */
+static bool ifname_is_valid(const char *s) {
+        size_t n = strlen(s);
+        return n > 0 && n < 16 && !streq(s, ".") && !streq(s, "..") && !strpbrk(s, "/: \t");
+}
+
+/* Device=: an absolute path in normal form, or an evdev device name. */
+static bool device_is_valid(const char *s) {
+        if (*s == 0 || strlen(s) > 4096)
+                return false;
+        if (s[0] != '/')
+                return true;
+        for (const char *p = s; *p; p++)
+                if (p[0] == '/' && (p[1] == '/' || p[1] == 0 || (p[1] == '.' && (p[2] == '/' || p[2] == 0)) ||
+                                    (p[1] == '.' && p[2] == '.' && (p[3] == '/' || p[3] == 0))))
+                        return false;
+        return true;
+}
+
+/* Subsystem=: a kernel subsystem name (usb, power_supply, ...). */
+static bool subsystem_is_valid(const char *s) {
+        size_t n = strlen(s);
+        return n > 0 && n <= 64 && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.:") == n;
+}
+
 typedef struct ParseState {
         IniFile ini;
         Rule rule;
@@ -92,6 +280,7 @@ typedef struct ParseState {
         int event_line, thaw_line;
         bool seen_event, seen_thaw, seen_for;
         bool any_key;      /* a file of comments only holds no rule */
+        size_t n_thaw, thaw_allocated; /* rule.thaw's length and room: appending stays linear */
 } ParseState;
 
 static int bit_index(unsigned bit) {
@@ -128,20 +317,22 @@ static int handle_match(ParseState *s, const char *name, const char *value) {
                 q = free_and_strdup(&r->unit, value);
                 break;
         case K_MATCH:
-                if (!*value)
-                        return ini_file_fail(&s->ini, s->ini.line, "Match=: expected a D-Bus match rule such as "
-                                       "\"type='signal',interface='org.example.Push'\"");
+                const char *why = dbus_match_check(value);
+                if (why)
+                        return ini_file_fail(&s->ini, s->ini.line, "Match=%s: %s; expected a D-Bus match rule such as "
+                                       "\"type='signal',interface='org.example.Push'\"", value, why);
                 q = free_and_strdup(&r->match, value);
                 break;
         case K_BUSNAME:
-                if (!*value || strchr(value, ' '))
-                        return ini_file_fail(&s->ini, s->ini.line, "BusName=%s: expected a bus name such as org.example.Mail", value);
+                if (!dbus_bus_name_is_valid(value))
+                        return ini_file_fail(&s->ini, s->ini.line, "BusName=%s: expected a D-Bus bus name such as "
+                                             "org.example.Mail (or a unique name such as :1.42)", value);
                 q = free_and_strdup(&r->bus_name, value);
                 break;
         case K_INTERFACE:
-                if (!*value || strlen(value) >= 16 || strchr(value, '/') || strchr(value, ' '))
+                if (!ifname_is_valid(value))
                         return ini_file_fail(&s->ini, s->ini.line, "Interface=%s: expected a network interface name (at most 15 "
-                                       "bytes, no '/' or space)", value);
+                                       "bytes, no '/', ':' or space, not \".\" or \"..\")", value);
                 q = free_and_strdup(&r->interface, value);
                 break;
         case K_FAMILY:
@@ -156,8 +347,9 @@ static int handle_match(ParseState *s, const char *name, const char *value) {
                 q = free_and_strdup(&r->change, value);
                 break;
         case K_DEVICE:
-                if (!*value)
-                        return ini_file_fail(&s->ini, s->ini.line, "Device=: expected a device name or a /dev/input path");
+                if (!device_is_valid(value))
+                        return ini_file_fail(&s->ini, s->ini.line, "Device=%s: expected a device name or an absolute path "
+                                             "such as /dev/input/event3 (no \".\", \"..\" or empty components)", value);
                 q = free_and_strdup(&r->device, value);
                 break;
         case K_KEY:
@@ -179,6 +371,9 @@ static int handle_match(ParseState *s, const char *name, const char *value) {
                                        value);
                 break;
         case K_SUBSYSTEM:
+                if (!subsystem_is_valid(value))
+                        return ini_file_fail(&s->ini, s->ini.line, "Subsystem=%s: expected a kernel subsystem name such as "
+                                             "usb or power_supply", value);
                 q = free_and_strdup(&r->subsystem, value);
                 break;
         }
@@ -191,19 +386,23 @@ static int handle_action(ParseState *s, const char *name, const char *value) {
         Rule *r = &s->rule;
 
         if (streq(name, "Thaw")) {
-                _cleanup_strv_free_ char **words = NULL;
-                if (strv_split_words(value, &words) < 0)
-                        return ini_file_fail(&s->ini, s->ini.line, "out of memory");
-                if (!words[0]) { /* an empty assignment resets the list */
-                        strv_free(r->thaw);
-                        r->thaw = NULL;
+                if (!*value) { /* an empty assignment resets the list */
+                        r->thaw = strv_free(r->thaw);
+                        s->n_thaw = s->thaw_allocated = 0;
                         return 1;
                 }
-                for (char **w = words; *w; w++) {
-                        if (!unit_name_is_valid(*w))
-                                return ini_file_fail(&s->ini, s->ini.line, "Thaw=: \"%s\" is not a unit name", *w);
-                        if (strv_extend(&r->thaw, *w) < 0)
+                for (const char *p = value + strspn(value, " \t"); *p; p += strspn(p, " \t")) {
+                        size_t n = strcspn(p, " \t");
+                        char *w = strndup(p, n);
+                        p += n;
+                        if (!w || !GROW_ARRAY(r->thaw, s->thaw_allocated, s->n_thaw + 2)) {
+                                free(w);
                                 return ini_file_fail(&s->ini, s->ini.line, "out of memory");
+                        }
+                        r->thaw[s->n_thaw++] = w;
+                        r->thaw[s->n_thaw] = NULL;
+                        if (!unit_name_is_valid(w))
+                                return ini_file_fail(&s->ini, s->ini.line, "Thaw=: \"%s\" is not a unit name", w);
                 }
                 s->seen_thaw = true;
                 s->thaw_line = s->ini.line;
@@ -283,37 +482,13 @@ static void validate(void *userdata) {
                 ini_file_fail(&s->ini, 0, "For= needs Thaw=");
 }
 
-int rules_parse_file(RuleSet *set, const char *path, bool check_owner, char **ret_error) {
-        _cleanup_fclose_ FILE *f = NULL;
+int rules_parse_buffer(RuleSet *set, const char *path, const char *text, size_t size, char **ret_error) {
         ParseState s = { .ini.path = path };
-        struct stat st;
         int r;
 
         *ret_error = NULL;
-        f = fopen(path, "re");
-        if (!f) {
-                r = negative_errno();
-                if (asprintf(ret_error, "%s: cannot open: %s", path, strerror(-r)) < 0)
-                        *ret_error = NULL;
-                return r;
-        }
-        if (fstat(fileno(f), &st) < 0)
-                return negative_errno();
-        if (!S_ISREG(st.st_mode)) {
-                if (asprintf(ret_error, "%s: not a regular file", path) < 0)
-                        *ret_error = NULL;
-                return -EINVAL;
-        }
-        if (check_owner && (st.st_uid != 0 || (st.st_mode & S_IWOTH))) {
-                if (asprintf(ret_error, "%s: refused: rule files must be owned by root and not writable by others "
-                             "(owner uid %u, mode %04o)", path, (unsigned) st.st_uid, (unsigned) (st.st_mode & 07777)) < 0)
-                        *ret_error = NULL;
-                return -EPERM;
-        }
-
-        s.ini.file = f;
         s.rule = (Rule) { .event = _EVENT_KIND_INVALID, .key_type = -1, .value = -1, .duration = USEC_INFINITY };
-        r = ini_file_parse(&s.ini, handler, &s, validate, ret_error);
+        r = ini_file_parse(&s.ini, text, size, handler, &s, validate, ret_error);
         if (r < 0) {
                 rule_done(&s.rule);
                 return r;
@@ -323,58 +498,103 @@ int rules_parse_file(RuleSet *set, const char *path, bool check_owner, char **re
                 return 0; /* an example file with everything commented out */
         }
 
-        Rule *nr = realloc(set->rules, (set->n_rules + 1) * sizeof(Rule));
-        if (!nr || !(s.rule.path = strdup(path))) {
-                if (nr)
-                        set->rules = nr;
+        if (!GROW_ARRAY(set->rules, set->n_allocated, set->n_rules + 1) || !(s.rule.path = strdup(path))) {
                 rule_done(&s.rule);
                 return -ENOMEM;
         }
-        set->rules = nr;
         set->rules[set->n_rules++] = s.rule;
         return 0;
 }
 
-static int cmp_basename(const void *a, const void *b) {
-        const char *x = strrchr(*(char * const *) a, '/'), *y = strrchr(*(char * const *) b, '/');
-        return strcmp(x ? x + 1 : *(char * const *) a, y ? y + 1 : *(char * const *) b);
-}
-
-int rules_enumerate(const char * const *dirs, char ***ret_paths) {
-        _cleanup_strv_free_ char **paths = NULL, **names = NULL;
+int rules_parse_file(RuleSet *set, const char *path, bool check_owner, char **ret_error) {
+        _cleanup_free_ char *text = NULL;
+        size_t size;
         int r;
 
-        if (strv_split_words("", &paths) < 0 || strv_split_words("", &names) < 0)
-                return -ENOMEM;
-        for (const char * const *d = dirs; *d; d++) {
-                _cleanup_closedir_ DIR *dir = opendir(*d);
+        r = ini_file_read(path, "rule file", check_owner, &text, &size, ret_error);
+        if (r < 0)
+                return r;
+        return rules_parse_buffer(set, path, text, size, ret_error);
+}
+
+typedef struct RuleFile {
+        char *name;
+        size_t dir;          /* index in dirs: lower is higher priority */
+} RuleFile;
+
+static int rule_file_cmp(const void *a, const void *b) {
+        const RuleFile *x = a, *y = b;
+        int c = strcmp(x->name, y->name);
+        return c != 0 ? c : x->dir < y->dir ? -1 : x->dir > y->dir;
+}
+
+int rules_enumerate(const char * const *dirs, bool check_owner, char ***ret_paths, char **ret_error) {
+        RuleFile *files = NULL;
+        size_t n_files = 0, n_allocated = 0;
+        char **paths = NULL;
+        size_t n_paths = 0;
+        int r = 0;
+
+        *ret_error = NULL;
+        for (size_t d = 0; dirs[d] && r >= 0; d++) {
+                _cleanup_closedir_ DIR *dir = NULL;
+                _cleanup_close_ int fd = open(dirs[d], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 struct dirent *de;
 
-                if (!dir) {
+                if (fd < 0) {
                         if (errno == ENOENT)
                                 continue;
-                        return negative_errno();
+                        r = negative_errno();
+                        if (asprintf(ret_error, "%s: cannot open: %s", dirs[d], strerror(-r)) < 0)
+                                *ret_error = NULL;
+                        break;
                 }
+                /* Anyone who may write the directory could drop a file into it
+                 * that fails the whole set, or remove a rule. */
+                if (check_owner && (r = ini_file_check_dir(fd, dirs[d], ret_error)) < 0)
+                        break;
+                dir = fdopendir(fd);
+                if (!dir) {
+                        r = negative_errno();
+                        break;
+                }
+                fd = -EBADF; /* dir owns it now */
                 while ((de = readdir(dir))) {
                         size_t n = strlen(de->d_name);
-                        char *p;
 
                         if (de->d_name[0] == '.' || n < 6 || !streq(de->d_name + n - 5, ".rule"))
                                 continue;
-                        if (strv_contains(names, de->d_name))
-                                continue; /* overridden by a higher-priority directory */
-                        r = strv_extend(&names, de->d_name);
-                        if (r < 0)
-                                return r;
-                        if (asprintf(&p, "%s/%s", *d, de->d_name) < 0)
-                                return -ENOMEM;
-                        r = strv_consume(&paths, p);
-                        if (r < 0)
-                                return r;
+                        if (!GROW_ARRAY(files, n_allocated, n_files + 1) || !(files[n_files].name = strdup(de->d_name))) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                        files[n_files++].dir = d;
                 }
         }
-        qsort(paths, strv_length(paths), sizeof(char *), cmp_basename);
-        *ret_paths = TAKE_PTR(paths);
+        /* Sorted by name, then priority: the first of each name wins. */
+        if (r >= 0) {
+                qsort(files, n_files, sizeof(RuleFile), rule_file_cmp);
+                paths = calloc(n_files + 1, sizeof(char *));
+                if (!paths)
+                        r = -ENOMEM;
+        }
+        for (size_t i = 0; r >= 0 && i < n_files; i++) {
+                if (i > 0 && streq(files[i].name, files[i - 1].name))
+                        continue; /* overridden by a higher-priority directory */
+                if (asprintf(&paths[n_paths], "%s/%s", dirs[files[i].dir], files[i].name) < 0) {
+                        paths[n_paths] = NULL;
+                        r = -ENOMEM;
+                } else
+                        n_paths++;
+        }
+        for (size_t i = 0; i < n_files; i++)
+                free(files[i].name);
+        free(files);
+        if (r < 0) {
+                strv_free(paths);
+                return r;
+        }
+        *ret_paths = paths;
         return 0;
 }
 
@@ -386,7 +606,7 @@ int rules_load(const char * const *dirs, bool check_owner, RuleSet **ret, char *
         *ret_error = NULL;
         if (!set)
                 return -ENOMEM;
-        r = rules_enumerate(dirs, &paths);
+        r = rules_enumerate(dirs, check_owner, &paths, ret_error);
         if (r < 0)
                 return r;
         for (char **p = paths; *p; p++) {
@@ -435,12 +655,19 @@ char *rule_describe(const Rule *r) {
         }
         if (q < 0)
                 return NULL;
-        for (char **t = r->thaw; t && *t; t++) {
-                char *n = NULL;
-                if (asprintf(&n, "%s%s%s", thaw ?: "", thaw ? " " : "", *t) < 0)
+        if (r->thaw) { /* in one pass: a long list costs its length, not its square */
+                size_t len = 1;
+                for (char **t = r->thaw; *t; t++)
+                        len += strlen(*t) + 1;
+                thaw = malloc(len);
+                if (!thaw)
                         return NULL;
-                free(thaw);
-                thaw = n;
+                char *p = thaw;
+                for (char **t = r->thaw; *t; t++)
+                        p = stpcpy(stpcpy(p, t == r->thaw ? "" : " "), *t);
+                *p = 0;
+                if (!r->thaw[0])
+                        thaw = mfree(thaw);
         }
         if (r->thaw)
                 snprintf(dur, sizeof(dur), "%s", r->duration == USEC_INFINITY ? "until standby ends" : "for ");

@@ -48,6 +48,7 @@ typedef struct Rule {
 typedef struct RuleSet {
         Rule *rules;
         size_t n_rules;
+        size_t n_allocated;  /* room in rules */
 } RuleSet;
 
 RuleSet *rule_set_free(RuleSet *s);
@@ -57,16 +58,22 @@ static inline void rule_set_freep(RuleSet **s) {
 #define _cleanup_rule_set_ __attribute__((cleanup(rule_set_freep)))
 
 /* Parses one rule file into set (appending one rule; a file of comments
- * only appends none). When check_owner, the
- * file must be owned by root and not writable by others. On error returns a
- * negative errno and "FILE:LINE: what was expected" (or "FILE: why") in
- * ret_error; set is unchanged then. */
+ * only appends none). The file must be a regular file, not a symbolic link;
+ * when check_owner, also owned by root and writable by root alone. On error
+ * returns a negative errno and "FILE:LINE: what was expected" (or "FILE:
+ * why") in ret_error; set is unchanged then. */
 int rules_parse_file(RuleSet *set, const char *path, bool check_owner, char **ret_error);
+
+/* The same for a rule file's contents, text (size bytes, need not be
+ * NUL-terminated), named path in messages and in the rule. */
+int rules_parse_buffer(RuleSet *set, const char *path, const char *text, size_t size, char **ret_error);
 
 /* Lists the *.rule files of dirs (highest priority first, e.g. /etc, /run,
  * /usr/lib): a name found in an earlier directory hides the same name in a
- * later one; the result is sorted by file name. Missing dirs are skipped. */
-int rules_enumerate(const char * const *dirs, char ***ret_paths);
+ * later one; the result is sorted by file name. Missing dirs are skipped.
+ * When check_owner, each directory must be owned by root and writable by
+ * root alone (-EPERM). On error, "DIR: why" in ret_error (or NULL). */
+int rules_enumerate(const char * const *dirs, bool check_owner, char ***ret_paths, char **ret_error);
 
 /* Loads every file of rules_enumerate(); all or nothing: the first error
  * fails the whole load (ret_error says where) and *ret is left untouched. */

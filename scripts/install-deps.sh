@@ -5,7 +5,7 @@
 # PID 1 is not systemd, as here, that changes nothing that runs.)
 set -eu
 packages="build-essential pkg-config libsystemd-dev libnl-3-dev libnl-route-3-dev
-libinih-dev libevdev-dev check libsubunit-dev scdoc gnuplot-nox dbus-daemon iproute2
+libevdev-dev check libsubunit-dev scdoc gnuplot-nox dbus-daemon iproute2
 redis-server memcached debootstrap systemd-container"
 # --vm: also what `make check-vm` needs (qemu; not part of CI).
 [ "${1:-}" = --vm ] && packages="$packages qemu-system-x86 qemu-utils e2fsprogs"

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "macro.h"
@@ -77,6 +79,16 @@ START_TEST(test_errors_table) {
                 { "[Standby]\nthis is no assignment\n", 2, "syntax error" },
                 { "[Standby\nTargets=a\n", 1, "syntax error" },
                 { "[Standby]\nStrategy=freeze\nbad line\nStrategy=nope\n", 3, "syntax error" },
+                /* Values as strictly as the manager will use them. */
+                { "[Standby]\nTargets=user.slice ../../etc\n", 2, "Targets=: \"../../etc\" is neither a unit name" },
+                { "[Standby]\nExempt=/abs/path\n", 2, "Exempt=: \"/abs/path\" is neither" },
+                { "[Standby]\nGroup=wheel staff\n", 2, "Group=wheel staff: expected a group name" },
+                { "[Standby]\nSystemdAddress=unix:path=/run/x,guid=00\n", 2, "SystemdAddress=unix:path=/run/x,guid=00: expected" },
+                { "[Standby]\nSystemdAddress=unix:path=/a;tcp:host=b\n", 2, "SystemdAddress=" },
+                { "[Standby]\nSystemdAddress=unix:abstract=x\n", 2, "SystemdAddress=" },
+                /* No continuation lines, no inline comments. */
+                { "[Standby]\nTargets=a.slice\n  b.slice\n", 3, "syntax error" },
+                { "[Standby]\nStrategy=freeze ; the default\n", 2, "Strategy=freeze ; the default: expected" },
         };
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
                 _cleanup_free_ char *p = test_write_tmp(table[i].text), *err = NULL, *want = NULL;
@@ -90,6 +102,74 @@ START_TEST(test_errors_table) {
                 ck_assert_msg(strstr(err, table[i].expect), "case %zu: got \"%s\", want \"%s\"", i, err, table[i].expect);
                 unlink(p);
         }
+}
+END_TEST
+
+/* A line of any length is read whole (inih cut it at 199 bytes). */
+START_TEST(test_long_line) {
+        _cleanup_config_ Config *c = NULL;
+        _cleanup_free_ char *err = NULL, *text = NULL, *p = NULL;
+        char list[2048] = "";
+
+        for (int i = 0; i < 60; i++) {
+                char w[32];
+                snprintf(w, sizeof(w), "app-%02d.slice ", i);
+                strcat(list, w);
+        }
+        ck_assert_int_ge(asprintf(&text, "[Standby]\nTargets=%s\nExempt=x.service\n", list), 0);
+        p = test_write_tmp(text);
+        ck_assert_msg(config_load(p, false, &c, &err) == 0, "%s", err);
+        ck_assert_uint_eq(strv_length(c->targets), 60);
+        ck_assert_str_eq(c->targets[59], "app-59.slice");
+        ck_assert_str_eq(c->exempt[0], "x.service");
+        unlink(p);
+}
+END_TEST
+
+/* The file's Group= says who may run the verbs: only a regular file that
+ * root owns and root alone may write is taken, and a FIFO is refused
+ * rather than waited on. */
+START_TEST(test_ownership) {
+        _cleanup_free_ char *p = test_write_tmp("[Standby]\nGroup=users\n"), *err = NULL;
+        char link[64], fifo[64];
+        Config *c = NULL;
+
+        if (geteuid() != 0) {
+                fprintf(stderr, "SKIP: ownership checks need root\n");
+                return;
+        }
+        static const struct {
+                mode_t mode;
+                uid_t uid;
+        } bad[] = { { 0620, 0 }, { 0602, 0 }, { 0600, 65534 } };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                ck_assert_int_eq(chmod(p, bad[i].mode), 0);
+                ck_assert_int_eq(chown(p, bad[i].uid, 0), 0);
+                ck_assert_int_eq(config_load(p, false, &c, &err), -EPERM);
+                ck_assert_ptr_null(c);
+                ck_assert_msg(strstr(err, "refused: a configuration file must be owned by root and writable by root alone"),
+                              "%s", err);
+                free(TAKE_PTR(err));
+        }
+        ck_assert_int_eq(chmod(p, 0644), 0);
+        ck_assert_int_eq(chown(p, 0, 0), 0);
+        ck_assert_int_eq(config_load(p, false, &c, &err), 0);
+        ck_assert_str_eq(c->group, "users");
+        c = config_free(c);
+
+        snprintf(link, sizeof(link), "%s.link", p);
+        ck_assert_int_eq(symlink(p, link), 0);
+        ck_assert_int_eq(config_load(link, false, &c, &err), -ELOOP);
+        ck_assert_msg(strstr(err, "refused: a symbolic link"), "%s", err);
+        free(TAKE_PTR(err));
+        unlink(link);
+
+        snprintf(fifo, sizeof(fifo), "%s.fifo", p);
+        ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+        ck_assert_int_eq(config_load(fifo, false, &c, &err), -EINVAL);
+        ck_assert_msg(strstr(err, "refused: not a regular file"), "%s", err);
+        unlink(fifo);
+        unlink(p);
 }
 END_TEST
 
@@ -134,6 +214,8 @@ Suite *config_suite(void) {
         tcase_add_test(tc, test_errors_table);
         tcase_add_test(tc, test_missing_explicit_file);
         tcase_add_test(tc, test_durations);
+        tcase_add_test(tc, test_long_line);
+        tcase_add_test(tc, test_ownership);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "macro.h"
 #include "rules.h"
@@ -123,7 +124,8 @@ START_TEST(test_override_and_order) {
         snprintf(etc, sizeof(etc), "%s/etc", dir);
         snprintf(lib, sizeof(lib), "%s/lib", dir);
         const char *dirs[] = { etc, "/nonexistent/standby/rules.d", lib, NULL };
-        ck_assert_int_eq(rules_enumerate(dirs, &paths), 0);
+        _cleanup_free_ char *enum_err = NULL;
+        ck_assert_int_eq(rules_enumerate(dirs, false, &paths, &enum_err), 0);
         ck_assert_uint_eq(strv_length(paths), 2);
         ck_assert_ptr_nonnull(strstr(paths[0], "/lib/10-a.rule"));
         ck_assert_ptr_nonnull(strstr(paths[1], "/etc/20-b.rule"));
@@ -156,7 +158,12 @@ START_TEST(test_ownership) {
         }
         ck_assert_int_eq(chmod(p, 0646), 0);
         ck_assert_int_eq(rules_parse_file(set, p, true, &err), -EPERM);
-        ck_assert_ptr_nonnull(strstr(err, "must be owned by root and not writable by others"));
+        ck_assert_ptr_nonnull(strstr(err, "must be owned by root and writable by root alone"));
+        free(TAKE_PTR(err));
+        /* Group-writable is refused as world-writable is. */
+        ck_assert_int_eq(chmod(p, 0664), 0);
+        ck_assert_int_eq(rules_parse_file(set, p, true, &err), -EPERM);
+        ck_assert_ptr_nonnull(strstr(err, "mode 0664"));
         free(TAKE_PTR(err));
         ck_assert_int_eq(chmod(p, 0644), 0);
         ck_assert_int_eq(chown(p, 65534, 0), 0);
@@ -174,6 +181,261 @@ static int run_check(const char *rules_dir, char **ret_out) {
         snprintf(cmd, sizeof(cmd), "%s --check --rules-dir '%s' 2>&1", test_bin("standby-listener"), rules_dir);
         return test_run_shell(cmd, ret_out);
 }
+
+static int parse_text(RuleSet *set, const char *text, char **ret_err) {
+        _cleanup_free_ char *p = put(NULL, "t.rule", text);
+        return rules_parse_file(set, p, false, ret_err);
+}
+
+/* A line of any length is read whole: a long Match= is kept entire (inih's
+ * 200-byte buffer kept only its head, and read its tail as another line). */
+START_TEST(test_long_lines) {
+        _cleanup_rule_set_ RuleSet *set = calloc(1, sizeof(RuleSet));
+        _cleanup_free_ char *text = NULL, *match = NULL, *thaw = NULL, *err = NULL;
+        char seg[400] = "";
+
+        for (int i = 0; i < 40; i++)
+                strcat(seg, "/Segment");
+        ck_assert_int_ge(asprintf(&match, "type='signal',interface='org.example.Push',path='%s'", seg), 0);
+        ck_assert_int_gt(strlen(match), 300);
+        for (int i = 0; i < 100; i++) {
+                char *t = NULL;
+                ck_assert_int_ge(asprintf(&t, "%s%sunit-%d.service", thaw ?: "", thaw ? " " : "", i), 0);
+                free(thaw);
+                thaw = t;
+        }
+        ck_assert_int_ge(asprintf(&text, "[Match]\nEvent=dbus-signal\nMatch=%s\n[Action]\nThaw=%s\n", match, thaw), 0);
+        ck_assert_msg(parse_text(set, text, &err) == 0, "%s", err);
+        ck_assert_uint_eq(set->n_rules, 1);
+        ck_assert_str_eq(set->rules[0].match, match);
+        ck_assert_uint_eq(strv_length(set->rules[0].thaw), 100);
+        ck_assert_str_eq(set->rules[0].thaw[99], "unit-99.service");
+
+        /* The tail of a long line is no line of its own. */
+        free(TAKE_PTR(text));
+        char pad[300];
+        memset(pad, 'x', sizeof(pad) - 1);
+        pad[sizeof(pad) - 1] = 0;
+        ck_assert_int_ge(asprintf(&text, "[Match]\nEvent=dbus-signal\nMatch=type='signal',arg0='%.*s' Match=type='signal'\n"
+                                         "[Action]\nThaw=a.service\n", 190, pad), 0);
+        ck_assert_int_eq(parse_text(set, text, &err), -EINVAL);
+        ck_assert_msg(strstr(err, ":3: Match="), "%s", err);
+        ck_assert_uint_eq(set->n_rules, 1);
+}
+END_TEST
+
+/* What inih took silently: a continuation line, an inline comment, a NUL. */
+START_TEST(test_syntax_strict) {
+        static const struct {
+                const char *text;
+                size_t len;
+                int line;
+                const char *expect;
+        } table[] = {
+                { "[Match]\nEvent=push\n[Action]\nThaw=a.service\n  b.service\n", 0, 5, "syntax error" },
+                { "[Match]\nEvent=push\n[Action]\nThaw=a.service ; b.service\n", 0, 4, "\";\" is not a unit name" },
+                { "[Match]\nEvent=push\n[Action]\nThaw=a.service\0b.service\n", 44, 4, "a NUL byte" },
+                { "[Match]\nEvent=push\n[Action]\nThaw=a.service\033[2J\n", 0, 4, "a control character (byte 0x1b)" },
+                { "[Match\nEvent=push\n", 0, 1, "expected \"[Section]\"" },
+                { "Event=push\n", 0, 1, "unknown section []" },
+                { "[Match]\n=push\n", 0, 2, "syntax error" },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                _cleanup_rule_set_ RuleSet *set = calloc(1, sizeof(RuleSet));
+                _cleanup_free_ char *err = NULL, *want = NULL;
+                size_t len = table[i].len ?: strlen(table[i].text);
+
+                ck_assert_msg(rules_parse_buffer(set, "b.rule", table[i].text, len, &err) == -EINVAL, "case %zu accepted", i);
+                ck_assert_int_ge(asprintf(&want, "b.rule:%d: ", table[i].line), 0);
+                ck_assert_msg(strneq(err, want, strlen(want)), "case %zu: \"%s\" should start \"%s\"", i, err, want);
+                ck_assert_msg(strstr(err, table[i].expect), "case %zu: \"%s\" lacks \"%s\"", i, err, table[i].expect);
+        }
+        /* CRLF line ends and a byte order mark are fine. */
+        _cleanup_rule_set_ RuleSet *set = calloc(1, sizeof(RuleSet));
+        _cleanup_free_ char *err = NULL;
+        const char crlf[] = "\xef\xbb\xbf[Match]\r\nEvent=push\r\n[Action]\r\nThaw=a.service\r\n";
+        ck_assert_msg(rules_parse_buffer(set, "c.rule", crlf, strlen(crlf), &err) == 0, "%s", err);
+        ck_assert_str_eq(set->rules[0].thaw[0], "a.service");
+}
+END_TEST
+
+/* Every value as strictly as the listener will use it: what the bus or the
+ * kernel would refuse, or what could break out of a match string, is an
+ * error with FILE:LINE. */
+START_TEST(test_values_strict) {
+        static const struct {
+                const char *match;   /* the [Match] section after its first line */
+                bool ok;
+        } table[] = {
+                { "Event=dbus-call\nBusName=org.example.Mail\n", true },
+                { "Event=dbus-call\nBusName=org.example-1.Mail_2\n", true },
+                { "Event=dbus-call\nBusName=:1.42\n", true },
+                { "Event=dbus-call\nBusName=org.example.Mail'\n", false },
+                { "Event=dbus-call\nBusName=org.example.Mail',type='signal\n", false },
+                { "Event=dbus-call\nBusName=org\n", false },
+                { "Event=dbus-call\nBusName=.org.example\n", false },
+                { "Event=dbus-call\nBusName=org..example\n", false },
+                { "Event=dbus-call\nBusName=org.1example\n", false },
+                { "Event=dbus-call\nBusName=org.example.\n", false },
+                { "Event=dbus-call\nBusName=org.ex\\ample\n", false },
+                { "Event=dbus-signal\nMatch=type='signal',interface='org.example.Push',member='Ring'\n", true },
+                { "Event=dbus-signal\nMatch=type='signal', sender='org.example.Mail', path='/org/example/Mail'\n", true },
+                { "Event=dbus-signal\nMatch=interface='org.example.Push',path_namespace='/org/example'\n", true },
+                { "Event=dbus-signal\nMatch=interface='org.example.Push',arg0='a ;b',arg1path='/x/',arg63='y'\n", true },
+                { "Event=dbus-signal\nMatch=arg0namespace='org.example'\n", true },
+                { "Event=dbus-signal\nMatch=arg0namespace='org.example',\n", false },
+                { "Event=dbus-signal\nMatch=arg0namespace='org.example',eavesdrop='false'\n", false },
+                { "Event=dbus-signal\nMatch=interface='org.example.Push' ,member='Ring'\n", false },
+                { "Event=dbus-signal\nMatch=interface='org.example.Push',\tmember='Ring'\n", false },
+                { "Event=dbus-signal\nMatch=interface='org.example.Push''\n", false },
+                { "Event=dbus-signal\nMatch=interface='org.example.Push',arg0='it''s'\n", false },
+                { "Event=dbus-signal\nMatch=arg0='a\\'b'\n", false },
+                { "Event=dbus-signal\nMatch=interface=org.example.Push\n", false },
+                { "Event=dbus-signal\nMatch=interface='nodots'\n", false },
+                { "Event=dbus-signal\nMatch=member='a.b'\n", false },
+                { "Event=dbus-signal\nMatch=member='1a'\n", false },
+                { "Event=dbus-signal\nMatch=path='relative/path'\n", false },
+                { "Event=dbus-signal\nMatch=path='/trailing/'\n", false },
+                { "Event=dbus-signal\nMatch=path='/a',path_namespace='/b'\n", false },
+                { "Event=dbus-signal\nMatch=sender='org..x'\n", false },
+                { "Event=dbus-signal\nMatch=type='method_call'\n", false },
+                { "Event=dbus-signal\nMatch=colour='red'\n", false },
+                { "Event=dbus-signal\nMatch=interface='a.b',interface='a.c'\n", false },
+                { "Event=dbus-signal\nMatch=arg64='x'\n", false },
+                { "Event=dbus-signal\nMatch=arg1='x',arg1path='/x'\n", false },
+                { "Event=dbus-signal\nMatch=arg1namespace='a.b'\n", false },
+                { "Event=dbus-signal\nMatch=interface='a.b' member='c'\n", false },
+                { "Event=dbus-signal\nMatch=,\n", false },
+                { "Event=link\nInterface=wlan0\n", true },
+                { "Event=link\nInterface=..\n", false },
+                { "Event=link\nInterface=eth0:1\n", false },
+                { "Event=input\nKey=KEY_POWER\nDevice=/dev/input/event3\n", true },
+                { "Event=input\nKey=KEY_POWER\nDevice=Power Button\n", true },
+                { "Event=input\nKey=KEY_POWER\nDevice=/dev/input/../../etc/shadow\n", false },
+                { "Event=input\nKey=KEY_POWER\nDevice=/dev//input/event3\n", false },
+                { "Event=input\nKey=KEY_POWER\nDevice=/dev/input/\n", false },
+                { "Event=uevent\nSubsystem=power_supply\n", true },
+                { "Event=uevent\nSubsystem=usb/../x\n", false },
+                { "Event=uevent\nSubsystem=\n", false },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                _cleanup_rule_set_ RuleSet *set = calloc(1, sizeof(RuleSet));
+                _cleanup_free_ char *text = NULL, *err = NULL;
+
+                ck_assert_int_ge(asprintf(&text, "[Match]\n%s[Action]\nThaw=a.service\n", table[i].match), 0);
+                int r = rules_parse_buffer(set, "v.rule", text, strlen(text), &err);
+                if (table[i].ok) {
+                        ck_assert_msg(r == 0, "case %zu refused: %s", i, err);
+                        continue;
+                }
+                ck_assert_msg(r == -EINVAL, "case %zu accepted: %s", i, table[i].match);
+                /* The bad key is the section's last line. */
+                int line = 1;
+                for (const char *c = table[i].match; *c; c++)
+                        line += *c == '\n';
+                char want[32];
+                snprintf(want, sizeof(want), "v.rule:%d: ", line);
+                ck_assert_msg(strneq(err, want, strlen(want)), "case %zu: %s", i, err);
+        }
+}
+END_TEST
+
+/* A FIFO named *.rule is refused at once (opening it used to wait for a
+ * writer forever, in the listener and in --check), so is a symbolic link. */
+START_TEST(test_not_regular) {
+        _cleanup_rule_set_ RuleSet *set = calloc(1, sizeof(RuleSet));
+        _cleanup_free_ char *target = put("d", "real.conf", "[Match]\nEvent=push\n[Action]\nThaw=a.service\n");
+        char p[256], d[128];
+        char *err = NULL;
+
+        snprintf(d, sizeof(d), "%s/d", dir);
+        snprintf(p, sizeof(p), "%s/fifo.rule", d);
+        ck_assert_int_eq(mkfifo(p, 0600), 0);
+        ck_assert_int_eq(rules_parse_file(set, p, false, &err), -EINVAL);
+        ck_assert_msg(strstr(err, "fifo.rule: refused: not a regular file"), "%s", err);
+        free(TAKE_PTR(err));
+
+        _cleanup_free_ char *out = NULL;
+        ck_assert_int_eq(run_check(d, &out), 5);
+        ck_assert_msg(strstr(out, "fifo.rule: refused: not a regular file"), "%s", out);
+        ck_assert_int_eq(unlink(p), 0);
+
+        snprintf(p, sizeof(p), "%s/link.rule", d);
+        ck_assert_int_eq(symlink(target, p), 0);
+        ck_assert_int_eq(rules_parse_file(set, p, false, &err), -ELOOP);
+        ck_assert_msg(strstr(err, "link.rule: refused: a symbolic link"), "%s", err);
+        free(err);
+        ck_assert_uint_eq(set->n_rules, 0);
+}
+END_TEST
+
+/* The directories too: whoever may write one could drop in a file that fails
+ * every reload, or take a rule away. */
+START_TEST(test_dir_ownership) {
+        char d[128];
+        const char *dirs[] = { d, NULL };
+        RuleSet *set = NULL;
+        char *err = NULL;
+
+        if (geteuid() != 0) {
+                fprintf(stderr, "SKIP: ownership checks need root\n");
+                return;
+        }
+        free(put("d", "a.rule", "[Match]\nEvent=push\n[Action]\nThaw=a.service\n"));
+        snprintf(d, sizeof(d), "%s/d", dir);
+        ck_assert_int_eq(chmod(d, 0775), 0);
+        ck_assert_int_eq(rules_load(dirs, true, &set, &err), -EPERM);
+        ck_assert_ptr_null(set);
+        ck_assert_msg(strstr(err, "/d: refused: a directory of rule files must be owned by root and writable by root alone"),
+                      "%s", err);
+        free(TAKE_PTR(err));
+        ck_assert_int_eq(chmod(d, 0755), 0);
+        ck_assert_int_eq(chown(d, 65534, 0), 0);
+        ck_assert_int_eq(rules_load(dirs, true, &set, &err), -EPERM);
+        ck_assert_msg(strstr(err, "owner uid 65534"), "%s", err);
+        free(TAKE_PTR(err));
+        ck_assert_int_eq(chown(d, 0, 0), 0);
+        ck_assert_int_eq(rules_load(dirs, true, &set, &err), 0);
+        ck_assert_uint_eq(set->n_rules, 1);
+        rule_set_free(set);
+}
+END_TEST
+
+/* 10,000 rule files, and one Thaw= list of 10,000 units, all load (the time
+ * this takes is in docs/benchmark.md). */
+START_TEST(test_many_rules) {
+        char d[128];
+        const char *dirs[] = { d, NULL };
+        _cleanup_rule_set_ RuleSet *set = NULL;
+        _cleanup_free_ char *err = NULL, *big = NULL;
+        size_t n = 0;
+
+        snprintf(d, sizeof(d), "%s/many", dir);
+        ck_assert_int_eq(mkdir(d, 0755), 0);
+        for (int i = 0; i < 10000; i++) {
+                char name[32], text[160];
+                snprintf(name, sizeof(name), "%05d.rule", i);
+                snprintf(text, sizeof(text), "[Match]\nEvent=push\nUnit=u%d.service\n[Action]\nThaw=u%d.service\nThaw=v%d.service\n",
+                         i, i, i);
+                free(put("many", name, text));
+        }
+        big = malloc(10000 * 24 + 64);
+        ck_assert_ptr_nonnull(big);
+        n = (size_t) sprintf(big, "[Match]\nEvent=push\n[Action]\nThaw=");
+        for (int i = 0; i < 10000; i++)
+                n += (size_t) sprintf(big + n, "big-%d.service ", i);
+        strcpy(big + n, "\n");
+        free(put("many", "99999-big.rule", big));
+
+        ck_assert_msg(rules_load(dirs, true, &set, &err) == 0, "%s", err);
+        ck_assert_uint_eq(set->n_rules, 10001);
+        ck_assert_str_eq(set->rules[9999].thaw[1], "v9999.service");
+        ck_assert_uint_eq(strv_length(set->rules[10000].thaw), 10000);
+        _cleanup_free_ char *desc = rule_describe(&set->rules[10000]);
+        ck_assert_ptr_nonnull(strstr(desc, "big-0.service big-1.service"));
+        ck_assert_ptr_nonnull(strstr(desc, "big-9999.service until standby ends"));
+}
+END_TEST
 
 /* standby-listener --check: prints what it understood; exit 5 names the bad file:line. */
 START_TEST(test_listener_check_cli) {
@@ -200,6 +462,18 @@ Suite *rules_suite(void) {
         tcase_add_test(tc, test_override_and_order);
         tcase_add_test(tc, test_ownership);
         tcase_add_test(tc, test_listener_check_cli);
+        tcase_add_test(tc, test_long_lines);
+        tcase_add_test(tc, test_syntax_strict);
+        tcase_add_test(tc, test_values_strict);
+        tcase_add_test(tc, test_not_regular);
+        tcase_add_test(tc, test_dir_ownership);
         suite_add_tcase(s, tc);
+        /* 10,000 files written and removed: more than Check's 4 s default
+         * on a loaded machine, though it takes ~0.3 s alone. */
+        TCase *many = tcase_create("many");
+        tcase_add_checked_fixture(many, setup, teardown);
+        tcase_set_timeout(many, 60);
+        tcase_add_test(many, test_many_rules);
+        suite_add_tcase(s, many);
         return s;
 }
