@@ -2,6 +2,7 @@
 #   make [V=1] [WERROR=1] [SAN=1] [SHARED_DEPS=1]
 #                                   build into build/ (build-san/ with SAN=1)
 #   make check                      build and run every test, plain and under ASan+UBSan
+#   make fuzz [FUZZ_SECONDS=30]     build the libFuzzer targets (clang) into build-fuzz/, run each
 #   make bench                      the default benchmark comparison (README's main job)
 #   make install [PREFIX=/usr/local] [DESTDIR=]   make uninstall (same variables)
 #   make man | format | lint | clean
@@ -21,10 +22,17 @@ TMPFILESDIR ?= $(shell $(PKG_CONFIG) --variable=tmpfilesdir systemd 2>/dev/null 
 DBUSPOLICYDIR ?= /usr/share/dbus-1/system.d
 
 CC ?= cc
+FUZZ_CC ?= clang
 PKG_CONFIG ?= pkg-config
 SCDOC ?= scdoc
 
-ifeq ($(SAN),1)
+ifeq ($(FUZZ),1)
+# libFuzzer with ASan+UBSan (clang; on Debian: clang and libclang-rt-14-dev).
+B ?= build-fuzz
+CC := $(FUZZ_CC)
+SANFLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+OPTFLAGS := -O1 -g
+else ifeq ($(SAN),1)
 B ?= build-san
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 OPTFLAGS := -O1 -g
@@ -77,6 +85,7 @@ BENCH_SRC := bench/standby-bench.c bench/bench-workloads.c bench/bench-stats.c b
 	bench/bench-bare-thawer.c
 WORKLOAD_SRC := bench/standby-workload.c
 TEST_SRC := $(wildcard tests/*.c)
+FUZZ_SRC := $(wildcard tests/fuzz/*.c)
 HELPER_SRC := $(wildcard tests/helpers/*.c)
 
 LIB := $(B)/libstandby.a
@@ -87,6 +96,8 @@ BENCH := $(B)/standby-bench
 WORKLOAD := $(B)/standby-workload
 TESTS := $(B)/test-standby
 HELPERS := $(patsubst tests/helpers/%.c,$(B)/helpers/%,$(HELPER_SRC))
+FUZZERS := $(patsubst tests/fuzz/%.c,$(B)/%,$(FUZZ_SRC))
+FUZZ_SECONDS ?= 30
 MAN_SRC := $(wildcard docs/man/*.scd)
 MANPAGES := $(patsubst docs/man/%.scd,$(B)/man/%,$(MAN_SRC))
 
@@ -94,7 +105,7 @@ PROGRAMS := $(MANAGER) $(LISTENER) $(BENCH) $(WORKLOAD)
 
 obj = $(patsubst %.c,$(B)/%.o,$(1))
 
-.PHONY: all check check-plain check-san check-system check-vm test test-binaries bench install uninstall man format lint clean
+.PHONY: all check check-plain check-san check-system check-vm test test-binaries fuzz fuzz-binaries bench install uninstall man format lint clean
 all: $(PROGRAMS) $(TESTS) $(HELPERS) man
 
 $(B)/%.o: %.c
@@ -138,6 +149,15 @@ $(TESTS): $(call obj,$(TEST_SRC)) $(call obj,bench/bench-stats.c bench/bench-bar
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) $(CHECK_LIBS) -lm
 
+# One program per parser: the rule and config files, the journal, the D-Bus
+# wire walk (libFuzzer's main; every library object built with its coverage).
+$(B)/fuzz-%: $(B)/tests/fuzz/fuzz-%.o $(call obj,listener/dbus-wire.c) $(LIB)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS)
+
+fuzz-binaries: $(FUZZERS)
+.SECONDARY: $(call obj,$(FUZZ_SRC))
+
 $(B)/man/%: docs/man/%.scd
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  SCDOC   $@")
@@ -161,6 +181,20 @@ check:
 	$(MAKE) check-plain
 	$(MAKE) check-san
 test: check
+
+# Each fuzz target for FUZZ_SECONDS, from the seeds in tests/fuzz/corpus/NAME
+# (read only) and what earlier runs found (build-fuzz/corpus/NAME); a crash
+# leaves its input in build-fuzz/crash/ and fails the run.
+fuzz:
+	$(MAKE) FUZZ=1 fuzz-binaries
+	@for f in $(notdir $(basename $(FUZZ_SRC))); do n=$${f#fuzz-}; \
+		mkdir -p build-fuzz/corpus/$$n build-fuzz/crash; \
+		echo "  FUZZ    $$n ($(FUZZ_SECONDS) s)"; \
+		build-fuzz/$$f -max_total_time=$(FUZZ_SECONDS) -timeout=10 -print_final_stats=1 \
+			-artifact_prefix=build-fuzz/crash/$$n- build-fuzz/corpus/$$n tests/fuzz/corpus/$$n \
+			> build-fuzz/$$n.log 2>&1 || { tail -n 60 build-fuzz/$$n.log; exit 1; }; \
+		grep -E '^stat::(number_of_executed_units|new_units_added)' build-fuzz/$$n.log | tr '\n' ' '; echo; \
+	done
 
 # A booted Debian with systemd as PID 1 under systemd-nspawn, standby installed
 # into it (root; debootstrap and systemd-container; the rootfs is cached in
@@ -228,6 +262,6 @@ lint:
 		--suppress=uninitdata:common/journal.c common freezer listener bench tests
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

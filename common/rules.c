@@ -316,13 +316,14 @@ static int handle_match(ParseState *s, const char *name, const char *value) {
                         return ini_file_fail(&s->ini, s->ini.line, "Unit=%s: expected a unit name such as mail-sync.service", value);
                 q = free_and_strdup(&r->unit, value);
                 break;
-        case K_MATCH:
+        case K_MATCH: {
                 const char *why = dbus_match_check(value);
                 if (why)
                         return ini_file_fail(&s->ini, s->ini.line, "Match=%s: %s; expected a D-Bus match rule such as "
                                        "\"type='signal',interface='org.example.Push'\"", value, why);
                 q = free_and_strdup(&r->match, value);
                 break;
+        }
         case K_BUSNAME:
                 if (!dbus_bus_name_is_valid(value))
                         return ini_file_fail(&s->ini, s->ini.line, "BusName=%s: expected a D-Bus bus name such as "

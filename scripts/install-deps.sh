@@ -6,7 +6,7 @@
 set -eu
 packages="build-essential pkg-config libsystemd-dev libnl-3-dev libnl-route-3-dev
 libevdev-dev check libsubunit-dev scdoc gnuplot-nox dbus-daemon iproute2
-redis-server memcached debootstrap systemd-container"
+redis-server memcached debootstrap systemd-container clang libclang-rt-14-dev"
 # --vm: also what `make check-vm` needs (qemu; not part of CI).
 [ "${1:-}" = --vm ] && packages="$packages qemu-system-x86 qemu-utils e2fsprogs"
 missing=""

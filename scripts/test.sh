@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 make clean
 make -j"$(nproc)" WERROR=1 all
+# Each parser's fuzz target for a short while (clang's libFuzzer).
+make WERROR=1 fuzz FUZZ_SECONDS=20
 # The full-system test first, so that Check's summary lines close the output.
 make WERROR=1 check-system
 make WERROR=1 check
