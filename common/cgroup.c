@@ -77,33 +77,17 @@ int cgroup_open_root(const char *mount, int *ret_fd) {
 }
 
 int cgroup_path_validate(const char *rel) {
-        size_t len;
+        int r;
 
         if (!rel)
                 return -EINVAL;
-        len = strlen(rel);
-        if (len >= CGROUP_PATH_MAX)
-                return -EINVAL;
-        if (len == 0)
-                return 0;
-        if (rel[0] == '/')
+        if (strlen(rel) >= CGROUP_PATH_MAX)
                 return -EINVAL;
         for (const char *p = rel; *p; p++)
                 if ((unsigned char) *p < 0x20 || *p == 0x7f)
                         return -EINVAL;
-
-        for (const char *p = rel;;) {
-                size_t n = strcspn(p, "/");
-
-                if (n == 0)
-                        return -EINVAL; /* "a//b" or trailing "/" */
-                if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-                        return -EINVAL;
-                if (!p[n])
-                        break;
-                p += n + 1;
-        }
-        return 0;
+        r = cgroup_path_check(rel);
+        return r < 0 ? r : 0;
 }
 
 int cgroup_path_check(const char *rel) {
@@ -124,43 +108,88 @@ int cgroup_path_check(const char *rel) {
         }
 }
 
-static int open_beneath(int root_fd, const char *rel, int flags) {
+static bool have_openat2 = true;
+
+/* Opens path (relative, no "..", shorter than PATH_MAX) below dir_fd without
+ * following a symlink or leaving the file system dir_fd is on: a mount point
+ * below the cgroup tree (a bind mount, say) is -EXDEV. */
+static int open_resolve(int dir_fd, const char *path, int flags) {
         struct open_how how = {
                 .flags = (uint64_t) (flags | O_CLOEXEC | O_NOCTTY),
                 .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
         };
+        struct stat st, dst;
         long fd;
 
-        fd = syscall(SYS_openat2, root_fd, isempty(rel) ? "." : rel, &how, sizeof(how));
-        if (fd >= 0)
-                return (int) fd;
-        if (errno != ENOSYS)
-                return negative_errno();
+        if (have_openat2) {
+                fd = syscall(SYS_openat2, dir_fd, path, &how, sizeof(how));
+                if (fd >= 0)
+                        return (int) fd;
+                if (errno != ENOSYS)
+                        return negative_errno();
+                have_openat2 = false;
+        }
 
-        /* Kernels before 5.6: walk component by component, refusing symlinks.
-         * cgroup_path_validate() has already excluded ".." and absolute paths. */
-        _cleanup_close_ int dir = fcntl(root_fd, F_DUPFD_CLOEXEC, 3);
+        /* Kernels before 5.6: component by component, refusing symlinks and
+         * other file systems (a bind mount of the cgroup2 file system itself
+         * is not told apart here). The callers have excluded "..". */
+        if (fstat(dir_fd, &dst) < 0)
+                return negative_errno();
+        _cleanup_close_ int dir = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
         if (dir < 0)
                 return negative_errno();
-        _cleanup_free_ char *copy = strdup(isempty(rel) ? "." : rel);
+        _cleanup_free_ char *copy = strdup(path);
         if (!copy)
                 return -ENOMEM;
         char *save = NULL;
         for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
                 bool last = !save || !*save;
-                int nfd = openat(dir, c, (last ? flags : O_RDONLY | O_DIRECTORY) | O_CLOEXEC | O_NOFOLLOW);
+                int nfd = openat(dir, c, (last ? flags : O_RDONLY | O_DIRECTORY) | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
                 if (nfd < 0)
                         return negative_errno();
                 safe_close(dir);
                 dir = nfd;
+                if (fstat(dir, &st) < 0)
+                        return negative_errno();
+                if (st.st_dev != dst.st_dev)
+                        return -EXDEV;
         }
         return TAKE_FD(dir);
+}
+
+/* rel may be longer than PATH_MAX (a cgroup name may be 255 bytes at any
+ * depth): it is opened a piece shorter than PATH_MAX at a time, each below
+ * the last. */
+static int open_beneath(int root_fd, const char *rel, int flags) {
+        _cleanup_close_ int dir = -EBADF;
+        const char *p = isempty(rel) ? "." : rel;
+
+        while (strlen(p) >= PATH_MAX) {
+                _cleanup_free_ char *chunk = NULL;
+                size_t k = PATH_MAX - 1;
+                int nfd;
+
+                while (k > 0 && p[k] != '/')
+                        k--;
+                if (k == 0)
+                        return -ENAMETOOLONG; /* cgroup_path_check() makes this impossible */
+                chunk = strndup(p, k);
+                if (!chunk)
+                        return -ENOMEM;
+                nfd = open_resolve(dir >= 0 ? dir : root_fd, chunk, O_RDONLY | O_DIRECTORY);
+                if (nfd < 0)
+                        return nfd;
+                safe_close(dir);
+                dir = nfd;
+                p += k + 1;
+        }
+        return open_resolve(dir >= 0 ? dir : root_fd, p, flags);
 }
 
 int cgroup_open(int root_fd, const char *rel, int *ret_fd) {
         int r, fd;
 
-        r = cgroup_path_validate(rel);
+        r = cgroup_path_check(rel);
         if (r < 0)
                 return r;
         fd = open_beneath(root_fd, rel, O_RDONLY | O_DIRECTORY);
@@ -170,11 +199,23 @@ int cgroup_open(int root_fd, const char *rel, int *ret_fd) {
         return 0;
 }
 
+int cgroup_open_child(int dir_fd, const char *name, int *ret_fd) {
+        int fd;
+
+        if (isempty(name) || strchr(name, '/') || streq(name, ".") || streq(name, ".."))
+                return -EINVAL;
+        fd = open_resolve(dir_fd, name, O_RDONLY | O_DIRECTORY);
+        if (fd < 0)
+                return fd;
+        *ret_fd = fd;
+        return 0;
+}
+
 int cgroup_opener_open(CgroupOpener *o, const char *rel, int *ret_fd) {
         const char *slash;
-        int r, fd;
+        int r;
 
-        r = cgroup_path_validate(rel);
+        r = cgroup_path_check(rel);
         if (r < 0)
                 return r;
         slash = strrchr(rel, '/');
@@ -196,12 +237,8 @@ int cgroup_opener_open(CgroupOpener *o, const char *rel, int *ret_fd) {
                 o->parent_fd = pfd;
                 o->parent = TAKE_PTR(parent);
         }
-        /* The last component is a plain name (validated): no "..", no "/". */
-        fd = openat(o->parent_fd, slash + 1, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return negative_errno();
-        *ret_fd = fd;
-        return 0;
+        /* The last component is a plain name (checked): no "..", no "/". */
+        return cgroup_open_child(o->parent_fd, slash + 1, ret_fd);
 }
 
 void cgroup_opener_done(CgroupOpener *o) {
@@ -376,79 +413,112 @@ static int read_nr_descendants(int cg_fd, uint64_t *ret) {
         return 0;
 }
 
-/* Takes ownership of dir_fd. A directory listing on kernfs costs ~15 us, so
- * the walk opens as few as it can: cgroup.stat's nr_descendants tells a leaf
- * without listing it, and when a cgroup has exactly as many descendants as
- * children, all its children are leaves and none of them is opened. */
-static int list_leaves_rec(int dir_fd, const char *rel, unsigned depth, char ***leaves, char ***inner) {
+/* The names of the child directories of dir_fd (every name but "." and
+ * ".."), read through a directory stream of its own, closed before the
+ * caller descends: one fd per level of a walk, not two. */
+static int list_children(int dir_fd, char ***ret) {
         _cleanup_closedir_ DIR *d = NULL;
         _cleanup_strv_free_ char **children = NULL;
-        uint64_t descendants;
         struct dirent *de;
         int r;
 
-        if (depth > 64) {
-                safe_close(dir_fd);
-                return -ELOOP;
-        }
-        r = read_nr_descendants(dir_fd, &descendants);
-        if (r < 0) {
-                safe_close(dir_fd);
+        r = opendir_at(dir_fd, ".", &d);
+        if (r < 0)
                 return r;
-        }
-        if (descendants == 0) {
-                safe_close(dir_fd);
-                return strv_extend(leaves, rel);
-        }
-        d = fdopendir(dir_fd);
-        if (!d) {
-                safe_close(dir_fd);
-                return negative_errno();
-        }
-        if (strv_split_words("", &children) < 0)
+        children = calloc(1, sizeof(char *));
+        if (!children)
                 return -ENOMEM;
-        while ((de = readdir(d)))
-                if (de->d_type == DT_DIR && !streq(de->d_name, ".") && !streq(de->d_name, "..")) {
+        while ((errno = 0, de = readdir(d)))
+                if ((de->d_type == DT_DIR || de->d_type == DT_UNKNOWN) && !streq(de->d_name, ".") &&
+                    !streq(de->d_name, "..")) {
                         r = strv_extend(&children, de->d_name);
                         if (r < 0)
                                 return r;
                 }
+        if (errno != 0)
+                return negative_errno();
+        *ret = TAKE_PTR(children);
+        return 0;
+}
+
+static int join_rel(const char *rel, const char *name, char **ret) {
+        return asprintf(ret, "%s%s%s", rel, *rel ? "/" : "", name) < 0 ? -ENOMEM : 0;
+}
+
+typedef struct LeafWalk {
+        char ***leaves, ***inner, ***unwalked;
+} LeafWalk;
+
+/* Takes ownership of dir_fd. A directory listing on kernfs costs ~15 us, so
+ * the walk opens as few as it can: cgroup.stat's nr_descendants tells a leaf
+ * without listing it, and when a cgroup has exactly as many descendants as
+ * children, all its children are leaves and none of them is opened. What
+ * cannot be walked (too deep, another file system mounted there, an error)
+ * is listed in unwalked, never in leaves: nothing below it is touched. */
+static int list_leaves_rec(int dir_fd, const char *rel, unsigned depth, LeafWalk *w) {
+        _cleanup_close_ int fd = dir_fd;
+        _cleanup_strv_free_ char **children = NULL;
+        uint64_t descendants;
+        int r;
+
+        if (depth > CGROUP_DEPTH_MAX)
+                return w->unwalked ? strv_extend(w->unwalked, rel) : 0;
+        r = read_nr_descendants(fd, &descendants);
+        if (r == -ENOENT || r == -ENODEV)
+                return -ENOENT;
+        if (r < 0)
+                return w->unwalked ? strv_extend(w->unwalked, rel) : 0;
+        if (descendants == 0)
+                return strv_extend(w->leaves, rel);
+        r = list_children(fd, &children);
+        if (r == -ENOENT || r == -ENODEV)
+                return -ENOENT;
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return w->unwalked ? strv_extend(w->unwalked, rel) : 0;
         bool all_leaves = strv_length(children) == descendants;
 
         for (char **c = children; *c; c++) {
                 _cleanup_free_ char *crel = NULL;
                 int child;
 
-                if (asprintf(&crel, "%s%s%s", rel, *rel ? "/" : "", *c) < 0)
-                        return -ENOMEM;
+                r = join_rel(rel, *c, &crel);
+                if (r < 0)
+                        return r;
                 if (all_leaves) {
-                        r = strv_extend(leaves, crel);
+                        r = strv_extend(w->leaves, crel);
                         if (r < 0)
                                 return r;
                         continue;
                 }
-                child = openat(dirfd(d), *c, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-                if (child < 0) {
-                        if (errno == ENOENT)
-                                continue; /* removed under us */
-                        return negative_errno();
+                r = cgroup_open_child(fd, *c, &child);
+                if (r == -ENOENT || r == -ENODEV)
+                        continue; /* removed under us */
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0) {
+                        /* A mount point (-EXDEV), a symlink: not ours to walk. */
+                        if (w->unwalked && (r = strv_extend(w->unwalked, crel)) < 0)
+                                return r;
+                        continue;
                 }
-                r = list_leaves_rec(child, crel, depth + 1, leaves, inner);
-                if (r < 0 && r != -ENOENT && r != -ENODEV)
+                r = list_leaves_rec(child, crel, depth + 1, w);
+                if (r < 0 && r != -ENOENT)
                         return r;
         }
 
-        if (inner && *rel) {
+        if (w->inner && *rel) {
                 _cleanup_free_ char *procs = NULL;
-                r = read_full_fileat(dirfd(d), "cgroup.procs", &procs, NULL);
+                r = read_full_fileat(fd, "cgroup.procs", &procs, NULL);
                 if (r >= 0 && procs[0])
-                        return strv_extend(inner, rel);
+                        return strv_extend(w->inner, rel);
         }
         return 0;
 }
 
-int cgroup_list_leaves(int root_fd, const char *rel, char ***ret, char ***ret_inner) {
-        _cleanup_strv_free_ char **leaves = NULL, **inner = NULL;
+int cgroup_list_leaves(int root_fd, const char *rel, char ***ret, char ***ret_inner, char ***ret_unwalked) {
+        _cleanup_strv_free_ char **leaves = NULL, **inner = NULL, **unwalked = NULL;
         _cleanup_close_ int fd = -EBADF;
         int r;
 
@@ -458,10 +528,12 @@ int cgroup_list_leaves(int root_fd, const char *rel, char ***ret, char ***ret_in
 
         leaves = calloc(1, sizeof(char *));
         inner = calloc(1, sizeof(char *));
-        if (!leaves || !inner)
+        unwalked = calloc(1, sizeof(char *));
+        if (!leaves || !inner || !unwalked)
                 return -ENOMEM;
 
-        r = list_leaves_rec(TAKE_FD(fd), rel, 0, &leaves, ret_inner ? &inner : NULL);
+        LeafWalk w = { &leaves, ret_inner ? &inner : NULL, ret_unwalked ? &unwalked : NULL };
+        r = list_leaves_rec(TAKE_FD(fd), rel, 0, &w);
         if (r < 0)
                 return r;
 
@@ -471,6 +543,8 @@ int cgroup_list_leaves(int root_fd, const char *rel, char ***ret, char ***ret_in
                 strv_sort(inner);
                 *ret_inner = TAKE_PTR(inner);
         }
+        if (ret_unwalked)
+                *ret_unwalked = TAKE_PTR(unwalked);
         return 0;
 }
 
@@ -526,7 +600,7 @@ int cgroup_of_pid(pid_t pid, char **ret) {
 }
 
 int cgroup_create(int root_fd, const char *rel) {
-        int r = cgroup_path_validate(rel);
+        int r = cgroup_path_check(rel);
         if (r < 0)
                 return r;
         if (isempty(rel))
@@ -537,7 +611,7 @@ int cgroup_create(int root_fd, const char *rel) {
 }
 
 int cgroup_remove(int root_fd, const char *rel) {
-        int r = cgroup_path_validate(rel);
+        int r = cgroup_path_check(rel);
         if (r < 0)
                 return r;
         if (isempty(rel))
@@ -555,29 +629,40 @@ int cgroup_attach(int cg_fd, pid_t pid) {
 }
 
 static int walk_rec(int cg_fd, const char *rel, unsigned depth, cgroup_walk_fn fn, void *userdata) {
-        _cleanup_closedir_ DIR *d = NULL;
-        struct dirent *de;
-        int r;
+        _cleanup_strv_free_ char **children = NULL;
+        int r, unwalked = 0;
 
         if (fn(cg_fd, rel, userdata) == CGROUP_WALK_SKIP)
                 return 0;
-        if (depth > 64)
-                return -ELOOP;
-        r = opendir_at(cg_fd, ".", &d);
+        if (depth >= CGROUP_DEPTH_MAX)
+                return 1;
+        r = list_children(cg_fd, &children);
+        if (r == -ENOENT || r == -ENODEV)
+                return 0;
         if (r < 0)
-                return r;
-        while ((de = readdir(d)))
-                if (de->d_type == DT_DIR && de->d_name[0] != '.') {
-                        _cleanup_close_ int c = openat(cg_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-                        _cleanup_free_ char *crel = NULL;
+                return r == -ENOMEM ? r : 1;
+        for (char **c = children; *c; c++) {
+                _cleanup_close_ int child = -EBADF;
+                _cleanup_free_ char *crel = NULL;
 
-                        if (c < 0)
-                                continue;
-                        if (asprintf(&crel, "%s%s%s", rel, *rel ? "/" : "", de->d_name) < 0)
-                                return -ENOMEM;
-                        (void) walk_rec(c, crel, depth + 1, fn, userdata);
+                r = cgroup_open_child(cg_fd, *c, &child);
+                /* Gone, or another file system mounted there: what is there is
+                 * not a cgroup of this tree. */
+                if (r == -ENOENT || r == -ENODEV || r == -EXDEV)
+                        continue;
+                if (r < 0) {
+                        unwalked++;
+                        continue;
                 }
-        return 0;
+                r = join_rel(rel, *c, &crel);
+                if (r < 0)
+                        return r;
+                r = walk_rec(child, crel, depth + 1, fn, userdata);
+                if (r < 0)
+                        return r;
+                unwalked += r;
+        }
+        return unwalked;
 }
 
 int cgroup_walk(int root_fd, const char *rel, cgroup_walk_fn fn, void *userdata) {
@@ -590,23 +675,39 @@ int cgroup_walk(int root_fd, const char *rel, cgroup_walk_fn fn, void *userdata)
         return walk_rec(fd, rel, 0, fn, userdata);
 }
 
-int cgroup_remove_tree(int parent_fd, const char *name) {
-        _cleanup_closedir_ DIR *d = NULL;
-        struct dirent *de;
+static int remove_tree_rec(int parent_fd, const char *name, unsigned depth) {
+        _cleanup_strv_free_ char **children = NULL;
+        _cleanup_close_ int fd = -EBADF;
         int r;
 
-        r = opendir_at(parent_fd, name, &d);
+        r = cgroup_open_child(parent_fd, name, &fd);
         if (r < 0)
                 return r;
-        while ((de = readdir(d)))
-                if (de->d_type == DT_DIR && de->d_name[0] != '.') {
-                        int q = cgroup_remove_tree(dirfd(d), de->d_name);
-                        if (q < 0 && r == 0)
-                                r = q;
-                }
+        r = depth < CGROUP_DEPTH_MAX ? list_children(fd, &children) : -ELOOP;
+        for (char **c = children; c && *c; c++) {
+                int q = remove_tree_rec(fd, *c, depth + 1);
+                if (q < 0 && r == 0)
+                        r = q;
+        }
         if (unlinkat(parent_fd, name, AT_REMOVEDIR) < 0 && r == 0)
                 r = negative_errno();
         return r;
+}
+
+int cgroup_remove_tree(int parent_fd, const char *name) {
+        _cleanup_close_ int dir = -EBADF;
+        const char *slash = strrchr(name, '/');
+
+        if (!slash)
+                return remove_tree_rec(parent_fd, name, 0);
+        /* A path: its parent opened as any cgroup. */
+        _cleanup_free_ char *parent = strndup(name, (size_t) (slash - name));
+        if (!parent)
+                return -ENOMEM;
+        int r = cgroup_open(parent_fd, parent, &dir);
+        if (r < 0)
+                return r;
+        return remove_tree_rec(dir, slash + 1, 0);
 }
 
 bool cgroup_path_startswith(const char *rel, const char *prefix) {

@@ -21,8 +21,9 @@ int cgroup_find_mount(char **ret);
 /* Opens the cgroup2 mount point as a directory fd. */
 int cgroup_open_root(const char *mount, int *ret_fd);
 
-/* Checks a user-supplied relative cgroup path: -EINVAL for an absolute path,
- * "..", ".", empty components, control characters or over-long input. */
+/* Checks a relative cgroup path given on a command line: -EINVAL for an
+ * absolute path, "..", ".", empty components, control characters or input
+ * of PATH_MAX bytes or more. */
 int cgroup_path_validate(const char *rel);
 
 /* The structure of a cgroup path taken from the kernel or the journal, any
@@ -31,10 +32,18 @@ int cgroup_path_validate(const char *rel);
 #define CGROUP_REL_MAX (1024U * 1024U)
 int cgroup_path_check(const char *rel);
 
-/* Opens the cgroup directory rel below root_fd ("" opens root itself).
- * -EINVAL for a path cgroup_path_validate() refuses, -ENOENT, -ENOTDIR,
- * -ELOOP (a symlink), -EXDEV (would leave the tree). */
+/* How deep the walks go below where they start. The kernel sets no limit
+ * (cgroup.max.depth is "max"); what lies deeper is reported, never touched,
+ * and each level holds one fd while it is walked. */
+#define CGROUP_DEPTH_MAX 1000
+
+/* Opens the cgroup directory rel below root_fd ("" opens root itself). rel may
+ * hold any bytes and be longer than PATH_MAX. -EINVAL for a path
+ * cgroup_path_check() refuses, -ENOENT, -ENOTDIR, -ELOOP (a symlink), -EXDEV
+ * (would leave the tree, or cross a mount point below it). */
 int cgroup_open(int root_fd, const char *rel, int *ret_fd);
+/* Opens the child cgroup name (one component) of dir_fd, the same way. */
+int cgroup_open_child(int dir_fd, const char *name, int *ret_fd);
 
 /* Opens many cgroups that share parents (the leaves of one slice) for the
  * price of one openat() each: the last parent directory is kept open and the
@@ -73,8 +82,11 @@ int cgroup_wait_frozen(const int *cg_fds, size_t n, bool want, usec_t deadline, 
 
 /* Lists, sorted, the leaf cgroups (no child cgroups) at or below rel, as rel
  * paths. A cgroup that vanishes during the walk is left out. Inner cgroups that
- * hold processes of their own are listed in ret_inner if that is not NULL. */
-int cgroup_list_leaves(int root_fd, const char *rel, char ***ret, char ***ret_inner);
+ * hold processes of their own are listed in ret_inner if that is not NULL.
+ * Cgroups that could not be walked (deeper than CGROUP_DEPTH_MAX, a mount
+ * point, unreadable) are left out, with nothing below them, and listed in
+ * ret_unwalked if that is not NULL. */
+int cgroup_list_leaves(int root_fd, const char *rel, char ***ret, char ***ret_inner, char ***ret_unwalked);
 
 /* Reads cgroup.procs (threads == false) or cgroup.threads into an array. */
 int cgroup_list_pids(int cg_fd, bool threads, pid_t **ret, size_t *ret_n);
@@ -91,16 +103,21 @@ int cgroup_remove(int root_fd, const char *rel);
 int cgroup_attach(int cg_fd, pid_t pid);
 
 /* Calls fn with an fd and the rel path of the cgroup rel and of every cgroup
- * below it, parents first (the fd is valid during the call only). fn returns
- * CGROUP_WALK_SKIP to leave out what lies below that cgroup. Cgroups that
- * vanish are skipped. Returns 0, or a negative errno if rel cannot be opened. */
+ * below it, parents first (the fd is valid during the call only), staying on
+ * the cgroup2 file system (never into a mount point below it) and at most
+ * CGROUP_DEPTH_MAX levels deep; names may hold any bytes, paths be of any
+ * length. fn returns CGROUP_WALK_SKIP to leave out what lies below that
+ * cgroup. Cgroups that vanish, and mount points, are skipped. Returns how
+ * many cgroups could not be walked into (too deep, unreadable; 0: all were),
+ * or a negative errno if rel cannot be opened. */
 #define CGROUP_WALK_CONTINUE 0
 #define CGROUP_WALK_SKIP 1
 typedef int (*cgroup_walk_fn)(int fd, const char *rel, void *userdata);
 int cgroup_walk(int root_fd, const char *rel, cgroup_walk_fn fn, void *userdata);
 
-/* Removes the cgroup name below parent_fd and every cgroup below it (children
- * first). Cgroups that still hold processes stay; returns the first error. */
+/* Removes the cgroup name (a path of any length) below parent_fd and every
+ * cgroup below it (children first), never crossing a mount point. Cgroups
+ * that still hold processes stay; returns the first error. */
 int cgroup_remove_tree(int parent_fd, const char *name);
 
 /* True if rel equals prefix or lies below it. */

@@ -100,11 +100,17 @@ int select_units(Manager *m, char **targets, char ***ret, char ***ret_kept) {
                 return -ENOMEM;
 
         for (char **t = targets; *t; t++) {
-                _cleanup_strv_free_ char **leaves = NULL, **inner = NULL;
+                _cleanup_strv_free_ char **leaves = NULL, **inner = NULL, **unwalked = NULL;
 
-                r = cgroup_list_leaves(m->root_fd, *t, &leaves, &inner);
+                r = cgroup_list_leaves(m->root_fd, *t, &leaves, &inner, &unwalked);
                 if (r < 0)
                         return log_error_errno(r, "Failed to list cgroups below %s: %m", *t);
+                /* Never frozen: what is not walked is not recorded, and what is
+                 * not recorded could not be thawed. */
+                for (char **u = unwalked; *u; u++)
+                        log_warning("Leaving %s and what lies below it running: it is deeper than %d levels, "
+                                    "another file system is mounted there, or it cannot be read.", *u,
+                                    CGROUP_DEPTH_MAX);
                 for (char **i = inner; *i; i++) {
                         if (!is_exempt(m->config->exempt, *i) && !holds_caller(callers, *i))
                                 log_warning("Cgroup %s has processes of its own besides child cgroups; those stay running.", *i);
@@ -148,7 +154,7 @@ int select_named_unit(Manager *m, const char *name, char ***ret) {
         r = caller_cgroups(&callers);
         if (r < 0)
                 return r;
-        r = cgroup_list_leaves(m->root_fd, rel, &leaves, NULL);
+        r = cgroup_list_leaves(m->root_fd, rel, &leaves, NULL, NULL);
         if (r < 0)
                 return r;
         for (char **l = leaves; *l; l++)

@@ -1,4 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <stdio.h>
 
 #include "cgroup.h"
@@ -102,7 +105,7 @@ START_TEST(test_list_leaves_and_pids) {
         /* A process in an inner cgroup (allowed: no controllers enabled here). */
         test_spawn_workload("b.slice", "idle", 100, 1, NULL);
 
-        ck_assert_int_eq(cgroup_list_leaves(T.root_fd, T.base, &leaves, &inner), 0);
+        ck_assert_int_eq(cgroup_list_leaves(T.root_fd, T.base, &leaves, &inner, NULL), 0);
         ck_assert_uint_eq(strv_length(leaves), 3);
         ck_assert_str_eq(leaves[0], test_cgpath("a.service"));
         ck_assert_str_eq(leaves[1], test_cgpath("b.slice/x.service"));
@@ -138,6 +141,70 @@ START_TEST(test_open_refuses_escape) {
 }
 END_TEST
 
+static int count_walk(int fd, const char *rel, void *userdata) {
+        (*(size_t *) userdata)++;
+        return CGROUP_WALK_CONTINUE;
+}
+
+/* Names of any bytes, a name starting with '.', depth 100 and a path longer
+ * than PATH_MAX: opened, listed and walked, then removed. */
+START_TEST(test_any_name_any_depth) {
+        _cleanup_strv_free_ char **leaves = NULL, **unwalked = NULL;
+        _cleanup_free_ char *deep = NULL, *longp = NULL;
+        size_t n = 0, len;
+        int fd = -EBADF;
+
+        if (!test_need_root_cgroup2())
+                return;
+        deep = calloc(1, 100 * 3 + 64);
+        longp = calloc(1, 20 * (NAME_MAX + 1) + 64);
+        ck_assert(deep && longp);
+        len = (size_t) sprintf(deep, "%s", T.base);
+        for (int i = 0; i < 100; i++)
+                len += (size_t) sprintf(deep + len, "/%s", i % 2 ? "\t" : ".h");
+        len = (size_t) sprintf(longp, "%s", T.base);
+        for (int i = 0; i < 20; i++) {
+                longp[len++] = '/';
+                memset(longp + len, i % 2 ? ' ' : 'x', NAME_MAX);
+                len += NAME_MAX;
+        }
+        for (char *paths[] = { deep, longp, NULL }, **p = paths; *p; p++) {
+                int dir = -EBADF;
+                ck_assert_int_eq(cgroup_open(T.root_fd, T.base, &dir), 0);
+                for (char *c = *p + strlen(T.base) + 1, *slash;; c = slash + 1) {
+                        slash = strchr(c, '/');
+                        if (slash)
+                                *slash = 0;
+                        ck_assert_int_eq(mkdirat(dir, c, 0755), 0);
+                        int next = openat(dir, c, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                        ck_assert_int_ge(next, 0);
+                        safe_close(dir);
+                        dir = next;
+                        if (!slash)
+                                break;
+                        *slash = '/';
+                }
+                safe_close(dir);
+        }
+        ck_assert_uint_gt(strlen(longp), PATH_MAX);
+        ck_assert_int_eq(cgroup_open(T.root_fd, longp, &fd), 0);
+        safe_close(fd);
+        ck_assert_int_eq(cgroup_open(T.root_fd, deep, &fd), 0);
+        safe_close(fd);
+
+        ck_assert_int_eq(cgroup_list_leaves(T.root_fd, T.base, &leaves, NULL, &unwalked), 0);
+        ck_assert_uint_eq(strv_length(leaves), 2);
+        ck_assert(strv_contains(leaves, deep) && strv_contains(leaves, longp));
+        ck_assert_uint_eq(strv_length(unwalked), 0);
+        ck_assert_int_eq(cgroup_walk(T.root_fd, T.base, count_walk, &n), 0);
+        ck_assert_uint_eq(n, 1 + 100 + 20);
+        /* What the cgroup_path_validate() of a command line still refuses. */
+        ck_assert_int_eq(cgroup_path_validate(longp), -EINVAL);
+        ck_assert_int_eq(cgroup_path_check(longp), 0);
+        ck_assert_int_eq(cgroup_path_check("a/../b"), -EINVAL);
+}
+END_TEST
+
 Suite *cgroup_suite(void) {
         Suite *s = suite_create("cgroup");
         TCase *tc = tcase_create("mountinfo");
@@ -149,5 +216,6 @@ Suite *cgroup_suite(void) {
         tcase_add_test(tc, test_wait_many);
         tcase_add_test(tc, test_list_leaves_and_pids);
         tcase_add_test(tc, test_open_refuses_escape);
+        tcase_add_test(tc, test_any_name_any_depth);
         return s;
 }
