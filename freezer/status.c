@@ -39,7 +39,17 @@ static uint64_t stat_of(const ListenerStat *s, size_t n, const char *key) {
         return 0;
 }
 
-static void print_json(Manager *m, usec_t now, const ListenerStat *ls, size_t n_ls, bool have_ls) {
+/* What the kernel says, not the journal: a unit thawed or restarted behind
+ * standby's back is not counted frozen. */
+static size_t count_kernel_frozen(const UnitView *views, size_t n) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+                if (views[i].kernel_frozen > 0)
+                        k++;
+        return k;
+}
+
+static void print_json(Manager *m, const UnitView *views, const ListenerStat *ls, size_t n_ls, bool have_ls) {
         const Journal *j = m->journal;
         FILE *f = stdout;
 
@@ -49,9 +59,11 @@ static void print_json(Manager *m, usec_t now, const ListenerStat *ls, size_t n_
         json_print_string(f, j->phase == JOURNAL_NONE ? NULL : strategy_to_string(j->strategy));
         fprintf(f, ",\"since_realtime_usec\":%" PRIu64 ",\"cgroup_mount\":", j->since);
         json_print_string(f, m->cgroup_mount);
-        fprintf(f, ",\"slack_ns\":%" PRIu64 ",\"threads_slacked\":%zu,\"units\":[", j->slack_ns, j->n_threads);
+        fprintf(f, ",\"slack_ns\":%" PRIu64 ",\"threads_slacked\":%zu,\"units_frozen\":%zu,\"journal_damaged\":%s,"
+                   "\"units\":[",
+                j->slack_ns, j->n_threads, count_kernel_frozen(views, j->n_units), journal_is_damaged(j) ? "true" : "false");
         for (size_t i = 0; i < j->n_units; i++) {
-                UnitView v = view_unit(m, &j->units[i], now);
+                UnitView v = views[i];
                 fprintf(f, "%s{\"unit\":", i ? "," : "");
                 json_print_string(f, unit_name_of_cgroup(v.u->cgroup));
                 fprintf(f, ",\"cgroup\":");
@@ -60,7 +72,6 @@ static void print_json(Manager *m, usec_t now, const ListenerStat *ls, size_t n_
                         unit_state_to_string(v.u->state), v.kernel_frozen < 0 ? "null" : v.kernel_frozen ? "true" : "false",
                         v.u->systemd ? "systemd" : "cgroupfs");
                 json_print_string(f, v.systemd_state);
-                free(v.systemd_state);
                 if (v.u->state == UNIT_THAWED) {
                         if (v.remaining == USEC_INFINITY)
                                 fprintf(f, ",\"thawed_until\":\"exit\"");
@@ -104,17 +115,30 @@ static void print_listener(const ListenerStat *ls, size_t n, bool have, int erro
                stat_of(ls, n, "resyncs"), stat_of(ls, n, "replayed"));
 }
 
-static void print_text(Manager *m, usec_t now, const ListenerStat *ls, size_t n_ls, bool have_ls, int ls_error) {
+static void print_text(Manager *m, const UnitView *views, const ListenerStat *ls, size_t n_ls, bool have_ls,
+                       int ls_error) {
         const Journal *j = m->journal;
-        size_t counts[_UNIT_STATE_MAX] = {};
+        size_t counts[_UNIT_STATE_MAX] = {}, running = 0, gone = 0;
 
+        if (journal_is_damaged(j))
+                printf("Journal: damaged, %zu lines could not be read (`standby-manager exit` thaws everything and "
+                       "removes it)\n", j->n_errors);
         if (j->phase == JOURNAL_NONE && j->n_units == 0) {
                 printf("Standby: inactive\n");
                 print_listener(ls, n_ls, have_ls, ls_error);
                 return;
         }
-        for (size_t i = 0; i < j->n_units; i++)
-                counts[j->units[i].state]++;
+        for (size_t i = 0; i < j->n_units; i++) {
+                UnitState st = j->units[i].state;
+                if (views[i].kernel_frozen < 0)
+                        gone++;
+                else if ((st == UNIT_FROZEN || st == UNIT_FREEZING) && !views[i].kernel_frozen)
+                        running++; /* thawed or restarted behind standby's back */
+                else if (st == UNIT_FREEZING)
+                        counts[UNIT_FROZEN]++;
+                else
+                        counts[st]++;
+        }
 
         printf("Standby: %s", j->phase == JOURNAL_ACTIVE ? "active" : journal_phase_to_string(j->phase));
         if (j->phase == JOURNAL_ENTERING || j->phase == JOURNAL_EXITING)
@@ -128,23 +152,30 @@ static void print_text(Manager *m, usec_t now, const ListenerStat *ls, size_t n_
         }
         if (j->strategy == STRATEGY_SLACK && j->n_threads)
                 printf("Timer slack: %" PRIu64 " ns on %zu threads\n", j->slack_ns, j->n_threads);
-        printf("Units: %zu frozen, %zu thawed, %zu skipped, %zu lock holders, %zu slacked\n", counts[UNIT_FROZEN],
+        printf("Units: %zu frozen, %zu thawed, %zu skipped, %zu lock holders, %zu slacked", counts[UNIT_FROZEN],
                counts[UNIT_THAWED], counts[UNIT_SKIPPED], counts[UNIT_LOCKHOLDER], counts[UNIT_SLACKED]);
+        if (running)
+                printf(", %zu running that the journal calls frozen", running);
+        if (gone)
+                printf(", %zu gone", gone);
+        printf("\n");
         print_listener(ls, n_ls, have_ls, ls_error);
         printf("\n%-12s %-7s %-8s %s\n", "STATE", "KERNEL", "SYSTEMD", "CGROUP");
         for (size_t i = 0; i < j->n_units; i++) {
-                UnitView v = view_unit(m, &j->units[i], now);
+                UnitView v = views[i];
                 char tb[32];
 
-                printf("%-12s %-7s %-8s %s", unit_state_to_string(v.u->state),
+                printf("%-12s %-7s %-8s ", unit_state_to_string(v.u->state),
                        v.kernel_frozen < 0 ? "gone" : v.kernel_frozen ? "frozen" : "running",
-                       v.systemd_state ? v.systemd_state : "-", v.u->cgroup);
-                free(v.systemd_state);
+                       v.systemd_state ? v.systemd_state : "-");
+                text_print_string(stdout, v.u->cgroup);
                 if (v.u->state == UNIT_THAWED)
                         printf("  (%s)", v.remaining == USEC_INFINITY ? "until exit"
                                                                       : format_duration(tb, sizeof(tb), (v.remaining + USEC_PER_SEC - 1) / USEC_PER_SEC * USEC_PER_SEC));
-                if (v.u->reason)
-                        printf("\n             %s", v.u->reason);
+                if (v.u->reason) {
+                        printf("\n             ");
+                        text_print_string(stdout, v.u->reason);
+                }
                 printf("\n");
         }
 }
@@ -152,12 +183,20 @@ static void print_text(Manager *m, usec_t now, const ListenerStat *ls, size_t n_
 int status_print(Manager *m) {
         usec_t now = now_usec(CLOCK_MONOTONIC);
         _cleanup_free_ ListenerStat *ls = NULL;
+        _cleanup_free_ UnitView *views = NULL;
         size_t n_ls = 0;
         int r = listener_stats_get(m->bus_address, &ls, &n_ls);
 
+        views = calloc(m->journal->n_units + 1, sizeof(UnitView));
+        if (!views)
+                return -ENOMEM;
+        for (size_t i = 0; i < m->journal->n_units; i++)
+                views[i] = view_unit(m, &m->journal->units[i], now);
         if (m->json)
-                print_json(m, now, ls, n_ls, r >= 0);
+                print_json(m, views, ls, n_ls, r >= 0);
         else
-                print_text(m, now, ls, n_ls, r >= 0, r);
+                print_text(m, views, ls, n_ls, r >= 0, r);
+        for (size_t i = 0; i < m->journal->n_units; i++)
+                free(views[i].systemd_state);
         return fflush(stdout) == 0 ? 0 : -EIO;
 }
