@@ -141,20 +141,23 @@ bool journal_is_empty(const Journal *j) {
 }
 
 int journal_dir_open(const char *dir, bool create, int *ret_fd) {
+        _cleanup_close_ int fd = -EBADF;
         struct stat st;
-        int fd;
 
         if (create && mkdir(dir, 0700) < 0 && errno != EEXIST)
                 return negative_errno();
         fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0)
                 return negative_errno();
-        if (fstat(fd, &st) < 0 || st.st_uid != geteuid()) {
-                /* Someone else's directory could have a journal planted in it. */
-                safe_close(fd);
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        /* Someone else's directory, or one others may write to, could have a
+         * journal planted in it (or the journal swapped under us). */
+        if (st.st_uid != 0 && st.st_uid != geteuid())
                 return -EPERM;
-        }
-        *ret_fd = fd;
+        if (st.st_mode & (S_IWGRP | S_IWOTH))
+                return -EACCES;
+        *ret_fd = TAKE_FD(fd);
         return 0;
 }
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The freeze strategy: cgroup v2 cgroup.freeze on each unit (leaf) cgroup. */
+#include <assert.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -59,6 +60,15 @@ static int batch_add(Manager *m, Batch *b, const char *cgroup) {
 oom:
         safe_close(fd);
         return -ENOMEM;
+}
+
+/* Takes the last cgroup out of the batch again (its freeze write failed). */
+static void batch_pop(Batch *b) {
+        assert(b->n > 0);
+        b->n--;
+        safe_close(b->fds[b->n]);
+        free(b->cgroups[b->n]);
+        b->cgroups[b->n] = NULL;
 }
 
 /* Which tasks keep a cgroup from reaching "frozen 1": a frozen task sleeps in
@@ -123,10 +133,21 @@ int unit_set_freeze(const JournalUnit *u, int cg_fd, bool freeze) {
 }
 
 /* Writes cgroup.freeze on every cgroup of the batch (dropping the ones that
- * vanished from both the batch's view and the journal), then waits for all. */
+ * vanished from both the batch's view and the journal), then waits for all.
+ * A write that fails is reported and the rest go on: its cgroup is left out
+ * of the wait (done stays false) and the first error is returned. */
 static int batch_freeze(Manager *m, Batch *b, bool freeze, usec_t timeout) {
-        int r;
+        _cleanup_free_ int *fds = NULL;
+        _cleanup_free_ size_t *idx = NULL;
+        _cleanup_free_ bool *done = NULL;
+        size_t n = 0;
+        int r, ret = 0;
 
+        fds = calloc(b->n + 1, sizeof(int));
+        idx = calloc(b->n + 1, sizeof(size_t));
+        done = calloc(b->n + 1, sizeof(bool));
+        if (!fds || !idx || !done)
+                return -ENOMEM;
         for (size_t i = 0; i < b->n; i++) {
                 r = unit_set_freeze(journal_find_unit(m->journal, b->cgroups[i]), b->fds[i], freeze);
                 if (r == -ENOENT) {
@@ -137,14 +158,22 @@ static int batch_freeze(Manager *m, Batch *b, bool freeze, usec_t timeout) {
                         b->done[i] = true;
                         continue;
                 }
-                if (r < 0)
-                        return log_error_errno(r, "Failed to %s %s: %m", freeze ? "freeze" : "thaw", b->cgroups[i]);
+                if (r < 0) {
+                        log_error_errno(r, "Failed to %s %s: %m", freeze ? "freeze" : "thaw", b->cgroups[i]);
+                        if (ret == 0)
+                                ret = r;
+                        continue;
+                }
                 manager_step(m);
+                fds[n] = b->fds[i];
+                idx[n++] = i;
         }
-        r = cgroup_wait_frozen(b->fds, b->n, freeze, now_usec(CLOCK_MONOTONIC) + timeout, b->done);
+        r = cgroup_wait_frozen(fds, n, freeze, now_usec(CLOCK_MONOTONIC) + timeout, done);
+        for (size_t k = 0; k < n; k++)
+                b->done[idx[k]] = done[k];
         if (r < 0 && r != -ETIME)
                 return log_error_errno(r, "Failed to wait for cgroups to %s: %m", freeze ? "freeze" : "thaw");
-        return r;
+        return ret < 0 ? ret : r;
 }
 
 /* The deadlock guard: a frozen process holding a file lock that a process
@@ -229,7 +258,7 @@ static int freeze_leaves(Manager *m, char **leaves, LockScan *scan, char **kept,
                          size_t *ret_skipped) {
         _cleanup_(batch_done) Batch b = {};
         _cleanup_strv_free_ char **unreachable = NULL;
-        size_t frozen = 0, skipped = 0;
+        size_t frozen = 0, skipped = 0, failed = 0;
         int r;
 
         for (char **l = leaves; *l; l++) {
@@ -258,18 +287,40 @@ static int freeze_leaves(Manager *m, char **leaves, LockScan *scan, char **kept,
                 JournalUnit *u = journal_find_unit(m->journal, *l);
                 if (!u || u->state != UNIT_FREEZING)
                         continue;
+                bool added = false;
                 r = batch_add(m, &b, *l);
-                if (r >= 0)
+                if (r >= 0) {
+                        added = true;
                         r = unit_set_freeze(u, b.fds[b.n - 1], true);
+                }
                 if (r == -ENOENT) {
                         /* Gone: nothing left to freeze. */
-                        if (b.n > 0 && streq(b.cgroups[b.n - 1], *l))
+                        if (added)
                                 b.done[b.n - 1] = true;
                         journal_remove_unit(m->journal, u);
                         continue;
                 }
-                if (r < 0)
-                        return log_error_errno(r, "Failed to freeze %s: %m", *l);
+                if (r < 0) {
+                        /* One unit that cannot be opened or frozen (a mount
+                         * point put there since the walk, a systemd that
+                         * refuses) does not stop the others: it stays
+                         * running, recorded as skipped. */
+                        _cleanup_free_ char *reason = NULL;
+                        if (added) {
+                                (void) unit_set_freeze(u, b.fds[b.n - 1], false);
+                                batch_pop(&b);
+                        }
+                        errno = -r;
+                        if (r == -EXDEV ? !(reason = strdup("another file system is mounted there"))
+                                        : asprintf(&reason, "cannot freeze it: %m") < 0)
+                                return -ENOMEM;
+                        log_warning("Leaving %s running: %s.", *l, reason);
+                        u->state = UNIT_SKIPPED;
+                        if (journal_unit_set_reason(u, reason) < 0)
+                                return -ENOMEM;
+                        failed++;
+                        continue;
+                }
                 manager_step(m);
         }
         r = cgroup_wait_frozen(b.fds, b.n, true, now_usec(CLOCK_MONOTONIC) + m->config->freeze_timeout, b.done);
@@ -315,6 +366,12 @@ static int freeze_leaves(Manager *m, char **leaves, LockScan *scan, char **kept,
                         else if (u)
                                 log_error("%s did not thaw; it stays in the journal.", u->cgroup);
                 }
+                /* Those that could not be frozen at all were never written. */
+                for (char **l = leaves; *l; l++) {
+                        JournalUnit *u = journal_find_unit(m->journal, *l);
+                        if (u && u->state == UNIT_SKIPPED && !strv_contains(b.cgroups, *l))
+                                journal_remove_unit(m->journal, u);
+                }
                 return -ECANCELED;
         }
 
@@ -345,7 +402,7 @@ static int freeze_leaves(Manager *m, char **leaves, LockScan *scan, char **kept,
         if (ret_frozen)
                 *ret_frozen = frozen;
         if (ret_skipped)
-                *ret_skipped = skipped;
+                *ret_skipped = skipped + failed;
         return 0;
 }
 
@@ -382,8 +439,14 @@ int freeze_enter(Manager *m) {
 
         m->journal->phase = JOURNAL_ACTIVE;
         r = manager_save_journal(m);
-        if (r < 0)
-                return log_error_errno(r, "Failed to write the journal in %s: %m", m->state_dir);
+        if (r < 0) {
+                /* A full state directory, say: standby without a journal that
+                 * says so would not last (the listener would not know it), so
+                 * everything is undone; the removal needs no space. */
+                log_error_errno(r, "Failed to write the journal in %s: %m; thawing everything again.", m->state_dir);
+                (void) manager_exit_standby(m);
+                return r;
+        }
 
         log_info("Standby entered: %zu units frozen, %zu left running, in %.1f ms.", frozen, skipped,
                  (double) (now_usec(CLOCK_MONOTONIC) - t0) / 1000.0);
@@ -454,24 +517,126 @@ int thaw_units(Manager *m, char **leaves, usec_t duration) {
         return 0;
 }
 
-int freeze_exit(Manager *m) {
-        _cleanup_(batch_done) Batch b = {};
-        size_t stuck = 0;
+typedef struct ExitWalk {
+        Manager *m;
+        int *fds;              /* what the walk thawed, to wait for */
+        char **cgroups;
+        size_t n, cap;
+        size_t failed;
+} ExitWalk;
+
+static int exit_walk_one(int fd, const char *rel, void *userdata) {
+        ExitWalk *w = userdata;
+        bool frozen;
         int r;
 
+        if (cgroup_get_freeze(fd, &frozen) < 0 || !frozen)
+                return CGROUP_WALK_CONTINUE; /* gone, or the root of a tree (no cgroup.freeze) */
+        r = cgroup_set_freeze(fd, false);
+        if (r == -ENOENT)
+                return CGROUP_WALK_CONTINUE;
+        if (r < 0) {
+                log_error_errno(r, "Failed to thaw %s: %m", rel);
+                w->failed++;
+                return CGROUP_WALK_CONTINUE;
+        }
+        manager_step(w->m);
+        log_notice("%s was frozen, and not by a unit the journal could name: thawed.", rel);
+        if (!GROW_ARRAY(w->fds, w->cap, w->n + 1) || strv_extend(&w->cgroups, rel) < 0) {
+                w->failed++;
+                return CGROUP_WALK_CONTINUE;
+        }
+        w->fds[w->n] = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        if (w->fds[w->n] < 0) {
+                free(w->cgroups[w->n]);
+                w->cgroups[w->n] = NULL;
+                return CGROUP_WALK_CONTINUE;
+        }
+        w->n++;
+        return CGROUP_WALK_CONTINUE;
+}
+
+/* The fallback that makes exit's promise hold whatever the journal says or
+ * lost: every cgroup at or below each target whose cgroup.freeze reads 1 is
+ * thawed (by fd, any name, any depth, never across a mount point), then
+ * each target's cgroup.events is read, which says frozen 1 only when some
+ * ancestor above it is frozen. Returns the number thawed, or -EBUSY when
+ * something stays frozen (each logged). */
+static int exit_walk_targets(Manager *m, size_t *ret_thawed) {
+        _cleanup_strv_free_ char **targets = NULL;
+        ExitWalk w = { .m = m };
+        size_t unwalked = 0, stuck = 0;
+        int r;
+
+        r = select_targets(m, &targets);
+        if (r < 0) {
+                log_error("Cannot find the targets of %s: no cgroup below them was checked.", m->config_path);
+                return -EBUSY;
+        }
+        for (char **t = targets; *t; t++) {
+                r = cgroup_walk(m->root_fd, *t, exit_walk_one, &w);
+                if (r < 0 && r != -ENOENT) {
+                        log_error_errno(r, "Cannot walk the cgroups below %s: %m", *t);
+                        unwalked++;
+                } else if (r > 0) {
+                        log_error("Below %s, %d cgroups could not be checked (deeper than %d levels, or "
+                                  "unreadable).", *t, r, CGROUP_DEPTH_MAX);
+                        unwalked += (size_t) r;
+                }
+        }
+        if (w.n > 0) {
+                _cleanup_free_ bool *done = calloc(w.n, sizeof(bool));
+                r = done ? cgroup_wait_frozen(w.fds, w.n, false, now_usec(CLOCK_MONOTONIC) + m->config->freeze_timeout, done)
+                         : -ENOMEM;
+                for (size_t i = 0; i < w.n; i++) {
+                        if (!done || !done[i]) {
+                                log_error("%s did not thaw within the timeout.", w.cgroups[i]);
+                                stuck++;
+                        }
+                        safe_close(w.fds[i]);
+                }
+        }
+        for (char **t = targets; *t; t++) {
+                _cleanup_close_ int fd = -EBADF;
+                bool frozen;
+
+                if (cgroup_open(m->root_fd, *t, &fd) >= 0 && cgroup_get_frozen(fd, &frozen, NULL) >= 0 && frozen) {
+                        log_error("%s is frozen by a cgroup above it, outside standby's targets: not standby's "
+                                  "to thaw.", *t);
+                        stuck++;
+                }
+        }
+        free(w.fds);
+        strv_free(w.cgroups);
+        *ret_thawed = w.n;
+        return stuck + w.failed + unwalked > 0 ? -EBUSY : 0;
+}
+
+int freeze_exit(Manager *m, size_t *ret_walk_thawed) {
+        _cleanup_(batch_done) Batch b = {};
+        size_t stuck = 0;
+        int r, q;
+
+        /* Every unit the journal names, whatever fails on the way: the first
+         * promise is that exit gives the machine back. */
         for (size_t i = 0; i < m->journal->n_units; i++) {
                 JournalUnit *u = &m->journal->units[i];
                 if (u->state == UNIT_SLACKED)
                         continue;
                 r = batch_add(m, &b, u->cgroup);
-                if (r == -ENOENT)
+                if (r == -ENOENT || r == -ENOTDIR)
                         continue;
-                if (r < 0)
-                        return log_error_errno(r, "Failed to open cgroup %s: %m", u->cgroup);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 && (u->state == UNIT_SKIPPED || u->state == UNIT_LOCKHOLDER))
+                        log_debug("%s: cannot open it (%m); it was left running.", u->cgroup);
+                else if (r < 0)
+                        log_error_errno(r, "Cannot open %s: %m; the walk below the targets looks for it.", u->cgroup);
+
         }
 
         r = batch_freeze(m, &b, false, m->config->freeze_timeout);
-        if (r < 0 && r != -ETIME)
+        if (r == -ENOMEM)
                 return r;
         for (size_t i = 0; i < b.n; i++) {
                 JournalUnit *u = journal_find_unit(m->journal, b.cgroups[i]);
@@ -485,7 +650,9 @@ int freeze_exit(Manager *m) {
                           u->cgroup);
                 stuck++;
         }
-        /* Cgroups that vanished while frozen need no thaw. */
+        /* Cgroups that vanished while frozen need no thaw; those that cannot
+         * be opened are left to the walk (and dropped: nothing could thaw
+         * them through the journal either). */
         for (size_t i = 0; i < m->journal->n_units;) {
                 JournalUnit *u = &m->journal->units[i];
                 bool in_batch = strv_contains(b.cgroups, u->cgroup);
@@ -494,7 +661,9 @@ int freeze_exit(Manager *m) {
                 else
                         i++;
         }
-        return stuck ? -EBUSY : 0;
+
+        q = exit_walk_targets(m, ret_walk_thawed);
+        return stuck > 0 || q < 0 ? -EBUSY : 0;
 }
 
 int freeze_refreeze_later(Manager *m, char **leaves, usec_t deadline) {

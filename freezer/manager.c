@@ -81,26 +81,52 @@ int manager_unlock_journal(Manager *m) {
 }
 
 int manager_exit_standby(Manager *m) {
+        bool recorded = !journal_is_empty(m->journal) || journal_is_damaged(m->journal) || m->journal_lost;
+        size_t walk_thawed = 0;
         int r, q = 0;
 
-        if (journal_is_empty(m->journal))
-                return -ENOENT;
-
         m->journal->phase = JOURNAL_EXITING;
-        r = manager_save_journal(m);
-        if (r < 0)
-                return log_error_errno(r, "Failed to write the journal: %m");
+        if (recorded) {
+                r = manager_save_journal(m);
+                if (r < 0)
+                        /* A full state file system, say: thawing needs no journal. */
+                        log_warning_errno(r, "Cannot write the journal in %s (%m); leaving standby without it.",
+                                          m->state_dir);
+        }
 
         if (m->journal->n_threads > 0 || m->journal->strategy == STRATEGY_SLACK)
                 q = slack_exit(m);
-        r = freeze_exit(m);
+        r = freeze_exit(m, &walk_thawed);
         if (q < 0 && r >= 0)
                 r = q;
+        if (!recorded && walk_thawed == 0 && r >= 0)
+                return -ENOENT;
+        if (!recorded)
+                log_notice("No journal, but %zu cgroups below the targets were frozen: thawed.", walk_thawed);
 
         /* Only what is known to be undone leaves the journal. */
         m->journal->phase = r < 0 ? JOURNAL_EXITING : JOURNAL_NONE;
         q = manager_save_journal(m);
-        if (q < 0)
-                return log_error_errno(q, "Failed to write the journal: %m");
+        if (q < 0) {
+                /* What is left cannot be recorded: remove the old journal
+                 * rather than leave one that calls thawed units frozen (a
+                 * listener starting would freeze them again). Removing needs
+                 * no space; the next exit's walk finds what is still frozen. */
+                log_error_errno(q, "Cannot write the journal in %s (%m); it would still list:", m->state_dir);
+                for (size_t i = 0; i < m->journal->n_units; i++)
+                        log_error("  %s (%s)", m->journal->units[i].cgroup,
+                                  unit_state_to_string(m->journal->units[i].state));
+                if (m->journal->n_threads > 0)
+                        log_error("  %zu threads whose timer slack was not restored", m->journal->n_threads);
+                q = journal_remove(m->state_fd);
+                if (q < 0)
+                        log_error_errno(q, "Cannot remove the stale journal %s/" JOURNAL_FILE " either: %m",
+                                        m->state_dir);
+                else
+                        log_error("Removed the journal instead; run `standby-manager exit` again once %s has room.",
+                                  m->state_dir);
+                if (r >= 0 && !journal_is_empty(m->journal))
+                        r = -EBUSY;
+        }
         return r;
 }

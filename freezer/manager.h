@@ -20,6 +20,7 @@ typedef struct Manager {
         int lock_fd;             /* the journal lock, held for the whole verb */
         Journal *journal;
         bool take_damaged;       /* load a damaged journal (what could be read) instead of refusing it */
+        bool journal_lost;       /* exit: the journal file exists but could not be read at all */
         bool json;
         const char *bus_address;  /* for status: where standby-listener is */
         uint64_t crash_after;    /* STANDBY_TEST_CRASH_AFTER: see manager_step() */
@@ -42,7 +43,10 @@ int manager_unlock_journal(Manager *m);
 int manager_read_journal(Manager *m);
 
 /* Leaves standby: thaws and restores everything the journal lists (the
- * journal must be locked and loaded). -ENOENT when there is nothing. */
+ * journal must be locked and loaded; a damaged one gives what could be
+ * read), then thaws whatever else is frozen below the targets, and removes
+ * or rewrites the journal. Goes on past every error. -ENOENT when there was
+ * no journal and nothing was frozen; -EBUSY when something stays frozen. */
 int manager_exit_standby(Manager *m);
 /* Saves m->journal, counting a step. */
 int manager_save_journal(Manager *m);
@@ -80,8 +84,13 @@ void lock_scan_done(LockScan *s);
 int freeze_enter(Manager *m);
 int freeze_units(Manager *m, char **leaves);
 int thaw_units(Manager *m, char **leaves, usec_t duration);
-/* Thaws every unit the journal lists; called by exit. */
-int freeze_exit(Manager *m);
+/* Thaws every unit the journal lists, going past every error, then every
+ * cgroup below the configured targets whose cgroup.freeze reads 1 (the
+ * fallback when the journal is missing, damaged or could not be written);
+ * called by exit. ret_walk_thawed: how many the walk thawed. 0 when nothing
+ * is frozen below the targets any more and every journal unit thawed,
+ * -EBUSY otherwise (each logged). */
+int freeze_exit(Manager *m, size_t *ret_walk_thawed);
 /* The background refreezer of `thaw --for`. */
 int freeze_refreeze_later(Manager *m, char **leaves, usec_t deadline);
 /* With the journal locked and loaded: freezes again those of leaves that are

@@ -4,6 +4,7 @@
 #include <grp.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 
 #include "cgroup.h"
 #include "fileio.h"
@@ -128,16 +129,32 @@ static int verb_enter(Manager *m, Strategy strategy) {
 static int verb_exit(Manager *m) {
         int r;
 
+        /* Exit takes what a damaged journal still says, and without any
+         * journal (unreadable, no lock to be had on a full or read-only
+         * state directory) it still walks the targets. */
+        m->take_damaged = true;
         r = manager_lock_journal(m, true);
-        if (r < 0)
-                return EXIT_FAILURE_GENERIC;
+        if (r < 0 && m->lock_fd < 0)
+                r = manager_read_journal(m); /* no lock to be had: read it all the same */
+        if (r < 0) {
+                journal_free(m->journal);
+                m->journal = journal_new();
+                if (!m->journal) {
+                        log_error("Out of memory.");
+                        return EXIT_FAILURE_GENERIC;
+                }
+                m->journal_lost = true;
+                log_warning("Leaving standby without the journal: every cgroup below the targets is thawed.");
+        }
         r = manager_exit_standby(m);
         if (r == -ENOENT) {
                 log_error("Not in standby: nothing to undo.");
                 return EXIT_NOT_ACTIVE;
         }
-        if (r < 0)
+        if (r < 0) {
+                log_error("Standby left only in part: see above what stays frozen.");
                 return EXIT_FAILURE_GENERIC;
+        }
         log_info("Standby left.");
         return EXIT_OK;
 }
@@ -325,10 +342,27 @@ int main(int argc, char *argv[]) {
                 goto finish;
         }
         r = journal_dir_open(m.state_dir, true, &m.state_fd);
+        if (r == -EPERM || r == -EACCES || r == -ELOOP || r == -ENOTDIR) {
+                log_error("Refusing the state directory %s: %s.", m.state_dir,
+                          r == -EPERM    ? "it is owned by neither root nor the caller"
+                          : r == -EACCES ? "group or others may write to it"
+                                         : "it is a symlink or not a directory");
+                ret = EXIT_PERMISSION;
+                goto finish;
+        }
         if (r < 0) {
                 log_error_errno(r, "Cannot use the state directory %s: %m", m.state_dir);
                 ret = EXIT_FAILURE_GENERIC;
                 goto finish;
+        }
+
+        /* One fd per unit while freezing, one per level while walking: the
+         * soft limit (1024, for select()'s sake, which nothing here uses) is
+         * raised to the hard one. */
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_NOFILE, &rl) >= 0 && rl.rlim_cur < rl.rlim_max) {
+                rl.rlim_cur = rl.rlim_max;
+                (void) setrlimit(RLIMIT_NOFILE, &rl);
         }
 
         const char *crash = getenv("STANDBY_TEST_CRASH_AFTER");
@@ -340,6 +374,7 @@ int main(int argc, char *argv[]) {
         else if (streq(verb, "exit"))
                 ret = verb_exit(&m);
         else if (streq(verb, "status")) {
+                m.take_damaged = true; /* shown with what could not be read */
                 ret = manager_lock_journal(&m, false) < 0 ? EXIT_FAILURE_GENERIC : EXIT_OK;
                 if (ret == EXIT_OK && status_print(&m) < 0)
                         ret = EXIT_FAILURE_GENERIC;

@@ -277,11 +277,20 @@ static int run_daemon(const char *config_path, const char *state_dir, const char
         r = listener_setup_uevent(&l);
         if (r < 0)
                 goto finish;
+        /* A damaged or unreadable journal (reported as it was read) does not
+         * keep the listener from starting: standby is taken as inactive until
+         * `standby-manager exit` repairs it, and nothing is frozen again. */
         r = listener_enforce_journal(&l);
-        if (r < 0)
+        if (r < 0 && r != -EBADMSG && r != -EFBIG)
                 goto fail;
         r = listener_reconcile(&l);
-        if (r < 0)
+        if (r == -EBADMSG || r == -EFBIG) {
+                if (!l.m.journal && !(l.m.journal = journal_new())) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
+                log_warning("The journal cannot be read: standby is taken as inactive.");
+        } else if (r < 0)
                 goto fail;
         r = listener_sync_sockets(&l);
         if (r < 0)

@@ -116,3 +116,4 @@ Suite *listener_suite(void);
 Suite *dbus_wire_suite(void);
 Suite *units_suite(void);
 Suite *systemd_suite(void);
+Suite *hostile_suite(void);

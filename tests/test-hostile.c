@@ -1,0 +1,617 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Hostile input on real cgroups: the first promise is that whatever happens
+ * (a cgroup name of any bytes, any depth or length, a full state directory,
+ * a corrupt journal, a mount below the tree) `standby-manager exit` gives the
+ * machine back. Every case ends with exit and a check, by a walk of its own
+ * (not standby's), that nothing below the test's subtree is frozen. */
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include "cgroup.h"
+#include "fileio.h"
+#include "journal.h"
+#include "macro.h"
+#include "standby.h"
+#include "strv.h"
+#include "test-util.h"
+
+/* The test's own walk: by fd, any name, any depth, counting cgroups whose
+ * cgroup.freeze or cgroup.events says frozen. */
+static void count_frozen_rec(int fd, unsigned depth, size_t *frozen, size_t *seen) {
+        _cleanup_closedir_ DIR *d = NULL;
+        _cleanup_free_ char *ev = NULL, *fr = NULL;
+        struct dirent *de;
+
+        ck_assert_uint_lt(depth, 2000);
+        (*seen)++;
+        if (read_full_fileat(fd, "cgroup.freeze", &fr, NULL) >= 0 && fr[0] == '1')
+                (*frozen)++;
+        else if (read_full_fileat(fd, "cgroup.events", &ev, NULL) >= 0 && strstr(ev, "frozen 1"))
+                (*frozen)++;
+        ck_assert_int_eq(opendir_at(fd, ".", &d), 0);
+        while ((de = readdir(d)))
+                if (de->d_type == DT_DIR && !streq(de->d_name, ".") && !streq(de->d_name, "..")) {
+                        int c = openat(fd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                        struct stat a, b;
+                        if (c < 0)
+                                continue;
+                        /* Not across a mount point (the bind mount test). */
+                        if (fstat(fd, &a) == 0 && fstat(c, &b) == 0 && a.st_dev == b.st_dev &&
+                            faccessat(c, "cgroup.events", F_OK, 0) == 0)
+                                count_frozen_rec(c, depth + 1, frozen, seen);
+                        close(c);
+                }
+}
+
+static size_t count_frozen(size_t *ret_seen) {
+        _cleanup_close_ int fd = test_cgroup(NULL);
+        size_t frozen = 0, seen = 0;
+
+        count_frozen_rec(fd, 0, &frozen, &seen);
+        if (ret_seen)
+                *ret_seen = seen;
+        return frozen;
+}
+
+static void assert_nothing_frozen(const char *when) {
+        size_t seen = 0, n = count_frozen(&seen);
+        ck_assert_msg(n == 0, "%s: %zu of %zu cgroups below the test's target still frozen", when, n, seen);
+}
+
+static bool journal_exists(void) {
+        char p[4096];
+        snprintf(p, sizeof(p), "%s/" JOURNAL_FILE, T.state_dir);
+        return access(p, F_OK) == 0;
+}
+
+/* Creates base/<path>, component by component below fds (so that neither a
+ * name nor the path has any limit but the kernel's); returns the last fd or
+ * a negative errno of the kernel's. */
+static int mk_path(const char *path) {
+        _cleanup_free_ char *copy = strdup(path);
+        int dir = test_cgroup(NULL);
+        char *p = copy;
+
+        ck_assert_ptr_nonnull(copy);
+        for (char *c; (c = strsep(&p, "/"));) {
+                if (mkdirat(dir, c, 0755) < 0 && errno != EEXIST) {
+                        int r = -errno;
+                        close(dir);
+                        return r;
+                }
+                int n = openat(dir, c, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                ck_assert_int_ge(n, 0);
+                close(dir);
+                dir = n;
+        }
+        return dir;
+}
+
+/* A process that only waits, in the cgroup cg_fd (closed here). */
+static pid_t park_in(int cg_fd) {
+        int sync[2];
+        char c;
+
+        ck_assert_int_eq(pipe2(sync, O_CLOEXEC), 0);
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                if (cgroup_attach(cg_fd, getpid()) < 0)
+                        _exit(127);
+                (void) !write(sync[1], "k", 1);
+                for (;;)
+                        pause();
+        }
+        close(sync[1]);
+        ck_assert_int_eq(read(sync[0], &c, 1), 1);
+        close(sync[0]);
+        close(cg_fd);
+        ck_assert_int_lt(T.n_pids, TEST_MAX_PIDS);
+        T.pids[T.n_pids++] = pid;
+        return pid;
+}
+
+static bool frozen_fd(int fd) {
+        bool f = false;
+        ck_assert_int_eq(cgroup_get_frozen(fd, &f, NULL), 0);
+        return f;
+}
+
+/* Whether s is valid UTF-8 (what JSON must be). */
+static bool valid_utf8(const char *s) {
+        for (const unsigned char *p = (const unsigned char *) s; *p;) {
+                size_t n = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3 : (*p & 0xf8) == 0xf0 ? 4 : 0;
+                if (n == 0 || (n == 2 && *p < 0xc2))
+                        return false;
+                for (size_t i = 1; i < n; i++)
+                        if ((p[i] & 0xc0) != 0x80)
+                                return false;
+                p += n;
+        }
+        return true;
+}
+
+/* Names with every byte from 1 to 255 (but '/'), names of NAME_MAX bytes
+ * of ASCII, spaces and UTF-8: enter freezes each, status --json stays
+ * valid UTF-8, exit thaws each. */
+START_TEST(test_any_byte_names) {
+        _cleanup_free_ char *out = NULL, *err = NULL;
+        int fds[300];
+        size_t n = 0;
+        char name[NAME_MAX + 8];
+
+        if (!test_need_root_cgroup2())
+                return;
+        for (int c = 1; c < 256; c++) {
+                if (c == '/')
+                        continue;
+                snprintf(name, sizeof(name), "b/a%cz", c);
+                int fd = mk_path(name);
+                if (c == '\n') {
+                        /* The kernel's own rule: /proc/PID/cgroup must stay parsable. */
+                        ck_assert_int_eq(fd, -EINVAL);
+                        continue;
+                }
+                ck_assert_msg(fd >= 0, "byte %d refused: %s", c, strerror(-fd));
+                if (c % 8 == 1 || c == '\t' || c == ' ' || c == '\\' || c == 0x7f || c == 0xff)
+                        fds[n++] = fcntl(fd, F_DUPFD_CLOEXEC, 3), park_in(fd);
+                else
+                        close(fd);
+        }
+        static const char * const longs[] = { "x", " ", "\xc3\xa9", "\t" };
+        for (size_t k = 0; k < ELEMENTSOF(longs); k++) {
+                size_t len = 0, l = strlen(longs[k]);
+                memcpy(name, "l/", 2);
+                while (len + l <= NAME_MAX) {
+                        memcpy(name + 2 + len, longs[k], l);
+                        len += l;
+                }
+                name[2 + len] = 0;
+                int fd = mk_path(name);
+                ck_assert_int_ge(fd, 0);
+                fds[n++] = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+                park_in(fd);
+        }
+
+        ck_assert_int_eq(test_manager(&err, "enter", NULL), EXIT_OK);
+        for (size_t i = 0; i < n; i++)
+                ck_assert_msg(frozen_fd(fds[i]), "unit %zu not frozen (%s)", i, err);
+        ck_assert_int_eq(test_manager_env(NULL, &out, NULL, "status", "--json", NULL), EXIT_OK);
+        ck_assert_msg(valid_utf8(out), "status --json is not UTF-8");
+        ck_assert_int_eq(test_manager(NULL, "exit", NULL), EXIT_OK);
+        assert_nothing_frozen("after exit");
+        ck_assert(!journal_exists());
+        for (size_t i = 0; i < n; i++)
+                close(fds[i]);
+}
+END_TEST
+
+/* Depth 100, and a path far beyond PATH_MAX (20 names of NAME_MAX bytes). */
+START_TEST(test_deep_and_long) {
+        _cleanup_free_ char *deep = NULL, *longp = NULL, *err = NULL;
+        size_t len = 0;
+
+        if (!test_need_root_cgroup2())
+                return;
+        deep = calloc(1, 100 * 2 + 8);
+        longp = calloc(1, 20 * (NAME_MAX + 1) + 8);
+        ck_assert(deep && longp);
+        for (int i = 0; i < 100; i++)
+                len += (size_t) sprintf(deep + len, "%sd", i ? "/" : "");
+        len = 0;
+        for (int i = 0; i < 20; i++) {
+                if (i)
+                        longp[len++] = '/';
+                memset(longp + len, 'a' + i, NAME_MAX);
+                len += NAME_MAX;
+        }
+        ck_assert_uint_gt(strlen(longp), 4096);
+        int d = mk_path(deep), l = mk_path(longp);
+        ck_assert_int_ge(d, 0);
+        ck_assert_int_ge(l, 0);
+        int dd = fcntl(d, F_DUPFD_CLOEXEC, 3), ll = fcntl(l, F_DUPFD_CLOEXEC, 3);
+        park_in(d);
+        park_in(l);
+        int w = mk_path("plain.service");
+        int ww = fcntl(w, F_DUPFD_CLOEXEC, 3);
+        park_in(w);
+
+        ck_assert_int_eq(test_manager(&err, "enter", NULL), EXIT_OK);
+        ck_assert_msg(frozen_fd(dd) && frozen_fd(ll) && frozen_fd(ww), "not all frozen: %s", err);
+        ck_assert_int_eq(test_manager(NULL, "exit", NULL), EXIT_OK);
+        assert_nothing_frozen("after exit");
+        ck_assert(!journal_exists());
+        close(dd);
+        close(ll);
+        close(ww);
+}
+END_TEST
+
+static void spawn_units(int n) {
+        char sub[64];
+        for (int i = 0; i < n; i++) {
+                snprintf(sub, sizeof(sub), "u%02d.service", i);
+                test_spawn_workload(sub, "idle", 100, 1, NULL);
+        }
+}
+
+static void write_state(const char *text, size_t len) {
+        char p[4096];
+        snprintf(p, sizeof(p), "%s/" JOURNAL_FILE, T.state_dir);
+        int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, text, len), (ssize_t) len);
+        close(fd);
+}
+
+static char *read_state(size_t *ret_len) {
+        char p[4096], *buf = NULL;
+        snprintf(p, sizeof(p), "%s/" JOURNAL_FILE, T.state_dir);
+        ck_assert_int_eq(read_full_fileat(AT_FDCWD, p, &buf, ret_len), 0);
+        return buf;
+}
+
+/* Corrupt journals of every kind, each left by a real enter: exit thaws
+ * what the journal still names and the walk finds the rest; exit 0, no
+ * journal left, nothing frozen. Then enter works again. */
+START_TEST(test_corrupt_journals) {
+        static const char * const kinds[] = { "truncated", "no end line", "bad header", "a bad unit line",
+                                              "binary garbage", "a huge line", "empty", "every unit line lost" };
+
+        if (!test_need_root_cgroup2())
+                return;
+        spawn_units(6);
+        for (size_t k = 0; k < ELEMENTSOF(kinds); k++) {
+                _cleanup_free_ char *good = NULL, *bad = NULL, *err = NULL;
+                size_t len = 0, blen = 0;
+
+                ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+                ck_assert_uint_eq(count_frozen(NULL), 6);
+                good = read_state(&len);
+                bad = malloc(len + 3 * 1024 * 1024);
+                ck_assert_ptr_nonnull(bad);
+                switch (k) {
+                case 0:
+                        blen = len / 2;
+                        memcpy(bad, good, blen);
+                        break;
+                case 1:
+                        blen = len - strlen("end\n");
+                        memcpy(bad, good, blen);
+                        break;
+                case 2:
+                        memcpy(bad, good, len);
+                        memcpy(bad, "standby-journal 9", strlen("standby-journal 9"));
+                        blen = len;
+                        break;
+                case 3: {
+                        char *u = strstr(good, "\nunit frozen ");
+                        ck_assert_ptr_nonnull(u);
+                        blen = (size_t) (u - good) + 1;
+                        memcpy(bad, good, blen);
+                        blen += (size_t) sprintf(bad + blen, "unit frozen 0 \\x2fetc \\-\nunit molten 0 x \\-\n");
+                        memcpy(bad + blen, u + 1, len - (size_t) (u - good) - 1);
+                        blen += len - (size_t) (u - good) - 1;
+                        break;
+                }
+                case 4:
+                        for (blen = 0; blen < 64 * 1024; blen++)
+                                bad[blen] = (char) ((blen * 2654435761u) >> 13);
+                        break;
+                case 5: {
+                        char *e = strstr(good, "\nend\n");
+                        ck_assert_ptr_nonnull(e);
+                        blen = (size_t) (e - good) + 1;
+                        memcpy(bad, good, blen);
+                        memcpy(bad + blen, "unit frozen 0 ", 14);
+                        blen += 14;
+                        memset(bad + blen, 'y', 2 * 1024 * 1024);
+                        blen += 2 * 1024 * 1024;
+                        memcpy(bad + blen, " \\-\nend\n", 8);
+                        blen += 8;
+                        break;
+                }
+                case 6:
+                        blen = 0;
+                        break;
+                case 7: {
+                        char *u = strstr(good, "\nunit ");
+                        ck_assert_ptr_nonnull(u);
+                        blen = (size_t) (u - good) + 1;
+                        memcpy(bad, good, blen);
+                        blen += (size_t) sprintf(bad + blen, "end\n");
+                        break;
+                }
+                }
+                write_state(bad, blen);
+                int code = test_manager(&err, "exit", NULL);
+                ck_assert_msg(code == EXIT_OK, "%s: exit %d: %s", kinds[k], code, err);
+                size_t seen = 0, n = count_frozen(&seen);
+                ck_assert_msg(n == 0, "%s: %zu cgroups still frozen: %s", kinds[k], n, err);
+                ck_assert_msg(!journal_exists(), "%s: the journal was not repaired", kinds[k]);
+                if (k == 3)
+                        ck_assert_msg(strstr(err, "unknown unit state"), "the bad line is not reported: %s", err);
+        }
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        assert_nothing_frozen("at the end");
+}
+END_TEST
+
+/* A damaged journal is never taken for a good one by the verbs that would
+ * write over it: enter refuses it, naming exit as the way out. */
+START_TEST(test_damaged_journal_blocks_enter) {
+        _cleanup_free_ char *err = NULL;
+
+        if (!test_need_root_cgroup2())
+                return;
+        spawn_units(2);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        write_state("standby-journal 1\nphase active\n", 31);
+        ck_assert_int_ne(test_manager(&err, "enter", NULL), EXIT_OK);
+        ck_assert_msg(strstr(err, "damaged") && strstr(err, "standby-manager exit"), "stderr: %s", err);
+        ck_assert_uint_eq(count_frozen(NULL), 2);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        assert_nothing_frozen("after exit");
+}
+END_TEST
+
+/* Frozen cgroups no journal names (the journal removed, or frozen by
+ * someone else below the targets): exit's walk thaws them. */
+START_TEST(test_exit_without_journal) {
+        _cleanup_free_ char *err = NULL;
+        char p[4096];
+
+        if (!test_need_root_cgroup2())
+                return;
+        spawn_units(3);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        snprintf(p, sizeof(p), "%s/" JOURNAL_FILE, T.state_dir);
+        ck_assert_int_eq(unlink(p), 0);
+        ck_assert_uint_eq(count_frozen(NULL), 3);
+        ck_assert_int_eq(test_manager(&err, "exit", NULL), EXIT_OK);
+        ck_assert_msg(strstr(err, "No journal, but 3 cgroups"), "stderr: %s", err);
+        assert_nothing_frozen("after exit");
+        /* Nothing frozen, no journal: not in standby. */
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_NOT_ACTIVE);
+}
+END_TEST
+
+static void enter_private_mounts(void) {
+        ck_assert_int_eq(unshare(CLONE_NEWNS), 0);
+        ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+}
+
+/* A full state file system (a small tmpfs, in a mount namespace of the
+ * test's own, gone with it): enter changes nothing, and exit after an enter
+ * that saved its journal still thaws everything and removes the journal. */
+START_TEST(test_full_state_dir) {
+        _cleanup_free_ char *err = NULL, *err2 = NULL;
+        char filler[4096], buf[4096] = {};
+
+        if (!test_need_root_cgroup2())
+                return;
+        enter_private_mounts();
+        ck_assert_int_eq(mkdir(T.state_dir, 0700), 0);
+        ck_assert_int_eq(mount("tmpfs", T.state_dir, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0700"), 0);
+        spawn_units(4);
+        snprintf(filler, sizeof(filler), "%s/filler", T.state_dir);
+
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert_uint_eq(count_frozen(NULL), 4);
+        int fd = open(filler, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        ck_assert_int_ge(fd, 0);
+        while (write(fd, buf, sizeof(buf)) > 0)
+                ;
+        ck_assert_int_eq(errno, ENOSPC);
+        close(fd);
+
+        ck_assert_int_eq(test_manager(&err, "exit", NULL), EXIT_OK);
+        assert_nothing_frozen("exit on a full state file system");
+        ck_assert_msg(strstr(err, "No space left"), "no word of the full disk: %s", err);
+        ck_assert(!journal_exists());
+
+        /* Enter on the full file system: a clear error, nothing frozen. */
+        fd = open(filler, O_WRONLY | O_APPEND | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        while (write(fd, buf, sizeof(buf)) > 0)
+                ;
+        close(fd);
+        ck_assert_int_eq(test_manager(&err2, "enter", NULL), EXIT_FAILURE_GENERIC);
+        ck_assert_msg(strstr(err2, "No space left"), "stderr: %s", err2);
+        assert_nothing_frozen("failed enter");
+        ck_assert(!journal_exists());
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_NOT_ACTIVE);
+
+        unlink(filler);
+        ck_assert_int_eq(umount2(T.state_dir, MNT_DETACH), 0);
+}
+END_TEST
+
+/* Another file system mounted below the targets (a tmpfs dressed as a
+ * cgroup) and the cgroup tree bind-mounted into itself: the walks stay on
+ * the cgroup2 file system, so nothing there is written or recorded, and
+ * the loop does not make enter or exit fail. */
+START_TEST(test_mounts_below_targets) {
+        _cleanup_free_ char *err = NULL, *freeze = NULL, *state = NULL;
+        char path[8192], src[4096];
+
+        if (!test_need_root_cgroup2())
+                return;
+        enter_private_mounts();
+        int a = mk_path("a.service"), aa = fcntl(a, F_DUPFD_CLOEXEC, 3);
+        park_in(a);
+        safe_close(mk_path("fake.slice/m"));
+        safe_close(mk_path("loop.slice/m"));
+
+        snprintf(path, sizeof(path), "%s/%s", T.mount, test_cgpath("fake.slice/m"));
+        ck_assert_int_eq(mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k"), 0);
+        _cleanup_close_ int fake = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(fake, 0);
+        ck_assert_int_eq(mkdirat(fake, "x.service", 0755), 0);
+        static const char * const files[] = { "x.service/cgroup.stat", "x.service/cgroup.freeze",
+                                              "x.service/cgroup.events", "cgroup.stat", "cgroup.freeze" };
+        static const char * const texts[] = { "nr_descendants 0\n", "0\n", "populated 1\nfrozen 0\n",
+                                              "nr_descendants 1\n", "0\n" };
+        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                int fd = openat(fake, files[i], O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+                ck_assert_int_ge(fd, 0);
+                ck_assert_int_eq(write(fd, texts[i], strlen(texts[i])), (ssize_t) strlen(texts[i]));
+                close(fd);
+        }
+        snprintf(src, sizeof(src), "%s/%s", T.mount, T.base);
+        snprintf(path, sizeof(path), "%s/%s", T.mount, test_cgpath("loop.slice/m"));
+        ck_assert_int_eq(mount(src, path, NULL, MS_BIND, NULL), 0);
+
+        ck_assert_int_eq(test_manager(&err, "enter", NULL), EXIT_OK);
+        ck_assert(frozen_fd(aa));
+        ck_assert_int_eq(read_full_fileat(fake, "x.service/cgroup.freeze", &freeze, NULL), 0);
+        ck_assert_msg(streq(freeze, "0\n"), "enter wrote into the tmpfs mounted below the targets");
+        size_t len = 0;
+        state = read_state(&len);
+        /* Listed without a descent (their parents hold leaves only), the
+         * mount points are recorded as skipped, never frozen; nothing below
+         * them is listed. */
+        _cleanup_journal_ Journal *j = NULL;
+        ck_assert_int_eq(journal_parse(state, len, &j), 0);
+        for (size_t i = 0; i < j->n_units; i++) {
+                const JournalUnit *u = &j->units[i];
+                bool mounted = strstr(u->cgroup, "fake.slice") || strstr(u->cgroup, "loop.slice");
+                ck_assert_msg(!mounted || (u->state == UNIT_SKIPPED && !strstr(u->cgroup, "/m/")), "journal: %s", state);
+        }
+        ck_assert_msg(strstr(err, "another file system is mounted there"), "not reported: %s", err);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        assert_nothing_frozen("after exit");
+        close(aa);
+        ck_assert_int_eq(umount2(path, MNT_DETACH), 0);
+        snprintf(path, sizeof(path), "%s/%s", T.mount, test_cgpath("fake.slice/m"));
+        ck_assert_int_eq(umount2(path, MNT_DETACH), 0);
+}
+END_TEST
+
+/* A state directory someone else owns, or that others may write to, could
+ * hold a planted journal: refused with exit status 3, nothing changed. */
+START_TEST(test_state_dir_refused) {
+        _cleanup_free_ char *err = NULL, *err2 = NULL;
+
+        if (!test_need_root_cgroup2())
+                return;
+        spawn_units(1);
+        ck_assert_int_eq(mkdir(T.state_dir, 0700), 0);
+        ck_assert_int_eq(chmod(T.state_dir, 0777), 0);
+        ck_assert_int_eq(test_manager(&err, "enter", NULL), EXIT_PERMISSION);
+        ck_assert_msg(strstr(err, T.state_dir) && strstr(err, "group or others may write to it"), "stderr: %s", err);
+        ck_assert_int_eq(chmod(T.state_dir, 0700), 0);
+        ck_assert_int_eq(chown(T.state_dir, 65534, 65534), 0);
+        ck_assert_int_eq(test_manager(&err2, "enter", NULL), EXIT_PERMISSION);
+        ck_assert_msg(strstr(err2, "owned by neither root nor the caller"), "stderr: %s", err2);
+        assert_nothing_frozen("refused enter");
+        ck_assert_int_eq(chown(T.state_dir, 0, 0), 0);
+}
+END_TEST
+
+/* status counts what the kernel says is frozen, not what the journal says:
+ * a unit thawed behind standby's back is not counted frozen. */
+START_TEST(test_status_counts_kernel) {
+        _cleanup_free_ char *out = NULL;
+
+        if (!test_need_root_cgroup2())
+                return;
+        spawn_units(3);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        _cleanup_close_ int fd = test_cgroup("u01.service");
+        ck_assert_int_eq(cgroup_set_freeze(fd, false), 0);
+        ck_assert_int_eq(cgroup_wait_frozen(&fd, 1, false, now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC, NULL), 0);
+        ck_assert_int_eq(test_manager_env(NULL, &out, NULL, "status", NULL), EXIT_OK);
+        ck_assert_msg(strstr(out, "Units: 2 frozen"), "status: %s", out);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        assert_nothing_frozen("after exit");
+}
+END_TEST
+
+/* The listener starts with a corrupt journal (it says so, takes standby as
+ * inactive and freezes nothing again); exit then repairs the journal. */
+START_TEST(test_listener_starts_on_corrupt_journal) {
+        char dir[] = "/tmp/standby-hostile-XXXXXX", address[512], rules[64], notify[64], env[96], buf[512];
+        _cleanup_close_ int nfd = -EBADF;
+
+        if (!test_need_root_cgroup2())
+                return;
+        spawn_units(2);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        static const char corrupt[] = "standby-journal 1\nphase active\nunit frozen 0 x\\q \\-\n";
+        write_state(corrupt, strlen(corrupt));
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        ck_assert_int_eq(chmod(dir, 0755), 0);
+        pid_t dbus = test_start_dbus(dir, address, sizeof(address));
+        snprintf(rules, sizeof(rules), "%s/rules", dir);
+        ck_assert_int_eq(mkdir(rules, 0755), 0);
+        snprintf(notify, sizeof(notify), "%s/notify", dir);
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", notify);
+        nfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        ck_assert_int_ge(nfd, 0);
+        ck_assert_int_eq(bind(nfd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        snprintf(env, sizeof(env), "NOTIFY_SOCKET=%s", notify);
+
+        pid_t listener = fork();
+        ck_assert_int_ge(listener, 0);
+        if (listener == 0) {
+                putenv(env);
+                execl(test_bin("standby-listener"), "standby-listener", "--config", T.config, "--state-dir",
+                      T.state_dir, "--rules-dir", rules, "--bus-address", address, NULL);
+                _exit(127);
+        }
+        bool ready = false;
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC;
+        while (!ready) {
+                struct pollfd p = { .fd = nfd, .events = POLLIN };
+                int t = deadline_poll_timeout(deadline);
+                if (t == 0 || poll(&p, 1, t) <= 0)
+                        break;
+                ssize_t n = recv(nfd, buf, sizeof(buf) - 1, 0);
+                if (n <= 0)
+                        break;
+                buf[n] = 0;
+                ready = strstr(buf, "READY=1");
+        }
+        int status = -1;
+        (void) kill(listener, SIGTERM);
+        ck_assert_int_eq(waitpid(listener, &status, 0), listener);
+        test_stop_pid(dbus);
+        unlink(notify);
+        rmdir(rules);
+        rmdir(dir);
+        ck_assert_msg(ready, "the listener did not start on a corrupt journal (status %d)", status);
+        ck_assert_uint_eq(count_frozen(NULL), 2); /* the listener thawed nothing, froze nothing */
+
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        assert_nothing_frozen("after exit");
+        ck_assert(!journal_exists());
+}
+END_TEST
+
+Suite *hostile_suite(void) {
+        Suite *s = suite_create("hostile");
+        TCase *tc = test_kernel_tcase(s, "hostile", 120);
+        tcase_add_test(tc, test_any_byte_names);
+        tcase_add_test(tc, test_deep_and_long);
+        tcase_add_test(tc, test_corrupt_journals);
+        tcase_add_test(tc, test_damaged_journal_blocks_enter);
+        tcase_add_test(tc, test_exit_without_journal);
+        tcase_add_test(tc, test_full_state_dir);
+        tcase_add_test(tc, test_mounts_below_targets);
+        tcase_add_test(tc, test_state_dir_refused);
+        tcase_add_test(tc, test_status_counts_kernel);
+        tcase_add_test(tc, test_listener_starts_on_corrupt_journal);
+        return s;
+}
