@@ -574,7 +574,8 @@ int rules_enumerate(const char * const *dirs, bool check_owner, char ***ret_path
         }
         /* Sorted by name, then priority: the first of each name wins. */
         if (r >= 0) {
-                qsort(files, n_files, sizeof(RuleFile), rule_file_cmp);
+                if (n_files > 0) /* qsort() takes no NULL, even for nothing */
+                        qsort(files, n_files, sizeof(RuleFile), rule_file_cmp);
                 paths = calloc(n_files + 1, sizeof(char *));
                 if (!paths)
                         r = -ENOMEM;

@@ -397,6 +397,13 @@ START_TEST(test_dir_ownership) {
         ck_assert_int_eq(chown(d, 0, 0), 0);
         ck_assert_int_eq(rules_load(dirs, true, &set, &err), 0);
         ck_assert_uint_eq(set->n_rules, 1);
+        set = rule_set_free(set);
+
+        /* No file at all: an empty set (nothing to sort). */
+        snprintf(d, sizeof(d), "%s/empty", dir);
+        ck_assert_int_eq(mkdir(d, 0755), 0);
+        ck_assert_int_eq(rules_load(dirs, true, &set, &err), 0);
+        ck_assert_uint_eq(set->n_rules, 0);
         rule_set_free(set);
 }
 END_TEST
