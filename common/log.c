@@ -2,7 +2,27 @@
 #include <stdarg.h>
 #include <stdbool.h>
 
+#include "json.h"
 #include "log.h"
+
+/* Messages carry names others chose (a cgroup's name may hold any bytes): a
+ * control byte, a C1 control or a byte that is not UTF-8 is written as \xNN,
+ * so that no message can move the cursor, retitle the terminal or forge a
+ * line of its own. */
+static void fput_message(const char *s) {
+        for (const unsigned char *p = (const unsigned char *) s; *p;) {
+                size_t n = utf8_char_len((const char *) p);
+                bool c1 = n == 2 && p[0] == 0xc2 && p[1] < 0xa0;
+
+                if (n == 0 || c1 || (n == 1 && (*p < 0x20 || *p == 0x7f))) {
+                        fprintf(stderr, "\\x%02x", *p);
+                        p++;
+                        continue;
+                }
+                fwrite(p, 1, n, stderr);
+                p += n;
+        }
+}
 
 static int max_level = LOG_INFO;
 static const char *log_prefix;
@@ -41,7 +61,8 @@ int log_internal(int level, int error, const char *file, int line, const char *f
                 fprintf(stderr, "%s: ", log_prefix);
         if (level >= LOG_DEBUG && max_level >= LOG_DEBUG)
                 fprintf(stderr, "(%s:%d) ", file, line);
-        fprintf(stderr, "%s\n", buf);
+        fput_message(buf);
+        fputc('\n', stderr);
 
         errno = saved;
         return error < 0 ? error : -error;

@@ -600,6 +600,24 @@ START_TEST(test_listener_starts_on_corrupt_journal) {
 }
 END_TEST
 
+/* A name with terminal controls reaches stderr escaped: an escape
+ * sequence, a C1 control, a byte that is not UTF-8, a newline that would
+ * forge a line. */
+START_TEST(test_messages_escaped) {
+        _cleanup_free_ char *err = NULL, *err2 = NULL;
+
+        if (!test_need_root_cgroup2())
+                return;
+        ck_assert_int_eq(test_manager(&err, "freeze", "\x1b]2;owned\x07\xc2\x9b" "2J\xff.service", NULL),
+                         EXIT_UNKNOWN_UNIT);
+        ck_assert_msg(!strchr(err, 0x1b) && !strchr(err, 0x07) && !strstr(err, "\xc2\x9b") && !strchr(err, 0xff),
+                      "raw control bytes on stderr");
+        ck_assert_msg(strstr(err, "\\x1b]2;owned\\x07\\xc2\\x9b2J\\xff.service"), "stderr: %s", err);
+        ck_assert_int_eq(test_manager(&err2, "freeze", "x\nstandby-manager: forged.service", NULL), EXIT_UNKNOWN_UNIT);
+        ck_assert_msg(strstr(err2, "x\\x0astandby-manager: forged"), "stderr: %s", err2);
+}
+END_TEST
+
 Suite *hostile_suite(void) {
         Suite *s = suite_create("hostile");
         TCase *tc = test_kernel_tcase(s, "hostile", 120);
@@ -613,5 +631,6 @@ Suite *hostile_suite(void) {
         tcase_add_test(tc, test_state_dir_refused);
         tcase_add_test(tc, test_status_counts_kernel);
         tcase_add_test(tc, test_listener_starts_on_corrupt_journal);
+        tcase_add_test(tc, test_messages_escaped);
         return s;
 }
