@@ -309,7 +309,7 @@ int cgroup_get_frozen(int cg_fd, bool *ret_frozen, bool *ret_populated) {
         return parse_events(buf, ret_frozen, ret_populated);
 }
 
-static int read_events_fd(int fd, bool *ret_frozen) {
+int cgroup_read_events_fd(int fd, bool *ret_frozen) {
         char buf[256];
         ssize_t n;
 
@@ -321,6 +321,15 @@ static int read_events_fd(int fd, bool *ret_frozen) {
                 return negative_errno();
         buf[n] = 0;
         return parse_events(buf, ret_frozen, NULL);
+}
+
+int cgroup_open_events(int cg_fd, int *ret_fd) {
+        int fd = openat(cg_fd, "cgroup.events", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+
+        if (fd < 0)
+                return errno == ENODEV ? -ENOENT : negative_errno();
+        *ret_fd = fd;
+        return 0;
 }
 
 int cgroup_wait_frozen(const int *cg_fds, size_t n, bool want, usec_t deadline, bool *ret_done) {
@@ -360,7 +369,7 @@ int cgroup_wait_frozen(const int *cg_fds, size_t n, bool want, usec_t deadline, 
                 /* Read everything still pending, then keep only what has not arrived. */
                 for (size_t j = 0; j < left; j++) {
                         bool frozen = false;
-                        int q = read_events_fd(pfds[j].fd, &frozen);
+                        int q = cgroup_read_events_fd(pfds[j].fd, &frozen);
 
                         if (q == -ENODEV || q == -ENOENT || (q >= 0 && frozen == want)) {
                                 if (ret_done)

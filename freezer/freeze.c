@@ -732,3 +732,99 @@ int freeze_refreeze_due(Manager *m, char **leaves, usec_t deadline) {
                 return r;
         return (int) strv_length(due);
 }
+
+/* The refreeze of a thaw window in steps that never wait, for the listener's
+ * event loop: it writes the freezes itself and watches cgroup.events there. */
+int freeze_refreeze_begin(Manager *m, char **leaves, usec_t deadline, char ***ret_due) {
+        _cleanup_strv_free_ char **due = NULL;
+        int r;
+
+        r = strv_split_words("", &due);
+        if (r < 0)
+                return r;
+        for (char **l = leaves; m->journal->phase == JOURNAL_ACTIVE && l && *l; l++) {
+                JournalUnit *u = journal_find_unit(m->journal, *l);
+                /* A later thaw (or exit) superseded this one: leave it be. */
+                if (!u || u->state != UNIT_THAWED || u->thaw_until != deadline)
+                        continue;
+                if ((r = strv_extend(&due, *l)) < 0)
+                        return r;
+                u->state = UNIT_FREEZING;
+        }
+        /* The journal names every cgroup before any of them is frozen. */
+        if (due[0] && (r = manager_save_journal(m)) < 0)
+                return r;
+        r = (int) strv_length(due);
+        *ret_due = TAKE_PTR(due);
+        return r;
+}
+
+int freeze_record(Manager *m, const char *cgroup, unsigned expect, UnitState state, usec_t thaw_until,
+                  const char *reason) {
+        JournalUnit *u = journal_find_unit(m->journal, cgroup);
+        int r;
+
+        if (!u || u->state < 0 || u->state >= _UNIT_STATE_MAX || !(expect & UNIT_STATE_MASK(u->state)))
+                return 0;
+        if (state == _UNIT_STATE_INVALID) {
+                journal_remove_unit(m->journal, u);
+                return 1;
+        }
+        r = journal_unit_set_reason(u, reason);
+        if (r < 0)
+                return r;
+        u->state = state;
+        u->thaw_until = thaw_until;
+        return 1;
+}
+
+int freeze_describe_blockers(int cg_fd, char **ret) {
+        return describe_blockers(cg_fd, ret);
+}
+
+int freeze_find_lock_holders(int root_fd, char **candidates, char **frozen, char ***ret_holders, char ***ret_reasons) {
+        _cleanup_(lock_scan_done) LockScan scan = {};
+        _cleanup_free_ LockWait *waits = NULL;
+        _cleanup_strv_free_ char **holders = NULL, **reasons = NULL;
+        size_t n_waits = 0;
+        int r;
+
+        lock_scan_start(&scan, root_fd, candidates);
+        if (lock_scan_finish(&scan, root_fd, NULL)) {
+                r = locks_read_waits("/proc/locks", &waits, &n_waits);
+                if (r < 0)
+                        return r;
+        }
+        for (char **c = candidates; n_waits > 0 && c && *c; c++) {
+                _cleanup_close_ int fd = -EBADF;
+                _cleanup_free_ pid_t *pids = NULL;
+                size_t n = 0;
+
+                if (cgroup_open(root_fd, *c, &fd) < 0 || cgroup_list_pids(fd, false, &pids, &n) < 0)
+                        continue;
+                for (size_t w = 0; w < n_waits; w++) {
+                        _cleanup_free_ char *waiter_cg = NULL, *comm = NULL, *reason = NULL;
+                        bool holder_here = false;
+
+                        for (size_t p = 0; p < n; p++)
+                                if (pids[p] == waits[w].holder)
+                                        holder_here = true;
+                        if (!holder_here || waits[w].waiter <= 0)
+                                continue;
+                        /* A waiter that is itself frozen by us is no victim. */
+                        if (cgroup_of_pid(waits[w].waiter, &waiter_cg) >= 0 && strv_contains(frozen, waiter_cg))
+                                continue;
+                        (void) proc_get_comm(waits[w].waiter, &comm);
+                        if (asprintf(&reason, "pid %d holds a %s lock that running pid %d (%s) waits for",
+                                     (int) waits[w].holder, waits[w].type, (int) waits[w].waiter,
+                                     comm ? comm : "?") < 0)
+                                return -ENOMEM;
+                        if ((r = strv_extend(&holders, *c)) < 0 || (r = strv_extend(&reasons, reason)) < 0)
+                                return r;
+                        break;
+                }
+        }
+        *ret_holders = TAKE_PTR(holders);
+        *ret_reasons = TAKE_PTR(reasons);
+        return 0;
+}

@@ -98,6 +98,30 @@ int freeze_refreeze_later(Manager *m, char **leaves, usec_t deadline);
  * Returns how many. */
 int freeze_refreeze_due(Manager *m, char **leaves, usec_t deadline);
 
+/* The engine's API for standby-listener, whose loop must never wait: it
+ * writes cgroup.freeze itself (or sends FreezeUnit/ThawUnit) and watches
+ * cgroup.events as loop sources; these record what it did, journal locked
+ * and loaded, and it never writes a JournalUnit itself.
+ * freeze_refreeze_begin: marks freezing (and saves) those of leaves still
+ * thawed for the window ending at deadline, if standby is active; returns
+ * how many, and them in ret_due (an empty list when none). */
+int freeze_refreeze_begin(Manager *m, char **leaves, usec_t deadline, char ***ret_due);
+/* Moves cgroup's unit to state, with thaw_until and reason (may be NULL), if
+ * its state is one in expect (UNIT_STATE_MASK()s or'ed): in another state
+ * someone changed it since, and it is left as it is. State
+ * _UNIT_STATE_INVALID removes it (its cgroup is gone). Returns 1 if it
+ * changed, 0 if not; the caller saves (manager_save_journal). */
+#define UNIT_STATE_MASK(s) (1u << (unsigned) (s))
+int freeze_record(Manager *m, const char *cgroup, unsigned expect, UnitState state, usec_t thaw_until,
+                  const char *reason);
+/* Which tasks keep a cgroup from freezing (pid, comm, state, wchan). */
+int freeze_describe_blockers(int cg_fd, char **ret);
+/* The deadlock guard's question, for a thread of its own (it reads
+ * /proc/locks, which takes 12-29 ms): which of candidates hold a file lock
+ * that a process outside frozen waits for. Returns them, each with its
+ * reason, in ret_holders and ret_reasons (NULL when none). */
+int freeze_find_lock_holders(int root_fd, char **candidates, char **frozen, char ***ret_holders, char ***ret_reasons);
+
 /* slack-strategy.c */
 int slack_enter(Manager *m, char **leaves);
 int slack_exit(Manager *m);

@@ -22,6 +22,7 @@ typedef struct Statistics {
         uint64_t replayed;        /* actions of events that came while standby was being entered */
         uint64_t resyncs;         /* netlink overruns answered by a fresh dump */
         uint64_t undelivered;     /* calls to a frozen unit's BusName= the bus did not deliver (dbus-call.c) */
+        uint64_t systemd_fallbacks; /* thaws systemd did not do in time, done through cgroup.freeze */
         uint64_t thaw_usec_total; /* event received -> units thawed */
         uint64_t thaw_usec_max;
 } Statistics;
@@ -74,6 +75,35 @@ typedef struct PendingRecord {
 
 typedef struct CallMonitor CallMonitor;
 
+/* The refreeze of a window's units, in flight (refreeze.c): the freezes are
+ * written, each unit's cgroup.events is a loop source, FreezeTimeout a loop
+ * timer; nothing waits. */
+typedef struct RefreezeUnit {
+        struct Refreeze *refreeze;
+        char *cgroup;
+        int events_fd;            /* its cgroup.events, watched for POLLPRI */
+        sd_event_source *source;
+        UnitState outcome;        /* UNIT_FREEZING while pending; then FROZEN, SKIPPED, or _INVALID (gone) */
+        bool dropped;             /* thawed by an event meanwhile: no longer this refreeze's */
+        char *reason;
+} RefreezeUnit;
+
+typedef struct Refreeze {
+        struct Listener *listener;
+        RefreezeUnit *units;
+        size_t n, n_pending;
+        sd_event_source *timer;   /* FreezeTimeout */
+        struct Refreeze *next;
+} Refreeze;
+
+/* The deadlock guard after a refreeze, in a thread of its own (it reads
+ * /proc/locks); its end is an eventfd in the loop (refreeze.c). */
+typedef struct LockGuard LockGuard;
+
+/* A connection to a systemd manager, for FreezeUnit/ThawUnit sent
+ * asynchronously (systemd-link.c). */
+typedef struct SystemdLink SystemdLink;
+
 /* The daemon: one sd-event loop, no periodic timer (only window deadlines). */
 typedef struct Listener {
         sd_event *event;
@@ -90,6 +120,11 @@ typedef struct Listener {
         const char **rules_dirs;
         bool standby_active;
         Window *windows;
+        Refreeze *refreezes;              /* windows closing (refreeze.c) */
+        LockGuard *guards;
+        SystemdLink *systemd_links;
+        pid_t exit_pid;                   /* an ExitStandby= exit running in a child (exit-standby.c) */
+        sd_event_source *exit_source;     /* its pidfd */
         CachedUnit *cache;
         size_t n_cache;
         PendingRecord *pending;
@@ -149,6 +184,8 @@ void listener_cache_refresh(Listener *l);
 
 /* Writes the pending thaw records to the journal (one save, under its lock). */
 void listener_flush_records(Listener *l);
+/* Forgets them (an exit is under way). */
+void listener_drop_records(Listener *l);
 /* The in-memory state of a unit standby froze, or NULL. */
 CachedUnit *listener_cached_unit(Listener *l, const char *cgroup);
 /* The journal's leaves (what standby froze) that a rule's unit name stands
@@ -156,6 +193,37 @@ CachedUnit *listener_cached_unit(Listener *l, const char *cgroup);
 int listener_unit_leaves(Listener *l, const char *name, char ***ret);
 void listener_forget_resolved(Listener *l);
 void listener_drop_windows(Listener *l);
+
+/* refreeze.c */
+/* A window ends: freezes its units again if nothing superseded it, without
+ * waiting (see refreeze.c). */
+int listener_refreeze_start(Listener *l, char **leaves, usec_t deadline);
+/* An event thaws a unit whose refreeze is in flight: that refreeze lets go
+ * of it. Returns whether one had it. */
+bool listener_refreeze_forget(Listener *l, const char *cgroup);
+/* Standby ended or an exit began: stops every refreeze and guard in flight
+ * (their units are the exit's). */
+void listener_drop_refreezes(Listener *l);
+
+/* systemd-link.c */
+/* How long the listener waits for systemd's answer to a ThawUnit before it
+ * thaws through cgroup.freeze itself. */
+#define LISTENER_SYSTEMD_TIMEOUT_USEC (1 * USEC_PER_SEC)
+/* Sends FreezeUnit or ThawUnit for cgroup to the manager at address, not
+ * waiting for the answer. A thaw that systemd refuses, or does not answer
+ * in time, is done through cgroup.freeze: a thaw never leaves a unit
+ * frozen. A freeze's outcome is cgroup.events' to tell. */
+int listener_systemd_set_freeze(Listener *l, const char *address, const char *cgroup, bool freeze);
+void listener_drop_systemd_links(Listener *l);
+/* Thaws or freezes a unit the way standby froze it: cg_fd (or freeze_fd, if
+ * >= 0) for cgroupfs, address (if not NULL) for systemd. */
+int listener_unit_set_freeze(Listener *l, const char *cgroup, const char *address, int cg_fd, int freeze_fd, bool freeze);
+
+/* exit-standby.c */
+/* Ends standby in a child process, whose end is a loop event; while it
+ * runs, events are answered and change nothing (see there). */
+void listener_exit_standby(Listener *l, const char *why);
+void listener_forget_exit(Listener *l);
 
 /* netlink.c */
 int listener_setup_netlink(Listener *l);

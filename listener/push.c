@@ -147,10 +147,11 @@ static int method_statistics(sd_bus_message *msg, void *userdata, sd_bus_error *
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r < 0)
                 return r;
-        r = sd_bus_message_append(reply, "a{st}", 11, "events", s->events, "matched", s->matched, "thaws", s->thaws,
+        r = sd_bus_message_append(reply, "a{st}", 12, "events", s->events, "matched", s->matched, "thaws", s->thaws,
                                   "coalesced", s->coalesced, "refreezes", s->refreezes, "exits", s->exits,
                                   "resyncs", s->resyncs, "replayed", s->replayed, "undelivered", s->undelivered,
-                                  "thaw_usec_total", s->thaw_usec_total, "thaw_usec_max", s->thaw_usec_max);
+                                  "thaw_usec_total", s->thaw_usec_total, "thaw_usec_max", s->thaw_usec_max,
+                                  "systemd_fallbacks", s->systemd_fallbacks);
         if (r < 0)
                 return r;
         return sd_bus_send(NULL, reply, NULL);

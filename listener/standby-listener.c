@@ -99,6 +99,7 @@ static int state_changed(Listener *l) {
                 return r;
         }
         listener_drop_windows(l);
+        listener_drop_refreezes(l);
         return 0;
 }
 
@@ -311,6 +312,8 @@ finish:
         sd_event_source_disable_unref(l.record_source);
         listener_forget_late(&l);
         listener_drop_windows(&l);
+        listener_drop_refreezes(&l);
+        listener_forget_exit(&l);
         listener_drop_sockets(&l);
         listener_forget_resolved(&l);
         listener_forget_verdicts();
@@ -325,6 +328,7 @@ finish:
         sd_event_source_disable_unref(l.state_parent_watch);
         sd_event_source_disable_unref(l.state_rewatch);
         listener_free_netlink(&l);
+        listener_drop_systemd_links(&l);
         for (size_t i = 0; i < l.n_signal_slots; i++)
                 sd_bus_slot_unref(l.signal_slots[i]);
         free(l.signal_slots);

@@ -49,19 +49,9 @@ void listener_drop_windows(Listener *l) {
 static int on_window_end(sd_event_source *s, uint64_t usec, void *userdata) {
         Window *w = userdata;
         Listener *l = w->listener;
-        int r;
 
-        listener_flush_records(l);
-        r = manager_lock_journal(&l->m, true);
-        if (r >= 0) {
-                r = freeze_refreeze_due(&l->m, w->leaves, w->deadline);
-                if (r > 0)
-                        l->stats.refreezes++;
-                if (r < 0)
-                        log_warning_errno(r, "Failed to freeze again after a thaw window: %m");
-                listener_cache_refresh(l);
-        }
-        manager_unlock_journal(&l->m);
+        /* Started here, finished by loop events (refreeze.c). */
+        (void) listener_refreeze_start(l, w->leaves, w->deadline);
         window_unlink(l, w);
         return 0;
 }
@@ -220,6 +210,15 @@ void listener_cache_refresh(Listener *l) {
         free(old);
 }
 
+void listener_drop_records(Listener *l) {
+        for (size_t k = 0; k < l->n_pending; k++)
+                free(l->pending[k].cgroup);
+        l->pending = mfree(l->pending);
+        l->n_pending = 0;
+        if (l->record_source)
+                (void) sd_event_source_set_enabled(l->record_source, SD_EVENT_OFF);
+}
+
 void listener_flush_records(Listener *l) {
         bool skipped = false;
         int r;
@@ -230,7 +229,6 @@ void listener_flush_records(Listener *l) {
         if (r >= 0) {
                 bool changed = false;
                 for (size_t k = 0; k < l->n_pending; k++) {
-                        JournalUnit *u = journal_find_unit(l->m.journal, l->pending[k].cgroup);
                         /* Not if standby ended, or began anew, since the thaw. */
                         if (l->m.journal->phase != JOURNAL_ACTIVE || l->m.journal->since != l->pending[k].since) {
                                 skipped = true;
@@ -241,23 +239,18 @@ void listener_flush_records(Listener *l) {
                                 skipped = true;
                                 continue;
                         }
-                        if (u && (u->state == UNIT_FROZEN || u->state == UNIT_THAWED || u->state == UNIT_FREEZING)) {
-                                u->state = UNIT_THAWED;
-                                u->thaw_until = l->pending[k].until;
-                                changed = true;
-                        }
+                        r = freeze_record(&l->m, l->pending[k].cgroup,
+                                          UNIT_STATE_MASK(UNIT_FROZEN) | UNIT_STATE_MASK(UNIT_THAWED) |
+                                                  UNIT_STATE_MASK(UNIT_FREEZING),
+                                          UNIT_THAWED, l->pending[k].until, NULL);
+                        changed = changed || r > 0;
                 }
                 r = changed ? manager_save_journal(&l->m) : 0;
                 if (r < 0)
                         log_error_errno(r, "Failed to record a thaw in the journal: %m");
         }
         manager_unlock_journal(&l->m);
-        for (size_t k = 0; k < l->n_pending; k++)
-                free(l->pending[k].cgroup);
-        l->pending = mfree(l->pending);
-        l->n_pending = 0;
-        if (l->record_source)
-                (void) sd_event_source_set_enabled(l->record_source, SD_EVENT_OFF);
+        listener_drop_records(l);
         /* A thaw overtaken by others: the in-memory view goes back to the
          * journal's (the watches follow at the next journal change, as the
          * manager's refreeze that overtook it is one). */
@@ -302,16 +295,16 @@ static int thaw_for(Listener *l, const char *unit, usec_t duration, usec_t recei
                 /* Repeated events within a window coalesce into its one thaw. */
                 if (c->state == UNIT_THAWED && (c->thaw_until == USEC_INFINITY || c->thaw_until > now))
                         continue;
-                if (c->state != UNIT_FROZEN && c->state != UNIT_THAWED)
+                /* A unit whose window's refreeze is in flight is thawed again,
+                 * and that refreeze lets go of it. */
+                if (c->state != UNIT_FROZEN && c->state != UNIT_THAWED &&
+                    !(c->state == UNIT_FREEZING && listener_refreeze_forget(l, c->cgroup)))
                         continue;
                 if (c->fd < 0 && cgroup_open(l->m.root_fd, c->cgroup, &c->fd) < 0)
                         continue; /* gone */
-                /* Through systemd where systemd froze it: never one way in, the other out. */
-                r = c->systemd     ? systemd_set_freeze(c->systemd, c->cgroup, false)
-                    : c->freeze_fd >= 0 ? cgroup_write_freeze(c->freeze_fd, false)
-                                        : cgroup_set_freeze(c->fd, false);
-                if (r < 0 && r != -ENOENT && c->systemd)
-                        r = cgroup_set_freeze(c->fd, false); /* as unit_set_freeze(): never left frozen */
+                /* Through systemd where systemd froze it: never one way in, the
+                 * other out. Not waited for (systemd-link.c). */
+                r = listener_unit_set_freeze(l, c->cgroup, c->systemd, c->fd, c->freeze_fd, false);
                 if (r < 0) {
                         log_warning_errno(r, "Failed to thaw %s: %m", c->cgroup);
                         continue;
@@ -383,23 +376,6 @@ static bool rule_matches(const Rule *rule, const Event *ev) {
         }
 }
 
-static void exit_standby(Listener *l, const char *why) {
-        int r;
-
-        listener_flush_records(l);
-        r = manager_lock_journal(&l->m, true);
-        if (r >= 0 && l->m.journal->phase == JOURNAL_ACTIVE) {
-                r = manager_exit_standby(&l->m);
-                if (r >= 0)
-                        l->stats.exits++;
-                else
-                        log_error_errno(r, "Failed to end standby (%s): %m", why);
-                listener_drop_windows(l);
-        }
-        listener_cache_refresh(l);
-        manager_unlock_journal(&l->m);
-}
-
 /* Remembered while standby is inactive: an event that comes while the
  * manager is still freezing would otherwise be lost (a push for a unit just
  * frozen, the lid opened during enter). */
@@ -443,7 +419,7 @@ void listener_replay_late(Listener *l) {
         l->n_late = 0;
         if (exit) {
                 log_info("Ending standby: an ExitStandby= event came while it was being entered.");
-                exit_standby(l, "an event during enter");
+                listener_exit_standby(l, "an event during enter");
                 return;
         }
 
@@ -487,8 +463,11 @@ int listener_dispatch(Listener *l, const Event *ev, usec_t received) {
                                 remember_late(l, *t, rule->duration);
                         continue;
                 }
+                /* While an exit runs, what any event asks for is under way. */
+                if (l->exit_pid > 0)
+                        continue;
                 if (rule->exit_standby) {
-                        exit_standby(l, rule->path);
+                        listener_exit_standby(l, rule->path);
                         break; /* nothing left to thaw */
                 }
                 for (char **t = rule->thaw; t && *t; t++) {
@@ -515,7 +494,7 @@ int listener_enforce_journal(Listener *l) {
                         continue;
                 log_notice("%s runs, but the journal says frozen (a thaw not recorded before the listener "
                            "stopped): freezing it again.", u->cgroup);
-                if (unit_set_freeze(u, fd, true) < 0)
+                if (listener_unit_set_freeze(l, u->cgroup, u->systemd, fd, -EBADF, true) < 0)
                         log_warning("Failed to freeze %s again; it stays running.", u->cgroup);
                 else
                         n++;
@@ -529,6 +508,7 @@ int listener_reconcile(Listener *l) {
         int r;
 
         listener_drop_windows(l);
+        listener_drop_refreezes(l);
         r = manager_read_journal(&l->m);
         if (r < 0)
                 return r;

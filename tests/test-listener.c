@@ -5,6 +5,7 @@
 #include <grp.h>
 #include <libevdev/libevdev-uinput.h>
 #include <libevdev/libevdev.h>
+#include <limits.h>
 #include <linux/input.h>
 #include <poll.h>
 #include <signal.h>
@@ -285,14 +286,15 @@ static int journal_state_of(const char *sub) {
         return state;
 }
 
-/* Waits (bounded) for the journal to give sub this state: re-read on every
- * rename into the state directory, which is how each save lands. */
+/* Waits (bounded) for the journal to give sub this state (-1: not listed):
+ * re-read on every rename into the state directory, which is how each save
+ * lands, and on its removal. */
 static bool wait_journal_state(const char *sub, int want, usec_t timeout) {
         _cleanup_close_ int in = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
         usec_t deadline = now_usec(CLOCK_MONOTONIC) + timeout;
 
         ck_assert_int_ge(in, 0);
-        ck_assert_int_ge(inotify_add_watch(in, T.state_dir, IN_MOVED_TO), 0);
+        ck_assert_int_ge(inotify_add_watch(in, T.state_dir, IN_MOVED_TO | IN_DELETE), 0);
         for (;;) {
                 char buf[4096];
                 struct pollfd p = { .fd = in, .events = POLLIN };
@@ -390,7 +392,8 @@ START_TEST(test_push_access_denied) {
 }
 END_TEST
 
-/* ExitStandby=yes ends standby altogether. */
+/* ExitStandby=yes ends standby altogether (the push is answered at once;
+ * the exit runs apart from the listener's loop). */
 START_TEST(test_exit_standby_rule) {
         char p[512];
 
@@ -398,6 +401,7 @@ START_TEST(test_exit_standby_rule) {
                 return;
         sd_bus *bus = standby_with_idle_mail();
         ck_assert_ptr_null(push(bus, "lid.service", NULL));
+        ck_assert(wait_journal_state("mail.service", -1, 10 * USEC_PER_SEC));
         ck_assert(!test_anything_frozen());
         snprintf(p, sizeof(p), "%s/" JOURNAL_FILE, T.state_dir);
         ck_assert_int_ne(access(p, F_OK), 0);
@@ -1452,6 +1456,162 @@ START_TEST(test_state_dir_replaced) {
 }
 END_TEST
 
+/* Push(unit) with a bound on the answer; returns the bus error name, or
+ * NULL and *ret_acted. */
+static char *push_within(sd_bus *bus, const char *unit, usec_t timeout, int *ret_acted) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *m = NULL, *reply = NULL;
+        char *name = NULL;
+        int acted = 0;
+
+        ck_assert_int_ge(sd_bus_message_new_method_call(bus, &m, "org.standby.Listener1", "/org/standby/Listener1",
+                                                        "org.standby.Listener1", "Push"),
+                         0);
+        ck_assert_int_ge(sd_bus_message_append(m, "ss", unit, "test"), 0);
+        if (sd_bus_call(bus, m, timeout, &error, &reply) < 0)
+                name = strdup(error.name ? error.name : "?");
+        else
+                ck_assert_int_ge(sd_bus_message_read(reply, "b", &acted), 0);
+        sd_bus_error_free(&error);
+        sd_bus_message_unref(reply);
+        sd_bus_message_unref(m);
+        if (ret_acted)
+                *ret_acted = acted;
+        return name;
+}
+
+/* A unit stuck in state D (a FUSE request never answered) at its window's
+ * end: its refreeze cannot finish before FreezeTimeout, and meanwhile a
+ * push for another unit is answered, while the journal still says the
+ * stuck one is freezing; then the timeout's policy thaws it again and
+ * records it skipped, naming the task in the way. */
+START_TEST(test_loop_stuck_refreeze_answers_push) {
+        _cleanup_free_ char *json = NULL;
+        int acted;
+
+        if (!test_need_root_cgroup2() || !test_have_fuse())
+                return;
+        test_write_config("FreezeTimeout=4s\n");
+        write_rule("60-stuck.rule", "[Match]\nEvent=push\nUnit=stuck.service\n[Action]\nThaw=stuck.service\nFor=2s\n");
+        test_spawn_workload("stuck.service", "idle", 100, 1, NULL);
+        sd_bus *bus = standby_with_idle_mail();
+        ck_assert_int_eq(journal_state_of("stuck.service"), UNIT_FROZEN);
+        ck_assert_ptr_null(push(bus, "stuck.service", &acted));
+        ck_assert_int_eq(acted, 1);
+        /* In its window, a task of the unit gets stuck in the kernel. */
+        pid_t stuck = test_start_stuck_client("stuck.service");
+        ck_assert_int_gt(stuck, 0);
+
+        /* The window ends: the journal says freezing, and stays so until
+         * FreezeTimeout (4 s) has passed. */
+        ck_assert(wait_journal_state("stuck.service", UNIT_FREEZING, 10 * USEC_PER_SEC));
+        char *error = push_within(bus, "mail.service", 2 * USEC_PER_SEC, &acted);
+        ck_assert_msg(!error, "a push was not answered while a refreeze was stuck: %s", error);
+        ck_assert_int_eq(acted, 1);
+        ck_assert_int_eq(journal_state_of("stuck.service"), UNIT_FREEZING);
+        ck_assert(wait_frozen("mail.service", false));
+
+        /* OnFreezeTimeout=skip: thawed again, recorded with who is in the way. */
+        ck_assert(wait_journal_state("stuck.service", UNIT_SKIPPED, 15 * USEC_PER_SEC));
+        ck_assert(wait_frozen("stuck.service", false));
+        ck_assert_int_eq(test_manager_env(NULL, &json, NULL, "status", "--json", NULL), EXIT_OK);
+        ck_assert_msg(strstr(json, "did not freeze within 4s: pid"), "%s", json);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        ck_assert(!test_anything_frozen());
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
+/* A systemd --user manager (tests/env/user-manager.sh) that froze the units. */
+static char um_dir[128], um_cgrel[512], um_script[PATH_MAX];
+static bool um_started;
+
+static void um_stop(void) {
+        char cmd[8192];
+        _cleanup_free_ char *out = NULL;
+        _cleanup_free_ char *pidtext = NULL;
+        int pid;
+
+        if (!um_started)
+                return;
+        um_started = false;
+        /* It may have been left stopped by a failed test. */
+        snprintf(cmd, sizeof(cmd), "%s/manager.pid", um_dir);
+        if (read_one_lineat(AT_FDCWD, cmd, &pidtext) >= 0 && sscanf(pidtext, "%d", &pid) == 1 && pid > 0)
+                (void) kill(pid, SIGCONT);
+        snprintf(cmd, sizeof(cmd), "%s stop %s %s 2>&1", um_script, um_dir, um_cgrel);
+        if (test_run_shell(cmd, &out) != 0)
+                fprintf(stderr, "user manager stop: %s\n", out);
+}
+
+static void setup_user_manager(void) {
+        char cmd[8192];
+        _cleanup_free_ char *out = NULL;
+
+        setup();
+        um_started = false;
+        snprintf(um_dir, sizeof(um_dir), "%s/um", dir);
+        (void) mkdir(um_dir, 0700);
+        snprintf(um_cgrel, sizeof(um_cgrel), "%s/um.service", T.base);
+        ck_assert_ptr_nonnull(realpath("tests/env/user-manager.sh", um_script));
+        if (access("/lib/systemd/systemd", X_OK) < 0)
+                return;
+        snprintf(cmd, sizeof(cmd), "%s start %s %s 2>&1", um_script, um_dir, um_cgrel);
+        ck_assert_msg(test_run_shell(cmd, &out) == 0, "user manager: %s", out);
+        um_started = true;
+        atexit(um_stop);
+}
+
+static void teardown_user_manager(void) {
+        um_stop();
+        teardown();
+}
+
+/* The systemd manager that froze a unit is stopped (SIGSTOP): a push for
+ * the unit is answered at once, and the unit is thawed all the same,
+ * through cgroup.freeze, once ThawUnit has had its moment. */
+START_TEST(test_loop_systemd_stopped_thaws_through_cgroupfs) {
+        char cmd[8192], extra[1024], sub[600];
+        _cleanup_free_ char *out = NULL, *pidtext = NULL;
+        int acted, pid = 0;
+
+        if (!test_need_root_cgroup2())
+                return;
+        if (!um_started) {
+                fprintf(stderr, "SKIP: test_loop_systemd_stopped_thaws_through_cgroupfs: no /lib/systemd/systemd here\n");
+                return;
+        }
+        snprintf(cmd, sizeof(cmd), "XDG_RUNTIME_DIR=%s/xdg systemd-run --user --unit=standby-a.service %s nanosleep 2>&1",
+                 um_dir, test_bin("standby-workload"));
+        ck_assert_msg(test_run_shell(cmd, &out) == 0, "systemd-run: %s", out);
+        snprintf(extra, sizeof(extra), "Targets=\nTargets=%s/app.slice\nBackend=systemd\n"
+                                       "SystemdAddress=unix:path=%s/xdg/systemd/private\n", um_cgrel, um_dir);
+        test_write_config(extra);
+        write_rule("60-a.rule", "[Match]\nEvent=push\nUnit=standby-a.service\n[Action]\nThaw=standby-a.service\n");
+        snprintf(sub, sizeof(sub), "um.service/app.slice/standby-a.service");
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert(test_frozen(sub));
+
+        snprintf(cmd, sizeof(cmd), "%s/manager.pid", um_dir);
+        ck_assert_int_ge(read_one_lineat(AT_FDCWD, cmd, &pidtext), 0);
+        ck_assert_int_eq(sscanf(pidtext, "%d", &pid), 1);
+        ck_assert_int_eq(kill(pid, SIGSTOP), 0);
+        char *error = push_within(bus, "standby-a.service", 2 * USEC_PER_SEC, &acted);
+        ck_assert_msg(!error, "a push was not answered while systemd was stopped: %s", error);
+        ck_assert_int_eq(acted, 1);
+        /* ThawUnit unanswered: thawed through cgroup.freeze, systemd still stopped. */
+        ck_assert(wait_frozen(sub, false));
+        ck_assert_uint_eq(statistic(bus, "systemd_fallbacks"), 1);
+        ck_assert_int_eq(kill(pid, SIGCONT), 0);
+
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        ck_assert(!test_anything_frozen());
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* After a failed test (its teardown never ran): its bus and rules directory. */
 static void sweep(void) {
         char cmd[300];
@@ -1512,6 +1672,21 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_dbus_call_refused_by_policy);
         tcase_add_test(tc, test_forged_call_at_enter);
         tcase_add_test(tc, test_state_dir_replaced);
+        suite_add_tcase(s, tc);
+
+        /* The listener's loop never waits: not for a unit stuck at its
+         * window's end, nor for a stopped systemd manager. */
+        tc = tcase_create("loop");
+        tcase_set_timeout(tc, 90);
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_add_unchecked_fixture(tc, NULL, sweep);
+        tcase_add_test(tc, test_loop_stuck_refreeze_answers_push);
+        suite_add_tcase(s, tc);
+        tc = tcase_create("loop-systemd");
+        tcase_set_timeout(tc, 90);
+        tcase_add_checked_fixture(tc, setup_user_manager, teardown_user_manager);
+        tcase_add_unchecked_fixture(tc, NULL, sweep);
+        tcase_add_test(tc, test_loop_systemd_stopped_thaws_through_cgroupfs);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* ExitStandby=: standby ended by the engine's exit, in a child process.
+ *
+ * An exit thaws every unit and waits for each (up to FreezeTimeout), puts
+ * back every slacked thread's slack and re-arms nanosleepers through
+ * ptrace, and goes through systemd where systemd froze a unit; run in the
+ * loop, it would leave the listener deaf for as long. So a child does it,
+ * with its own copy of the engine and the journal lock taken by itself, and
+ * its end is a pidfd in the loop.
+ *
+ * While it runs, events are still answered, and what they ask for is
+ * already under way: a thaw is the exit's own (every unit thaws), another
+ * ExitStandby= joins the running exit, windows that end are not refrozen
+ * (their units are the exit's), and the thaws not yet recorded are
+ * dropped (the exit removes the units from the journal). If the exit
+ * fails, the journal says so (phase exiting), as after standby-manager
+ * exit, and the listener follows the journal again. */
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "listener.h"
+#include "log.h"
+
+void listener_forget_exit(Listener *l) {
+        l->exit_source = sd_event_source_disable_unref(l->exit_source);
+        l->exit_pid = 0;
+}
+
+static int on_exit_done(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Listener *l = userdata;
+        int status = 0;
+
+        if (waitpid(l->exit_pid, &status, WNOHANG) <= 0)
+                return 0;
+        if (!WIFEXITED(status) || (WEXITSTATUS(status) != EXIT_OK && WEXITSTATUS(status) != EXIT_NOT_ACTIVE))
+                log_error("Ending standby failed (exit process %d, wait status 0x%x); the journal says what is left.",
+                          (int) l->exit_pid, (unsigned) status);
+        else
+                log_info("Standby ended.");
+        listener_forget_exit(l);
+        return 0;
+}
+
+/* In the child: its own copy of everything, the loop's sources untouched. */
+_noreturn_ static void run_exit(Listener *l) {
+        int r;
+
+        (void) prctl(PR_SET_NAME, "standby-exit");
+        r = manager_lock_journal(&l->m, true);
+        if (r >= 0 && l->m.journal->phase != JOURNAL_ACTIVE)
+                r = -ENOENT; /* left, or being left, by someone else */
+        else if (r >= 0)
+                r = manager_exit_standby(&l->m);
+        _exit(r >= 0 ? EXIT_OK : r == -ENOENT ? EXIT_NOT_ACTIVE : EXIT_FAILURE_GENERIC);
+}
+
+void listener_exit_standby(Listener *l, const char *why) {
+        int pidfd, r;
+        pid_t pid;
+
+        if (l->exit_pid > 0)
+                return; /* one exit at a time: this event joins it */
+        l->stats.exits++;
+        log_info("Ending standby (%s).", why);
+        pid = fork();
+        if (pid < 0) {
+                log_error_errno(-errno, "Cannot start ending standby (%s): %m", why);
+                return;
+        }
+        if (pid == 0)
+                run_exit(l);
+
+        l->exit_pid = pid;
+        pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        r = pidfd < 0 ? -errno : sd_event_add_io(l->event, &l->exit_source, pidfd, EPOLLIN, on_exit_done, l);
+        if (r >= 0) {
+                (void) sd_event_source_set_io_fd_own(l->exit_source, true);
+                (void) sd_event_source_set_priority(l->exit_source, SD_EVENT_PRIORITY_IMPORTANT);
+        } else {
+                /* Unwatched, it still ends standby; the journal tells when. */
+                log_warning_errno(r, "Cannot watch the exit process %d: %m", (int) pid);
+                safe_close(pidfd);
+                l->exit_pid = 0;
+        }
+        /* Everything in flight is the exit's now. */
+        listener_drop_windows(l);
+        listener_drop_refreezes(l);
+        listener_drop_records(l);
+}

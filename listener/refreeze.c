@@ -1,0 +1,362 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* A window's end: its units frozen again, without the loop ever waiting.
+ *
+ * standby-manager freezes and then waits on cgroup.events for up to
+ * FreezeTimeout; the listener cannot: one unit stuck in state D (a FUSE or
+ * NFS request) at its window's end would leave it deaf to every event,
+ * the power key included, for that long. So the refreeze is a set of loop
+ * sources: the journal marks the units freezing, the freezes are written
+ * (or FreezeUnit sent), each unit's cgroup.events is watched for POLLPRI
+ * (the kernel's change notification) and FreezeTimeout is a timer. When the
+ * last unit is frozen, or the timer fires, the outcome goes to the journal
+ * (OnFreezeTimeout=: the stuck units thawed again and recorded skipped,
+ * with the tasks in the way; with abort, every unit of this refreeze). An
+ * event for a unit in flight thaws it, and the refreeze lets go of it.
+ *
+ * Then the deadlock guard, which reads /proc/locks (12-29 ms), runs in a
+ * thread; its end is an eventfd in the loop, where the lock holders it found
+ * are thawed and recorded. */
+#include <pthread.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+
+#include "cgroup.h"
+#include "listener.h"
+#include "log.h"
+#include "strv.h"
+
+struct LockGuard {
+        Listener *listener;
+        pthread_t thread;
+        bool started;
+        int efd;
+        sd_event_source *source;
+        int root_fd;
+        char **candidates;        /* the units just frozen again */
+        char **frozen;            /* every unit frozen: their lock waiters are no victims */
+        char **holders, **reasons; /* the thread's answer */
+        int r;
+        LockGuard *next;
+};
+
+static void refreeze_free(Refreeze *rf) {
+        if (!rf)
+                return;
+        sd_event_source_disable_unref(rf->timer);
+        for (size_t i = 0; i < rf->n; i++) {
+                sd_event_source_disable_unref(rf->units[i].source);
+                safe_close(rf->units[i].events_fd);
+                free(rf->units[i].cgroup);
+                free(rf->units[i].reason);
+        }
+        free(rf->units);
+        free(rf);
+}
+
+static void refreeze_unlink(Listener *l, Refreeze *rf) {
+        for (Refreeze **p = &l->refreezes; *p; p = &(*p)->next)
+                if (*p == rf) {
+                        *p = rf->next;
+                        break;
+                }
+        refreeze_free(rf);
+}
+
+static LockGuard *guard_free(LockGuard *g) {
+        if (!g)
+                return NULL;
+        /* The thread's end is its last write: joining it does not wait long. */
+        if (g->started)
+                (void) pthread_join(g->thread, NULL);
+        sd_event_source_disable_unref(g->source);
+        safe_close(g->efd);
+        strv_free(g->candidates);
+        strv_free(g->frozen);
+        strv_free(g->holders);
+        strv_free(g->reasons);
+        free(g);
+        return NULL;
+}
+
+void listener_drop_refreezes(Listener *l) {
+        while (l->refreezes) {
+                Refreeze *rf = l->refreezes;
+                l->refreezes = rf->next;
+                refreeze_free(rf);
+        }
+        while (l->guards) {
+                LockGuard *g = l->guards;
+                l->guards = g->next;
+                guard_free(g);
+        }
+}
+
+static void unit_done(RefreezeUnit *u, UnitState outcome) {
+        u->outcome = outcome;
+        u->source = sd_event_source_disable_unref(u->source);
+        u->events_fd = safe_close(u->events_fd);
+        u->refreeze->n_pending--;
+}
+
+/* Fires the timer now: the outcome is recorded from the loop, never from an
+ * event's path. */
+static void refreeze_settle_soon(Refreeze *rf) {
+        (void) sd_event_source_set_time(rf->timer, 1);
+        (void) sd_event_source_set_enabled(rf->timer, SD_EVENT_ONESHOT);
+}
+
+static void *guard_thread(void *userdata) {
+        LockGuard *g = userdata;
+
+        g->r = freeze_find_lock_holders(g->root_fd, g->candidates, g->frozen, &g->holders, &g->reasons);
+        (void) eventfd_write(g->efd, 1);
+        return NULL;
+}
+
+static int on_guard_done(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        LockGuard *g = userdata;
+        Listener *l = g->listener;
+        bool changed = false;
+        int r;
+
+        (void) pthread_join(g->thread, NULL);
+        g->started = false;
+        for (LockGuard **p = &l->guards; *p; p = &(*p)->next)
+                if (*p == g) {
+                        *p = g->next;
+                        break;
+                }
+        if (g->r < 0)
+                log_warning_errno(g->r, "Cannot read /proc/locks, deadlock guard skipped: %m");
+        if (!g->holders || !l->standby_active || l->exit_pid > 0) {
+                guard_free(g);
+                return 0;
+        }
+        r = manager_lock_journal(&l->m, true);
+        for (size_t i = 0; r >= 0 && g->holders[i]; i++) {
+                JournalUnit *u = journal_find_unit(l->m.journal, g->holders[i]);
+                _cleanup_close_ int cg = -EBADF;
+
+                /* Still frozen since the guard looked: thawed first, then recorded. */
+                if (!u || u->state != UNIT_FROZEN || cgroup_open(l->m.root_fd, u->cgroup, &cg) < 0)
+                        continue;
+                r = listener_unit_set_freeze(l, u->cgroup, u->systemd, cg, -EBADF, false);
+                if (r < 0) {
+                        log_error_errno(r, "Failed to thaw lock holder %s: %m", u->cgroup);
+                        r = 0;
+                        continue;
+                }
+                log_warning("Leaving %s running: %s.", g->holders[i], g->reasons[i]);
+                r = freeze_record(&l->m, g->holders[i], UNIT_STATE_MASK(UNIT_FROZEN), UNIT_LOCKHOLDER, 0, g->reasons[i]);
+                changed = changed || r > 0;
+        }
+        if (r >= 0 && changed && (r = manager_save_journal(&l->m)) < 0)
+                log_error_errno(r, "Failed to record a lock holder in the journal: %m");
+        if (changed)
+                listener_cache_refresh(l);
+        manager_unlock_journal(&l->m);
+        guard_free(g);
+        return 0;
+}
+
+static int guard_start(Listener *l, char **candidates) {
+        LockGuard *g = calloc(1, sizeof(LockGuard));
+        Journal *j = l->m.journal;
+        int r;
+
+        if (!g)
+                return -ENOMEM;
+        *g = (LockGuard) { .listener = l, .efd = -EBADF, .root_fd = l->m.root_fd };
+        for (char **c = candidates; c && *c; c++)
+                if ((r = strv_extend(&g->candidates, *c)) < 0)
+                        goto fail;
+        for (size_t i = 0; j && i < j->n_units; i++)
+                if (j->units[i].state == UNIT_FROZEN && (r = strv_extend(&g->frozen, j->units[i].cgroup)) < 0)
+                        goto fail;
+        g->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (g->efd < 0) {
+                r = negative_errno();
+                goto fail;
+        }
+        r = sd_event_add_io(l->event, &g->source, g->efd, EPOLLIN, on_guard_done, g);
+        if (r < 0)
+                goto fail;
+        r = -pthread_create(&g->thread, NULL, guard_thread, g);
+        if (r < 0)
+                goto fail;
+        g->started = true;
+        g->next = l->guards;
+        l->guards = g;
+        return 0;
+fail:
+        guard_free(g);
+        return r;
+}
+
+/* Every unit has its outcome: to the journal, then the guard. */
+static void refreeze_settle(Refreeze *rf) {
+        Listener *l = rf->listener;
+        _cleanup_strv_free_ char **frozen = NULL;
+        bool changed = false;
+        int r;
+
+        r = manager_lock_journal(&l->m, true);
+        for (size_t i = 0; r >= 0 && i < rf->n; i++) {
+                RefreezeUnit *u = &rf->units[i];
+                if (u->dropped)
+                        continue;
+                /* Only if nobody changed it since (an exit, a thaw by hand). */
+                r = freeze_record(&l->m, u->cgroup, UNIT_STATE_MASK(UNIT_FREEZING), u->outcome, 0, u->reason);
+                changed = changed || r > 0;
+                if (r > 0 && u->outcome == UNIT_FROZEN && (r = strv_extend(&frozen, u->cgroup)) < 0)
+                        break;
+        }
+        if (r >= 0 && changed)
+                r = manager_save_journal(&l->m);
+        if (r < 0)
+                log_error_errno(r, "Failed to record a window's refreeze in the journal: %m");
+        listener_cache_refresh(l);
+        if (r >= 0 && frozen && l->m.config->deadlock_guard && (r = guard_start(l, frozen)) < 0)
+                log_warning_errno(r, "Cannot start the deadlock guard after a refreeze: %m");
+        manager_unlock_journal(&l->m);
+        refreeze_unlink(l, rf);
+}
+
+static int on_events(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        RefreezeUnit *u = userdata;
+        bool frozen = false;
+        int r;
+
+        r = cgroup_read_events_fd(fd, &frozen);
+        if (r == -ENODEV || r == -ENOENT)
+                unit_done(u, _UNIT_STATE_INVALID);
+        else if (r >= 0 && frozen)
+                unit_done(u, UNIT_FROZEN);
+        else if (r < 0) {
+                log_warning_errno(r, "Cannot read %s/cgroup.events: %m", u->cgroup);
+                return 0; /* the timer decides */
+        }
+        if (u->refreeze->n_pending == 0)
+                refreeze_settle_soon(u->refreeze);
+        return 0;
+}
+
+static int on_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+        Refreeze *rf = userdata;
+        Listener *l = rf->listener;
+        bool abort = rf->n_pending > 0 && l->m.config->on_freeze_timeout == FREEZE_FAILURE_ABORT;
+        char tbuf[32];
+
+        for (size_t i = 0; i < rf->n; i++) {
+                RefreezeUnit *u = &rf->units[i];
+                _cleanup_free_ char *who = NULL;
+                _cleanup_close_ int cg = -EBADF;
+                JournalUnit *ju;
+
+                if (u->dropped || (u->outcome != UNIT_FREEZING && !(abort && u->outcome == UNIT_FROZEN)))
+                        continue;
+                if (cgroup_open(l->m.root_fd, u->cgroup, &cg) < 0) {
+                        if (u->outcome == UNIT_FREEZING)
+                                unit_done(u, _UNIT_STATE_INVALID);
+                        continue;
+                }
+                if (u->outcome == UNIT_FREEZING) {
+                        (void) freeze_describe_blockers(cg, &who);
+                        if (asprintf(&u->reason, "did not freeze within %s: %s",
+                                     format_duration(tbuf, sizeof(tbuf), l->m.config->freeze_timeout), who ?: "?") < 0)
+                                u->reason = NULL;
+                        unit_done(u, UNIT_SKIPPED);
+                } else {
+                        u->outcome = UNIT_SKIPPED;
+                        u->reason = strdup("thawed again: OnFreezeTimeout=abort, and another unit of its window "
+                                           "did not freeze");
+                }
+                log_warning("%s %s; left running.", u->cgroup, u->reason ?: "did not freeze");
+                /* Never left half-frozen: thawed the way it was frozen. */
+                ju = journal_find_unit(l->m.journal, u->cgroup);
+                (void) listener_unit_set_freeze(l, u->cgroup, ju ? ju->systemd : NULL, cg, -EBADF, false);
+        }
+        refreeze_settle(rf);
+        return 0;
+}
+
+bool listener_refreeze_forget(Listener *l, const char *cgroup) {
+        for (Refreeze *rf = l->refreezes; rf; rf = rf->next)
+                for (size_t i = 0; i < rf->n; i++) {
+                        RefreezeUnit *u = &rf->units[i];
+                        if (u->dropped || !streq(u->cgroup, cgroup))
+                                continue;
+                        if (u->outcome == UNIT_FREEZING)
+                                unit_done(u, UNIT_FREEZING);
+                        u->dropped = true;
+                        if (rf->n_pending == 0)
+                                refreeze_settle_soon(rf);
+                        return true;
+                }
+        return false;
+}
+
+int listener_refreeze_start(Listener *l, char **leaves, usec_t deadline) {
+        _cleanup_strv_free_ char **due = NULL;
+        Refreeze *rf = NULL;
+        int r;
+
+        listener_flush_records(l);
+        r = manager_lock_journal(&l->m, true);
+        if (r >= 0)
+                r = freeze_refreeze_begin(&l->m, leaves, deadline, &due);
+        if (r > 0) {
+                rf = calloc(1, sizeof(Refreeze));
+                if (rf && !(rf->units = calloc((size_t) r, sizeof(RefreezeUnit))))
+                        rf = mfree(rf);
+                r = rf ? 0 : -ENOMEM;
+        }
+        if (r < 0 || !rf) {
+                if (r < 0)
+                        log_warning_errno(r, "Failed to freeze again after a thaw window: %m");
+                goto finish;
+        }
+        l->stats.refreezes++;
+        rf->listener = l;
+        rf->next = l->refreezes;
+        l->refreezes = rf;
+        for (char **x = due; *x; x++) {
+                JournalUnit *ju = journal_find_unit(l->m.journal, *x);
+                _cleanup_close_ int cg = -EBADF;
+                bool frozen = false;
+                char *c = strdup(*x);
+
+                if (!c)
+                        continue; /* not frozen: the journal still says freezing, which exit undoes */
+                RefreezeUnit *u = &rf->units[rf->n++];
+                *u = (RefreezeUnit) { .refreeze = rf, .cgroup = c, .events_fd = -EBADF, .outcome = UNIT_FREEZING };
+                rf->n_pending++;
+                r = cgroup_open(l->m.root_fd, *x, &cg);
+                if (r >= 0)
+                        r = cgroup_open_events(cg, &u->events_fd);
+                if (r >= 0)
+                        r = listener_unit_set_freeze(l, *x, ju ? ju->systemd : NULL, cg, -EBADF, true);
+                if (r >= 0)
+                        r = sd_event_add_io(l->event, &u->source, u->events_fd, EPOLLPRI, on_events, u);
+                if (r >= 0)
+                        /* What the kernel says now; later, what it notifies. */
+                        r = cgroup_read_events_fd(u->events_fd, &frozen);
+                if (r == -ENOENT || r == -ENODEV)
+                        unit_done(u, _UNIT_STATE_INVALID); /* gone */
+                else if (r < 0)
+                        /* Not frozen, or not watched: the timer decides, and says why. */
+                        log_warning_errno(r, "Failed to freeze %s again: %m", *x);
+                else if (frozen)
+                        unit_done(u, UNIT_FROZEN);
+        }
+        r = sd_event_add_time_relative(l->event, &rf->timer, CLOCK_MONOTONIC,
+                                       rf->n_pending > 0 ? l->m.config->freeze_timeout : 0, 0, on_timeout, rf);
+        if (r < 0) {
+                log_warning_errno(r, "Cannot time the refreeze of a window: %m");
+                (void) on_timeout(NULL, 0, rf); /* what the timer would do, now */
+        }
+finish:
+        listener_cache_refresh(l);
+        manager_unlock_journal(&l->m);
+        return r < 0 ? r : 0;
+}
