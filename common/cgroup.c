@@ -273,11 +273,20 @@ int cgroup_write_freeze(int freeze_fd, bool freeze) {
 }
 
 int cgroup_get_freeze(int cg_fd, bool *ret) {
-        uint64_t v;
-        int r = read_u64at(cg_fd, "cgroup.freeze", &v);
-        if (r < 0)
-                return r == -ENODEV ? -ENOENT : r;
-        *ret = v != 0;
+        _cleanup_close_ int fd = -EBADF;
+        char buf[8];
+        ssize_t n;
+
+        /* One read: exit's walk asks every cgroup below the targets. */
+        fd = openat(cg_fd, "cgroup.freeze", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return errno == ENODEV ? -ENOENT : negative_errno();
+        n = read(fd, buf, sizeof(buf));
+        if (n < 0)
+                return errno == ENODEV ? -ENOENT : negative_errno();
+        if (n < 2 || (buf[0] != '0' && buf[0] != '1') || buf[1] != '\n')
+                return -EINVAL;
+        *ret = buf[0] == '1';
         return 0;
 }
 
@@ -639,9 +648,14 @@ int cgroup_attach(int cg_fd, pid_t pid) {
 
 static int walk_rec(int cg_fd, const char *rel, unsigned depth, cgroup_walk_fn fn, void *userdata) {
         _cleanup_strv_free_ char **children = NULL;
+        struct stat st;
         int r, unwalked = 0;
 
         if (fn(cg_fd, rel, userdata) == CGROUP_WALK_SKIP)
+                return 0;
+        /* kernfs counts a directory's subdirectories in its link count: a
+         * leaf (2) needs no listing, which is most of the cost of a walk. */
+        if (fstat(cg_fd, &st) >= 0 && S_ISDIR(st.st_mode) && st.st_nlink == 2)
                 return 0;
         if (depth >= CGROUP_DEPTH_MAX)
                 return 1;
