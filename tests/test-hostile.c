@@ -608,6 +608,33 @@ START_TEST(test_listener_starts_on_corrupt_journal) {
 }
 END_TEST
 
+/* A cgroup above the targets frozen by someone else: exit thaws what it
+ * can, says what stays frozen and why, exits 1; once that cgroup is thawed,
+ * the next exit completes (no journal left stuck). */
+START_TEST(test_frozen_above_targets) {
+        _cleanup_free_ char *cfg = NULL, *err = NULL, *err2 = NULL;
+
+        if (!test_need_root_cgroup2())
+                return;
+        ck_assert_int_ge(asprintf(&cfg, "Targets=\nTargets=%s\nFreezeTimeout=300ms\n", test_cgpath("t.slice")), 0);
+        test_write_config(cfg);
+        test_spawn_workload("t.slice/u.service", "idle", 100, 1, NULL);
+        test_spawn_workload("t.slice/v.service", "idle", 100, 1, NULL);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        _cleanup_close_ int base = test_cgroup(NULL);
+        ck_assert_int_eq(cgroup_set_freeze(base, true), 0);
+
+        ck_assert_int_eq(test_manager(&err, "exit", NULL), EXIT_FAILURE_GENERIC);
+        ck_assert_msg(strstr(err, "is frozen by a cgroup above it") && strstr(err, "did not thaw"), "stderr: %s", err);
+        ck_assert(journal_exists());
+
+        ck_assert_int_eq(cgroup_set_freeze(base, false), 0);
+        ck_assert_int_eq(test_manager(&err2, "exit", NULL), EXIT_OK);
+        assert_nothing_frozen("after the second exit");
+        ck_assert(!journal_exists());
+}
+END_TEST
+
 /* A name with terminal controls reaches stderr escaped: an escape
  * sequence, a C1 control, a byte that is not UTF-8, a newline that would
  * forge a line. */
@@ -640,5 +667,6 @@ Suite *hostile_suite(void) {
         tcase_add_test(tc, test_status_counts_kernel);
         tcase_add_test(tc, test_listener_starts_on_corrupt_journal);
         tcase_add_test(tc, test_messages_escaped);
+        tcase_add_test(tc, test_frozen_above_targets);
         return s;
 }
