@@ -151,6 +151,12 @@ START_TEST(test_ownership) {
                               "%s", err);
                 free(TAKE_PTR(err));
         }
+        /* standby-manager refuses it (exit 5) before it looks at Group=. */
+        _cleanup_free_ char *cmd = NULL, *out = NULL;
+        ck_assert_int_ge(asprintf(&cmd, "%s --config '%s' --state-dir /nonexistent status 2>&1", test_bin("standby-manager"), p),
+                         0);
+        ck_assert_int_eq(test_run_shell(cmd, &out), 5);
+        ck_assert_msg(strstr(out, "owner uid 65534"), "%s", out);
         ck_assert_int_eq(chmod(p, 0644), 0);
         ck_assert_int_eq(chown(p, 0, 0), 0);
         ck_assert_int_eq(config_load(p, false, &c, &err), 0);
