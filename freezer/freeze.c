@@ -13,6 +13,7 @@
 #include "manager.h"
 #include "proc.h"
 #include "strv.h"
+#include "unit-name.h"
 
 /* Open cgroup fds for a set of journal units, parallel to the names. */
 typedef struct Batch {
@@ -117,19 +118,56 @@ static int describe_blockers(int cg_fd, char **ret) {
         return 0;
 }
 
+/* A thaw that systemd did not do (r: why). Nothing standby froze may stay
+ * frozen, so the kernel decides: a cgroup that is gone needs nothing
+ * (-ENOENT); one still frozen is thawed through cgroup.freeze. */
+static int unit_thaw_behind_systemd(const JournalUnit *u, int cg_fd, int r) {
+        _cleanup_free_ char *state = NULL;
+        bool frozen;
+        int q;
+
+        q = cgroup_get_freeze(cg_fd, &frozen);
+        if (q == -ENOENT)
+                return q;
+        if (q < 0)
+                return log_error_errno(q, "%s: cannot read its cgroup.freeze: %m", u->cgroup);
+        if (!frozen)
+                return 0;
+        if (r == -ESRCH)
+                /* Stopped while frozen (its watchdog, RuntimeMaxSec=, a kill):
+                 * systemd calls it inactive and refuses the thaw, and its
+                 * processes wait frozen for a stop they cannot see. */
+                log_warning("%s: systemd says %s is not active, but its cgroup is frozen: thawing it through "
+                            "cgroup.freeze.", u->cgroup, unit_name_of_cgroup(u->cgroup));
+        else
+                /* A job pending (being stopped at shutdown, say), the manager
+                 * gone or refused: thaw it directly. */
+                log_warning("%s: systemd did not thaw it; thawing it through cgroup.freeze.", u->cgroup);
+        q = cgroup_set_freeze(cg_fd, false);
+        if (q < 0)
+                return q == -ENOENT ? q : log_error_errno(q, "%s: cannot write its cgroup.freeze: %m", u->cgroup);
+        /* systemd 252 keeps FreezerState=frozen for a unit stopped while
+         * frozen: say so, since its view and the kernel's now differ. */
+        if (systemd_freezer_state(u->systemd, u->cgroup, &state) >= 0 && state &&
+            (streq(state, "frozen") || streq(state, "freezing")))
+                log_warning("%s: systemd still reports FreezerState=%s for %s although its cgroup is thawed "
+                            "(systemd keeps that state for a unit stopped while frozen).",
+                            u->cgroup, state, unit_name_of_cgroup(u->cgroup));
+        return 0;
+}
+
 int unit_set_freeze(const JournalUnit *u, int cg_fd, bool freeze) {
-        if (u && u->systemd) {
-                int r = systemd_set_freeze(u->systemd, u->cgroup, freeze);
-                /* systemd refuses a thaw while the unit has a job pending (it is
-                 * being stopped at shutdown, say). Nothing may stay frozen, so
-                 * thaw it directly; its FreezerState may lag behind. */
-                if (r < 0 && r != -ENOENT && !freeze) {
-                        log_warning("%s: systemd did not thaw it; thawing it through cgroup.freeze.", u->cgroup);
-                        return cgroup_set_freeze(cg_fd, false);
-                }
+        int r;
+
+        if (!u || !u->systemd)
+                return cgroup_set_freeze(cg_fd, freeze);
+        r = systemd_set_freeze(u->systemd, u->cgroup, freeze);
+        if (r >= 0)
                 return r;
-        }
-        return cgroup_set_freeze(cg_fd, freeze);
+        if (freeze)
+                /* No active unit there: one being stopped is not frozen. */
+                return r == -ESRCH ? -ENOENT : r;
+        return unit_thaw_behind_systemd(u, cg_fd, r);
 }
 
 /* Writes cgroup.freeze on every cgroup of the batch (dropping the ones that

@@ -151,6 +151,8 @@ int systemd_backend_for(Manager *m, const char *cgroup, char ***unreachable, cha
 /* Adds cgroup to the journal in state, with the systemd manager that will
  * freeze and thaw it (if any, as systemd_backend_for()); logs the error. */
 int journal_add_unit_with_backend(Manager *m, const char *cgroup, UnitState state, char ***unreachable);
+/* -ESRCH when systemd has no such unit or it is not active (systemd's view:
+ * its cgroup may live on, frozen). */
 int systemd_set_freeze(const char *address, const char *cgroup, bool freeze);
 int systemd_freezer_state(const char *address, const char *cgroup, char **ret);
 

@@ -129,8 +129,12 @@ int systemd_set_freeze(const char *address, const char *cgroup, bool freeze) {
         r = b->call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
                            "org.freedesktop.systemd1.Manager", freeze ? "FreezeUnit" : "ThawUnit", &error, NULL, "s",
                            unit_name_of_cgroup(cgroup));
+        /* No such unit, or not active: systemd's word, not the kernel's. A
+         * unit stopped while frozen (its watchdog fired, RuntimeMaxSec=
+         * elapsed, killed) is "inactive" to ThawUnit while its cgroup lives
+         * on, frozen: the caller looks at the cgroup (unit_set_freeze()). */
         if (r < 0 && error.name && (strstr(error.name, "NoSuchUnit") || strstr(error.name, "UnitInactive")))
-                r = -ENOENT; /* gone, as for a vanished cgroup */
+                r = -ESRCH;
         else if (r < 0)
                 log_error_errno(r, "systemd %s %s: %s", freeze ? "FreezeUnit" : "ThawUnit",
                                 unit_name_of_cgroup(cgroup), error.message ? error.message : "failed");

@@ -176,6 +176,92 @@ START_TEST(test_systemd_crash_recovery) {
 }
 END_TEST
 
+static char *unit_show(const char *unit, const char *property) {
+        char cmd[1024];
+        char *out = NULL;
+        snprintf(cmd, sizeof(cmd), "XDG_RUNTIME_DIR=%s/xdg systemctl --user show -p %s --value %s", dir, property, unit);
+        ck_assert_int_eq(test_run_shell(cmd, &out), 0);
+        out[strcspn(out, "\n")] = 0;
+        return out;
+}
+
+static void user_systemctl(const char *args) {
+        char cmd[1024];
+        _cleanup_free_ char *out = NULL;
+        snprintf(cmd, sizeof(cmd), "XDG_RUNTIME_DIR=%s/xdg systemctl --user %s 2>&1", dir, args);
+        ck_assert_msg(test_run_shell(cmd, &out) == 0, "systemctl --user %s: %s", args, out);
+}
+
+/* systemd sends no event a test can wait on for a unit's state: asked every
+ * 50 ms, bounded to 20 s. */
+static void wait_deactivating(const char *unit) {
+        for (int i = 0; i < 400; i++) {
+                _cleanup_free_ char *st = unit_show(unit, "ActiveState");
+                if (streq(st, "deactivating"))
+                        return;
+                usleep(50 * 1000);
+        }
+        _cleanup_free_ char *st = unit_show(unit, "ActiveState"), *sub = unit_show(unit, "SubState");
+        ck_abort_msg("%s did not start stopping: %s (%s)", unit, st, sub);
+}
+
+/* systemd stops a unit while it is frozen: its watchdog fires, its
+ * RuntimeMaxSec= elapses, its main process is killed. The processes left
+ * cannot see the stop (frozen; SIGTERM ignored or SIGABRT pending), so the
+ * unit stays "deactivating" with its cgroup frozen, and ThawUnit answers
+ * UnitInactive. Exit must thaw them through cgroup.freeze all the same, and
+ * say that systemd still calls them frozen. */
+START_TEST(test_stopped_while_frozen) {
+        char cmd[16384], bin[PATH_MAX];
+        _cleanup_free_ char *out = NULL, *err = NULL;
+
+        if (!test_need_root_cgroup2())
+                return;
+        if (!started) {
+                fprintf(stderr, "SKIP: test_stopped_while_frozen: no /lib/systemd/systemd here\n");
+                return;
+        }
+        ck_assert_ptr_nonnull(realpath(test_bin("standby-workload"), bin));
+        /* SIGTERM ignored (as by a daemon busy in its handler): the stop waits
+         * for TimeoutStopSec=, long enough for the test. */
+        snprintf(cmd, sizeof(cmd),
+                 "export XDG_RUNTIME_DIR=%s/xdg; "
+                 "systemd-run --user --unit=standby-rt.service -p RuntimeMaxSec=1 -p TimeoutStopSec=120 "
+                 "/bin/sh -c 'trap \"\" TERM; exec %s nanosleep' && "
+                 "systemd-run --user --unit=standby-wd.service -p WatchdogSec=1 -p TimeoutAbortSec=120 %s nanosleep && "
+                 "systemd-run --user --unit=standby-km.service -p TimeoutStopSec=120 "
+                 "/bin/sh -c 'trap \"\" TERM; %s nanosleep & wait' 2>&1",
+                 dir, bin, bin, bin);
+        ck_assert_msg(test_run_shell(cmd, &out) == 0, "systemd-run: %s", out);
+        run_unit("standby-ok.service");
+
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert(test_frozen(unit_sub("standby-rt.service")));
+        ck_assert(test_frozen(unit_sub("standby-wd.service")));
+        ck_assert(test_frozen(unit_sub("standby-km.service")));
+        user_systemctl("kill --signal=SIGKILL --kill-who=main standby-km.service");
+        wait_deactivating("standby-rt.service");
+        wait_deactivating("standby-wd.service");
+        wait_deactivating("standby-km.service");
+        /* Still frozen in the kernel: systemd's stop did not reach them. */
+        ck_assert(test_frozen(unit_sub("standby-rt.service")));
+        ck_assert(test_frozen(unit_sub("standby-wd.service")));
+        ck_assert(test_frozen(unit_sub("standby-km.service")));
+
+        ck_assert_int_eq(test_manager(&err, "exit", NULL), EXIT_OK);
+        ck_assert(!test_anything_frozen());
+        ck_assert_msg(strstr(err, "systemd says standby-rt.service is not active, but its cgroup is frozen"), "%s", err);
+        ck_assert_msg(strstr(err, "systemd says standby-wd.service is not active"), "%s", err);
+        ck_assert_msg(strstr(err, "systemd says standby-km.service is not active"), "%s", err);
+        ck_assert_msg(strstr(err, "systemd still reports FreezerState=frozen for standby-rt.service"), "%s", err);
+        _cleanup_free_ char *ok = freezer_state("standby-ok.service");
+        ck_assert_str_eq(ok, "running");
+        /* Nothing is left to a second exit. */
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_NOT_ACTIVE);
+        user_systemctl("kill --signal=SIGKILL standby-rt.service standby-wd.service standby-km.service");
+}
+END_TEST
+
 Suite *systemd_suite(void) {
         Suite *s = suite_create("systemd");
         TCase *tc = tcase_create("user-manager");
@@ -185,6 +271,7 @@ Suite *systemd_suite(void) {
         tcase_add_test(tc, test_systemd_backend);
         tcase_add_test(tc, test_backend_choice);
         tcase_add_test(tc, test_systemd_crash_recovery);
+        tcase_add_test(tc, test_stopped_while_frozen);
         suite_add_tcase(s, tc);
         return s;
 }
