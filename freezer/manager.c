@@ -50,6 +50,7 @@ static int load_journal(Manager *m) {
         }
         journal_free(m->journal);
         m->journal = j;
+        systemd_journal_check_addresses(m);
         return 0;
 }
 

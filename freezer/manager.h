@@ -152,8 +152,16 @@ int systemd_backend_for(Manager *m, const char *cgroup, char ***unreachable, cha
  * freeze and thaw it (if any, as systemd_backend_for()); logs the error. */
 int journal_add_unit_with_backend(Manager *m, const char *cgroup, UnitState state, char ***unreachable);
 /* -ESRCH when systemd has no such unit or it is not active (systemd's view:
- * its cgroup may live on, frozen). */
+ * its cgroup may live on, frozen); -EPERM for an address of any other form
+ * than unix:path= and a plain path. */
 int systemd_set_freeze(const char *address, const char *cgroup, bool freeze);
+/* Whether address is one standby itself records: the system manager's
+ * private socket, /run/user/UID/systemd/private of an existing user, or the
+ * configured SystemdAddress=. -EPERM if not. */
+int systemd_address_check(const Config *c, const char *address);
+/* Drops, with an error naming the entry, every address in the loaded journal
+ * that systemd_address_check() refuses: those units go through cgroupfs. */
+void systemd_journal_check_addresses(Manager *m);
 int systemd_freezer_state(const char *address, const char *cgroup, char **ret);
 
 /* freeze.c: freezes or thaws one journal unit the way it was frozen. */

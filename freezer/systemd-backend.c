@@ -5,13 +5,34 @@
  * a reachable systemd manages is frozen and thawed through that manager's
  * FreezeUnit/ThawUnit; a unit is never frozen one way and thawed the other:
  * the journal records which manager froze it. */
+#include <pwd.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 
 #include "log.h"
 #include "manager.h"
 #include "sdbus-dl.h"
 #include "strv.h"
 #include "unit-name.h"
+
+/* The form of every address standby records: unix:path= and an absolute path
+ * of plain characters. No other sd-bus syntax reaches sd-bus (no "unixexec:",
+ * which runs a command as root; no "tcp:"; no second key or address after a
+ * "," or ";"; no %-escapes), whatever a journal says. */
+static bool address_is_plain_unix_path(const char *address) {
+        const char *p;
+
+        if (!strneq(address, "unix:path=/", strlen("unix:path=/")))
+                return false;
+        p = address + strlen("unix:path=");
+        if (strlen(p) >= sizeof(((struct sockaddr_un *) NULL)->sun_path))
+                return false;
+        for (; *p; p++)
+                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                      strchr("/._-", *p)))
+                        return false;
+        return true;
+}
 
 /* One connection per manager address, kept for the run. */
 static struct {
@@ -30,6 +51,8 @@ static int link_get(const char *address, sd_bus **ret) {
                 }
         if (i == ELEMENTSOF(links))
                 return -ENOSPC;
+        if (!address_is_plain_unix_path(address))
+                return -EPERM;
         r = sdbus_connect_direct(address, &links[i].bus);
         if (r < 0)
                 return r;
@@ -124,6 +147,9 @@ int systemd_set_freeze(const char *address, const char *cgroup, bool freeze) {
         if (!b)
                 return r;
         r = link_get(address, &bus);
+        if (r == -EPERM)
+                return log_error_errno(r, "%s: refusing the systemd manager address \"%s\": not a unix:path= of "
+                                       "plain characters.", cgroup, address);
         if (r < 0)
                 return log_error_errno(r, "Cannot reach the systemd manager at %s: %m", address);
         r = b->call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
@@ -157,4 +183,55 @@ int journal_add_unit_with_backend(Manager *m, const char *cgroup, UnitState stat
                 return r;
         m->journal->units[m->journal->n_units - 1].systemd = TAKE_PTR(address);
         return 0;
+}
+
+int systemd_address_check(const Config *c, const char *address) {
+        _cleanup_free_ char *expected = NULL;
+        const char *p;
+        char *end;
+
+        if (c && c->systemd_address && streq(address, c->systemd_address))
+                return 0;
+        if (streq(address, "unix:path=/run/systemd/private"))
+                return 0;
+        /* The user form: a UID in decimal, rebuilt here and compared whole, so
+         * that nothing but the UID comes from the journal. */
+        if (!strneq(address, "unix:path=/run/user/", strlen("unix:path=/run/user/")))
+                return -EPERM;
+        p = address + strlen("unix:path=/run/user/");
+        if (*p < '0' || *p > '9')
+                return -EPERM;
+        errno = 0;
+        unsigned long uid = strtoul(p, &end, 10);
+        if (errno != 0 || uid >= (uid_t) -1 || !streq(end, "/systemd/private"))
+                return -EPERM;
+        if (asprintf(&expected, "unix:path=/run/user/%lu/systemd/private", uid) < 0)
+                return -ENOMEM;
+        if (!streq(address, expected))
+                return -EPERM; /* leading zeros, say */
+        /* The user must exist: a runtime directory of no user is nobody's manager. */
+        errno = 0;
+        if (!getpwuid((uid_t) uid))
+                return errno > 0 && errno != ENOENT && errno != ESRCH ? -errno : -EPERM;
+        return 0;
+}
+
+void systemd_journal_check_addresses(Manager *m) {
+        if (!m->journal)
+                return;
+        for (size_t i = 0; i < m->journal->n_units; i++) {
+                JournalUnit *u = &m->journal->units[i];
+                int r;
+
+                if (!u->systemd)
+                        continue;
+                r = systemd_address_check(m->config, u->systemd);
+                if (r >= 0)
+                        continue;
+                log_error("%s/" JOURNAL_FILE ": %s: refusing the recorded systemd manager address \"%s\" (%s); "
+                          "its cgroup is frozen and thawed through cgroup.freeze instead.",
+                          m->state_dir, u->cgroup, u->systemd,
+                          r == -EPERM ? "not a form standby writes, or of no user" : strerror(-r));
+                u->systemd = mfree(u->systemd);
+        }
 }

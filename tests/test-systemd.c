@@ -262,6 +262,77 @@ START_TEST(test_stopped_while_frozen) {
 }
 END_TEST
 
+/* Appends " systemd ADDRESS" to the journal's line of the unit sub (the
+ * address as the journal escapes it: only plain characters here). */
+static void journal_set_address(const char *sub, const char *address) {
+        char path[PATH_MAX], tmp[PATH_MAX], line[8192], want[4096];
+        FILE *in, *out;
+        bool found = false;
+
+        snprintf(path, sizeof(path), "%s/state", T.state_dir);
+        snprintf(tmp, sizeof(tmp), "%s/state.edit", T.state_dir);
+        snprintf(want, sizeof(want), " %s \\-\n", test_cgpath(sub));
+        in = fopen(path, "re");
+        ck_assert_ptr_nonnull(in);
+        out = fopen(tmp, "we");
+        ck_assert_ptr_nonnull(out);
+        while (fgets(line, sizeof(line), in)) {
+                size_t n = strlen(line), w = strlen(want);
+                if (n > w && streq(line + n - w, want)) {
+                        line[n - 1] = 0;
+                        fprintf(out, "%s systemd %s\n", line, address);
+                        found = true;
+                } else
+                        fputs(line, out);
+        }
+        fclose(in);
+        ck_assert_int_eq(fclose(out), 0);
+        ck_assert_msg(found, "no journal line for %s", sub);
+        ck_assert_int_eq(rename(tmp, path), 0);
+}
+
+/* The journal's manager address is connected to as root on exit: only the
+ * forms standby writes itself are taken. Any other (a "unixexec:" that would
+ * run a command, tcp:, a second key, the user form of no user or with a
+ * padded UID) is an error for that entry, thawed through cgroupfs. */
+START_TEST(test_recorded_address_refused) {
+        char pwned[PATH_MAX], address[PATH_MAX + 128];
+        const char *bad[] = {
+                address,
+                "tcp:host=127.0.0.1,port=1",
+                "unix:path=/run/systemd/private,guid=00000000000000000000000000000000",
+                "unix:path=/run/systemd/private;unix:path=/tmp/x",
+                "unix:abstract=standby",
+                "unix:path=/run/user/4000000000/systemd/private",
+                "unix:path=/run/user/00/systemd/private",
+                "unix:path=/run/user/0/systemd/private/../../../../tmp/x",
+        };
+
+        if (!test_need_root_cgroup2())
+                return;
+        snprintf(pwned, sizeof(pwned), "%s.pwned", T.state_dir);
+        (void) unlink(pwned);
+        snprintf(address, sizeof(address), "unixexec:path=/usr/bin/touch,argv0=touch,argv1=%s", pwned);
+        test_write_config("Backend=cgroupfs\n");
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                _cleanup_free_ char *err = NULL;
+
+                test_spawn_workload("a.service", "idle", 100, 1, NULL);
+                ck_assert_int_eq(test_manager(NULL, "--quiet", "freeze", test_cgpath("a.service"), NULL), EXIT_OK);
+                ck_assert(test_frozen("a.service"));
+                journal_set_address("a.service", bad[i]);
+
+                int code = test_manager(&err, "exit", NULL);
+                bool ran = access(pwned, F_OK) >= 0;
+                (void) unlink(pwned);
+                ck_assert_msg(!ran, "%s: the command ran", bad[i]);
+                ck_assert_int_eq(code, EXIT_OK);
+                ck_assert_msg(strstr(err, "refusing the recorded systemd manager address"), "%s: %s", bad[i], err);
+                ck_assert_msg(!test_frozen("a.service"), "%s: left frozen", bad[i]);
+        }
+}
+END_TEST
+
 Suite *systemd_suite(void) {
         Suite *s = suite_create("systemd");
         TCase *tc = tcase_create("user-manager");
@@ -273,5 +344,7 @@ Suite *systemd_suite(void) {
         tcase_add_test(tc, test_systemd_crash_recovery);
         tcase_add_test(tc, test_stopped_while_frozen);
         suite_add_tcase(s, tc);
+        tc = test_kernel_tcase(s, "address", 0);
+        tcase_add_test(tc, test_recorded_address_refused);
         return s;
 }
