@@ -63,6 +63,39 @@ static int link_get(const char *address, sd_bus **ret) {
         return 0;
 }
 
+/* Forgets the connection to address: its manager went away (systemctl
+ * daemon-reexec, a user manager restarted), and a long-lived process (the
+ * listener) must not keep failing on it. */
+static void link_drop(const char *address) {
+        size_t i, n;
+        int r = 0;
+        const SdBus *b = sdbus_get(&r);
+
+        for (n = 0; n < ELEMENTSOF(links) && links[n].address; n++)
+                ;
+        for (i = 0; i < n; i++)
+                if (streq(links[i].address, address))
+                        break;
+        if (i == n)
+                return;
+        if (b)
+                b->close_unref(links[i].bus);
+        free(links[i].address);
+        links[i] = links[n - 1];
+        links[n - 1].address = NULL;
+        links[n - 1].bus = NULL;
+}
+
+/* Whether a call failed because the connection is gone, not by the
+ * manager's answer (sd-bus names that "...DBus.Error.Disconnected", or a
+ * local errno "System.Error.E..."). */
+static bool link_lost(int r, const sd_bus_error *error) {
+        if (error && error->name && !streq(error->name, "org.freedesktop.DBus.Error.Disconnected") &&
+            !strneq(error->name, "System.Error.", strlen("System.Error.")))
+                return false;
+        return r == -ENOTCONN || r == -ECONNRESET || r == -EPIPE || r == -ESHUTDOWN || r == -ECONNREFUSED;
+}
+
 /* Which manager manages a cgroup: the user manager of user@UID.service for
  * what lies below it (but not its own init.scope), else the system manager. */
 static int derive_address(const char *cgroup, char **ret) {
@@ -97,6 +130,13 @@ static int unit_property(const char *address, const char *cgroup, const char *in
                 else
                         w += sprintf(w, "_%02x", (unsigned char) *p);
         *w = 0;
+        r = b->get_property_string(bus, "org.freedesktop.systemd1", path, interface, property, NULL, ret);
+        if (!link_lost(r, NULL))
+                return r;
+        link_drop(address);
+        r = link_get(address, &bus);
+        if (r < 0)
+                return r;
         return b->get_property_string(bus, "org.freedesktop.systemd1", path, interface, property, NULL, ret);
 }
 
@@ -146,15 +186,23 @@ int systemd_set_freeze(const char *address, const char *cgroup, bool freeze) {
 
         if (!b)
                 return r;
-        r = link_get(address, &bus);
-        if (r == -EPERM)
-                return log_error_errno(r, "%s: refusing the systemd manager address \"%s\": not a unix:path= of "
-                                       "plain characters.", cgroup, address);
-        if (r < 0)
-                return log_error_errno(r, "Cannot reach the systemd manager at %s: %m", address);
-        r = b->call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                           "org.freedesktop.systemd1.Manager", freeze ? "FreezeUnit" : "ThawUnit", &error, NULL, "s",
-                           unit_name_of_cgroup(cgroup));
+        /* A connection kept from before may have lost its manager: then once
+         * more on a new one. */
+        for (int attempt = 0; attempt < 2; attempt++) {
+                r = link_get(address, &bus);
+                if (r == -EPERM)
+                        return log_error_errno(r, "%s: refusing the systemd manager address \"%s\": not a "
+                                               "unix:path= of plain characters.", cgroup, address);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot reach the systemd manager at %s: %m", address);
+                b->error_free(&error);
+                r = b->call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                   "org.freedesktop.systemd1.Manager", freeze ? "FreezeUnit" : "ThawUnit", &error,
+                                   NULL, "s", unit_name_of_cgroup(cgroup));
+                if (r >= 0 || !link_lost(r, &error))
+                        break;
+                link_drop(address);
+        }
         /* No such unit, or not active: systemd's word, not the kernel's. A
          * unit stopped while frozen (its watchdog fired, RuntimeMaxSec=
          * elapsed, killed) is "inactive" to ThawUnit while its cgroup lives
