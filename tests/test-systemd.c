@@ -205,6 +205,14 @@ static void wait_deactivating(const char *unit) {
         ck_abort_msg("%s did not start stopping: %s (%s)", unit, st, sub);
 }
 
+/* Feeds a service's watchdog every 0.1 s (perl: no program of ours speaks
+ * sd_notify, and systemd-notify(1) exits before systemd can tell whose
+ * message it was). */
+#define WATCHDOG_FEEDER                                                                                   \
+        "socket(my $s, PF_UNIX, SOCK_DGRAM, 0) or die; my $a = $ENV{NOTIFY_SOCKET}; $a =~ s/^@/\\0/; " \
+        "my $to = pack_sockaddr_un($a); "                                                                 \
+        "while (1) { send($s, \"WATCHDOG=1\", 0, $to); select(undef, undef, undef, 0.1); }"
+
 /* systemd stops a unit while it is frozen: its watchdog fires, its
  * RuntimeMaxSec= elapses, its main process is killed. The processes left
  * cannot see the stop (frozen; SIGTERM ignored or SIGABRT pending), so the
@@ -223,15 +231,19 @@ START_TEST(test_stopped_while_frozen) {
         }
         ck_assert_ptr_nonnull(realpath(test_bin("standby-workload"), bin));
         /* SIGTERM ignored (as by a daemon busy in its handler): the stop waits
-         * for TimeoutStopSec=, long enough for the test. */
+         * for TimeoutStopSec=, long enough for the test. The watchdog is fed
+         * every 0.1 s until the freeze stops it (so that it fires only then);
+         * its SIGABRT stays pending in the frozen process. RuntimeMaxSec=
+         * leaves enter 3 s. */
         snprintf(cmd, sizeof(cmd),
                  "export XDG_RUNTIME_DIR=%s/xdg; "
-                 "systemd-run --user --unit=standby-rt.service -p RuntimeMaxSec=1 -p TimeoutStopSec=120 "
+                 "systemd-run --user --unit=standby-rt.service -p RuntimeMaxSec=3 -p TimeoutStopSec=120 "
                  "/bin/sh -c 'trap \"\" TERM; exec %s nanosleep' && "
-                 "systemd-run --user --unit=standby-wd.service -p WatchdogSec=1 -p TimeoutAbortSec=120 %s nanosleep && "
+                 "systemd-run --user --unit=standby-wd.service -p WatchdogSec=1 -p NotifyAccess=main "
+                 "-p TimeoutAbortSec=120 perl -MSocket -e '" WATCHDOG_FEEDER "' && "
                  "systemd-run --user --unit=standby-km.service -p TimeoutStopSec=120 "
                  "/bin/sh -c 'trap \"\" TERM; %s nanosleep & wait' 2>&1",
-                 dir, bin, bin, bin);
+                 dir, bin, bin);
         ck_assert_msg(test_run_shell(cmd, &out) == 0, "systemd-run: %s", out);
         run_unit("standby-ok.service");
 
