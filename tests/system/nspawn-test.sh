@@ -66,12 +66,43 @@ Unit=mail.service
 [Action]
 Thaw=mail.service
 RULE
+cat > "$rootfs/etc/standby/rules.d/30-sync.rule" <<'RULE'
+[Match]
+Event=push
+Unit=sync.service
+[Action]
+Thaw=sync.service
+RULE
 chmod 0644 "$rootfs"/etc/standby/rules.d/*.rule
 mkdir -p "$rootfs/etc/systemd/system/multi-user.target.wants"
 for u in echo.service mail.service; do
         ln -sf "/etc/systemd/system/$u" "$rootfs/etc/systemd/system/multi-user.target.wants/$u"
 done
 ln -sf /lib/systemd/system/standby-listener.service "$rootfs/etc/systemd/system/multi-user.target.wants/standby-listener.service"
+
+# What is left frozen under the targets, in the kernel and in systemd's view
+# (the system manager's and alice's), one line each; nothing when nothing is.
+# Units that are inactive or failed are left out of systemd's view: systemd
+# 252 keeps FreezerState=frozen for a unit stopped while frozen (standby
+# warns when it thaws one); a unit with processes is not left out.
+cat > "$rootfs/usr/local/bin/standby-left-frozen" <<'SH'
+#!/bin/sh
+for d in /sys/fs/cgroup/user.slice /sys/fs/cgroup/workloads.slice; do
+        [ -d "$d" ] || continue
+        find "$d" -name cgroup.freeze -exec grep -lx 1 {} + 2>/dev/null | sed 's|^|kernel: cgroup.freeze 1: |'
+        find "$d" -name cgroup.events -exec grep -lx 'frozen 1' {} + 2>/dev/null | sed 's|^|kernel: frozen 1: |'
+done
+view() {
+        { "$@" show -p Id -p ActiveState -p FreezerState '*' 2>/dev/null; echo; } | awk '
+                /^Id=/ { id = substr($0, 4) } /^ActiveState=/ { st = substr($0, 13) }
+                /^FreezerState=/ { fz = substr($0, 14) }
+                /^$/ { if (fz != "" && fz != "running" && st != "inactive" && st != "failed")
+                               print "systemd: " id " FreezerState=" fz " (" st ")"; id = st = fz = "" }'
+}
+view systemctl
+view runuser -u alice -- env XDG_RUNTIME_DIR=/run/user/1000 systemctl --user
+SH
+chmod 0755 "$rootfs/usr/local/bin/standby-left-frozen"
 
 # Boot it (pure cgroup2 in a private mount namespace, as nspawn wants).
 mkdir -p "$work"
@@ -106,7 +137,18 @@ for _ in $(seq 1 300); do
 done
 say "container: $state"
 
+# How hardened each shipped unit is, by systemd's own measure (the full
+# tables in $work/security-*.txt).
+for u in standby-listener.service standby-enter.service standby-leave.service; do
+        in_ct systemd-analyze security --no-pager "$u" > "$work/security-$u.txt" 2>&1 || true
+        say "security: $(grep 'Overall exposure level' "$work/security-$u.txt" | sed 's/^→ //')"
+done
+
 freezer() { in_ct systemctl show -p FreezerState --value "$1"; }
+# Stopping standby.target stops standby-enter.service (whose ExecStop is
+# exit) in a job of its own once the target is down: naming both waits for
+# the exit too.
+leave() { in_ct systemctl stop standby.target standby-enter.service; }
 user_freezer() {
         in_ct runuser -u alice -- env XDG_RUNTIME_DIR=/run/user/1000 systemctl --user show -p FreezerState --value "$1"
 }
@@ -132,7 +174,7 @@ out=$(in_ct busctl call org.standby.Listener1 /org/standby/Listener1 org.standby
 check "Push answered true ($out)" [ "$out" = "b true" ]
 check "mail.service thawed by the push" [ "$(freezer mail.service)" = running ]
 
-check "systemctl stop standby.target" in_ct systemctl stop standby.target
+check "systemctl stop standby.target" leave
 check "nothing frozen afterwards" [ "$(freezer echo.service) $(freezer mail.service) $(user_freezer sync.service)" = "running running running" ]
 check "standby-manager status: inactive" in_ct sh -c 'standby-manager status | grep -q "^Standby: inactive"'
 
@@ -178,6 +220,148 @@ check "standby left through OnFailure=: nothing frozen" all_running
 check "standby.target stopped too" [ "$(in_ct systemctl is-active standby.target)" = inactive ]
 rm -rf "$dropin"
 in_ct systemctl daemon-reload
+
+# systemd's freezer test suite (TEST-38) run against standby: what the
+# admin or systemd does to a unit while standby holds it frozen. After each,
+# nothing is left frozen in the kernel (cgroup.freeze, cgroup.events under
+# the targets) nor in systemd's view (FreezerState), and while standby is
+# entered, status counts what the kernel really has frozen.
+left_frozen() { in_ct standby-left-frozen; }
+nothing_left() { # [UNIT...]: units whose stale FreezerState is expected (see below)
+        local out u
+        out=$(left_frozen)
+        for u in "$@"; do out=$(printf '%s\n' "$out" | grep -vF "systemd: $u FreezerState=frozen" || true); done
+        [ -z "$out" ] && return 0
+        say "$out" | sed 's/^/     /'
+        in_ct journalctl -q -u standby-enter.service -u standby-listener.service -n 25 --no-pager | sed 's/^/     /'
+        return 1
+}
+kernel_frozen() { in_ct sh -c 'find /sys/fs/cgroup/user.slice /sys/fs/cgroup/workloads.slice -name cgroup.freeze \
+        -exec grep -lx 1 {} + 2>/dev/null | wc -l'; }
+status_counts() {
+        local s k
+        s=$(in_ct standby-manager status | sed -n 's/^Units: \([0-9]*\) frozen.*/\1/p') k=$(kernel_frozen)
+        [ "$s" = "$k" ] || { say "     status counts $s frozen, the kernel has $k"; return 1; }
+}
+unit_state() { in_ct systemctl show -p ActiveState --value "$1"; }
+wait_state() { # UNIT STATE, bounded: 20 s
+        for _ in $(seq 1 200); do [ "$(unit_state "$1")" = "$2" ] && return 0; sleep 0.1; done
+        say "     $1: $(unit_state "$1"), not $2"; return 1
+}
+exit_ok() { # the last exit (standby-enter.service's ExecStop) succeeded
+        [ "$(in_ct systemctl is-failed standby-enter.service)" != failed ] && return 0
+        in_ct journalctl -q -u standby-enter.service --no-pager | tail -n 5 | sed 's/^/     /'
+        in_ct systemctl reset-failed standby-enter.service; return 1
+}
+said_since() { # T TEXT: standby-enter.service logged TEXT since T
+        in_ct journalctl -q -u standby-enter.service --since "@$1" --no-pager | grep -qF "$2"
+}
+scenario() { # NAME: standby entered, the admin's or systemd's action follows
+        sc=$1
+        check "$sc: enter" in_ct systemctl start standby.target
+}
+scenario_end() { # [UNIT...] as nothing_left
+        check "$sc: status counts what the kernel has frozen" status_counts
+        check "$sc: exit" leave
+        check "$sc: exit succeeded" exit_ok
+        check "$sc: nothing left frozen (kernel, systemd)" nothing_left "$@"
+}
+run_t38() { # UNIT ARGS...: a transient service in workloads.slice
+        local u=$1; shift
+        in_ct systemd-run -q --unit="$u" -p Slice=workloads.slice "$@"
+}
+feeder='socket(my $s, PF_UNIX, SOCK_DGRAM, 0) or die; my $a = $ENV{NOTIFY_SOCKET}; $a =~ s/^@/\0/;
+        my $to = pack_sockaddr_un($a); while (1) { send($s, "WATCHDOG=1", 0, $to); select(undef, undef, undef, 0.1); }'
+
+# The listener thaws a user's unit through her manager's private socket in
+# /run/user/1000 (which ProtectHome=yes would hide from it).
+scenario "a user unit woken"
+out=$(in_ct busctl call org.standby.Listener1 /org/standby/Listener1 org.standby.Listener1 Push ss sync.service test 2>&1 || true)
+check "$sc: Push answered true ($out)" [ "$out" = "b true" ]
+check "$sc: alice's sync.service thawed through her manager" [ "$(user_freezer sync.service)" = running ]
+scenario_end
+
+scenario "admin thaw"
+in_ct systemctl thaw mail.service
+check "$sc: mail.service runs (systemd)" [ "$(freezer mail.service)" = running ]
+scenario_end
+
+scenario "freeze twice"
+in_ct systemctl freeze mail.service || true
+in_ct standby-manager --quiet freeze mail.service || true
+check "$sc: mail.service frozen once more (systemd)" [ "$(freezer mail.service)" = frozen ]
+scenario_end
+
+scenario "stop"
+check "$sc: systemctl stop mail.service" in_ct systemctl stop mail.service
+scenario_end
+in_ct systemctl start mail.service
+
+scenario "restart"
+check "$sc: systemctl restart mail.service" in_ct systemctl restart mail.service
+check "$sc: mail.service runs (systemd)" [ "$(freezer mail.service)" = running ]
+scenario_end
+
+scenario "daemon-reload and daemon-reexec"
+# The listener thaws one unit through systemd, so that it holds a connection
+# to the manager; that connection goes with the old manager.
+out=$(in_ct busctl call org.standby.Listener1 /org/standby/Listener1 org.standby.Listener1 Push ss mail.service test 2>&1 || true)
+check "$sc: mail.service thawed by a push ($out)" [ "$(freezer mail.service)" = running ]
+in_ct systemctl daemon-reload
+in_ct systemctl daemon-reexec
+check "$sc: echo.service still frozen (systemd)" [ "$(freezer echo.service)" = frozen ]
+reply=$(in_ct bash -c 'exec 3<>/dev/tcp/127.0.0.1/7777; echo hello >&3; read -r -t 5 line <&3; echo "$line"' || true)
+check "$sc: a client wakes the frozen server ($reply)" [ "$reply" = hello ]
+check "$sc: echo.service thawed through systemd" [ "$(freezer echo.service)" = running ]
+[ "$(freezer echo.service)" = running ] || in_ct journalctl -q -u standby-listener.service -n 4 --no-pager | sed 's/^/     /'
+scenario_end
+
+# Stopped by systemd while frozen: the watchdog fires (fed until the freeze),
+# RuntimeMaxSec= elapses, the main process is killed. Their processes cannot
+# see the stop (SIGTERM ignored, SIGABRT pending): the units stay
+# "deactivating" with frozen cgroups, which exit must thaw all the same.
+# systemd 252 refuses to thaw them (UnitInactive) and keeps calling them
+# frozen once exit thawed them through cgroup.freeze: exit says so.
+run_t38 t38-wd.service -p WatchdogSec=1 -p NotifyAccess=main -p TimeoutAbortSec=120 perl -MSocket -e "$feeder"
+run_t38 t38-rt.service -p RuntimeMaxSec=3 -p TimeoutStopSec=120 \
+        /bin/sh -c 'trap "" TERM; exec standby-workload nanosleep'
+run_t38 t38-kill.service -p TimeoutStopSec=120 /bin/sh -c 'trap "" TERM; standby-workload nanosleep & wait'
+scenario "watchdog, runtime limit, kill"
+t0=$(in_ct date +%s)
+in_ct systemctl kill --signal=SIGKILL --kill-who=main t38-kill.service
+for u in t38-wd.service t38-rt.service t38-kill.service; do
+        check "$sc: $u stopping, frozen" wait_state "$u" deactivating
+done
+scenario_end t38-wd.service t38-rt.service t38-kill.service
+for u in t38-wd.service t38-rt.service t38-kill.service; do
+        check "$sc: exit said it thawed $u" said_since "$t0" "systemd says $u is not active, but its cgroup is frozen"
+done
+check "$sc: exit said systemd still calls t38-rt.service frozen" \
+        said_since "$t0" "systemd still reports FreezerState=frozen for t38-rt.service"
+in_ct systemctl kill --signal=SIGKILL t38-wd.service t38-rt.service t38-kill.service 2>/dev/null || true
+for u in t38-wd.service t38-rt.service t38-kill.service; do
+        for _ in $(seq 1 100); do s=$(unit_state "$u"); [ "$s" = inactive ] || [ "$s" = failed ] && break; sleep 0.1; done
+done
+in_ct systemctl reset-failed 2>/dev/null || true
+
+scenario "a new unit in a target slice"
+run_t38 t38-new.service standby-workload nanosleep
+check "$sc: t38-new.service runs" [ "$(freezer t38-new.service)" = running ]
+scenario_end
+in_ct systemctl stop t38-new.service
+
+scenario "the whole slice stopped"
+check "$sc: systemctl stop workloads.slice" in_ct systemctl stop workloads.slice
+scenario_end
+in_ct systemctl start echo.service mail.service
+
+# kill -9 part-way through enter (after the journal and two freezes), then exit.
+sc="kill -9 mid-enter"
+code=0
+(in_ct env STANDBY_TEST_CRASH_AFTER=3 standby-manager --quiet enter) 2>/dev/null || code=$?
+check "$sc: enter killed ($code)" [ "$code" = 137 ]
+check "$sc: exit" in_ct standby-manager --quiet exit
+check "$sc: nothing left frozen (kernel, systemd)" nothing_left
 
 say "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
