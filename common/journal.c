@@ -200,6 +200,16 @@ static void fput_escaped(FILE *f, const char *s) {
         }
 }
 
+size_t journal_escaped_size(const char *s) {
+        size_t n = 0;
+
+        if (isempty(s))
+                return 2;
+        for (const unsigned char *p = (const unsigned char *) s; *p; p++)
+                n += *p > 0x20 && *p < 0x7f && *p != '\\' ? 1 : 4;
+        return n;
+}
+
 static int hexval(char c) {
         if (c >= '0' && c <= '9')
                 return c - '0';

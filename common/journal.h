@@ -72,6 +72,15 @@ typedef struct Journal {
 /* The largest journal written or read: far beyond any real one (a unit line
  * is at most 4 bytes per byte of its path), small enough to read in one go. */
 #define JOURNAL_SIZE_MAX (16U * 1024U * 1024U)
+/* What enter lets the unit lines of the journal take: room is left for the
+ * reasons that come after the freeze, the threads and the systemd addresses. */
+#define JOURNAL_UNITS_BUDGET (JOURNAL_SIZE_MAX / 2)
+
+/* The bytes s takes in the journal once escaped (every byte outside
+ * printable ASCII, the space and '\\' take four). */
+size_t journal_escaped_size(const char *s);
+/* The bytes a unit line for cgroup takes, before its reason and systemd address. */
+#define JOURNAL_UNIT_LINE_SIZE(cgroup) (journal_escaped_size(cgroup) + sizeof("unit lock-holder 18446744073709551615  \\-\n"))
 
 const char *journal_phase_to_string(JournalPhase p);
 const char *unit_state_to_string(UnitState s);

@@ -63,6 +63,54 @@ static bool holds_caller(char **callers, const char *leaf) {
         return false;
 }
 
+static int cmp_size_desc(const void *a, const void *b) {
+        const size_t *x = a, *y = b;
+        return x[0] < y[0] ? 1 : x[0] > y[0] ? -1 : 0;
+}
+
+/* The journal must name every unit before any is frozen, and it is read
+ * whole, at most JOURNAL_SIZE_MAX: a user who makes names long and deep
+ * enough (a delegated subtree allows any number of 1000-level paths) must
+ * not keep standby from being entered at all. So when the unit lines would
+ * take more than JOURNAL_UNITS_BUDGET, the units with the longest names are
+ * left running (said, and kept: never frozen, so never to be thawed),
+ * until the rest fits. */
+static int fit_journal(char **units, char ***kept) {
+        _cleanup_free_ size_t *sizes = NULL;
+        size_t n = strv_length(units), total = 0;
+        int r;
+
+        sizes = calloc(2 * n + 2, sizeof(size_t));
+        if (!sizes)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                sizes[2 * i] = JOURNAL_UNIT_LINE_SIZE(units[i]);
+                sizes[2 * i + 1] = i;
+                total += sizes[2 * i];
+        }
+        if (total <= JOURNAL_UNITS_BUDGET)
+                return 0;
+        qsort(sizes, n, 2 * sizeof(size_t), cmp_size_desc);
+        for (size_t k = 0; k < n && total > JOURNAL_UNITS_BUDGET; k++) {
+                char *u = units[sizes[2 * k + 1]];
+                log_warning("Leaving %.200s... running: its path (%zu bytes) is too long to record with the others "
+                            "within the journal's %u bytes.", u, strlen(u), JOURNAL_UNITS_BUDGET);
+                total -= sizes[2 * k];
+                r = strv_extend(kept, u);
+                if (r < 0)
+                        return r;
+                free(u);
+                units[sizes[2 * k + 1]] = NULL;
+        }
+        /* Close the gaps, keeping the order. */
+        size_t w = 0;
+        for (size_t i = 0; i < n; i++)
+                if (units[i])
+                        units[w++] = units[i];
+        units[w] = NULL;
+        return 0;
+}
+
 int select_targets(Manager *m, char ***ret) {
         _cleanup_strv_free_ char **rels = NULL;
         int r;
@@ -135,6 +183,9 @@ int select_units(Manager *m, char **targets, char ***ret, char ***ret_kept) {
                                 return r;
                 }
         }
+        r = fit_journal(units, &kept);
+        if (r < 0)
+                return r;
         *ret = TAKE_PTR(units);
         if (ret_kept)
                 *ret_kept = TAKE_PTR(kept);

@@ -235,6 +235,48 @@ START_TEST(test_deep_and_long) {
 }
 END_TEST
 
+/* Paths long enough that their journal lines would not fit (twelve leaves
+ * 900 levels down, names of 255 spaces: 0.9 MB each once escaped): the
+ * longest are left running and said so, the rest is frozen, and a unit of
+ * an ordinary name is not kept out by them. */
+START_TEST(test_journal_budget) {
+        _cleanup_free_ char *prefix = NULL, *err = NULL;
+        size_t len = 0;
+        char leaf[64];
+
+        if (!test_need_root_cgroup2())
+                return;
+        prefix = malloc(900 * (NAME_MAX + 1) + 64);
+        ck_assert_ptr_nonnull(prefix);
+        for (int i = 0; i < 900; i++) {
+                if (i)
+                        prefix[len++] = '/';
+                memset(prefix + len, ' ', NAME_MAX);
+                len += NAME_MAX;
+        }
+        prefix[len] = 0;
+        for (int i = 0; i < 12; i++) {
+                _cleanup_free_ char *p = NULL;
+                snprintf(leaf, sizeof(leaf), "/leaf%02d", i);
+                ck_assert_int_ge(asprintf(&p, "%s%s", prefix, leaf), 0);
+                int fd = mk_path(p);
+                ck_assert_int_ge(fd, 0);
+                close(fd);
+        }
+        int w = mk_path("plain.service"), ww = fcntl(w, F_DUPFD_CLOEXEC, 3);
+        park_in(w);
+
+        ck_assert_int_eq(test_manager(&err, "enter", NULL), EXIT_OK);
+        ck_assert_msg(strstr(err, "is too long to record with the others"), "stderr: %.300s", err);
+        ck_assert(frozen_fd(ww));
+        size_t seen = 0, n = count_frozen(&seen);
+        ck_assert_msg(n >= 9 + 1 && n < 12 + 1, "%zu frozen", n);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        assert_nothing_frozen("after exit");
+        close(ww);
+}
+END_TEST
+
 static void spawn_units(int n) {
         char sub[64];
         for (int i = 0; i < n; i++) {
@@ -668,5 +710,6 @@ Suite *hostile_suite(void) {
         tcase_add_test(tc, test_listener_starts_on_corrupt_journal);
         tcase_add_test(tc, test_messages_escaped);
         tcase_add_test(tc, test_frozen_above_targets);
+        tcase_add_test(tc, test_journal_budget);
         return s;
 }
