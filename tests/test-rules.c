@@ -153,7 +153,7 @@ START_TEST(test_ownership) {
         char *err = NULL;
 
         if (geteuid() != 0) {
-                fprintf(stderr, "SKIP: ownership checks need root\n");
+                test_skip("ownership checks need root");
                 return;
         }
         ck_assert_int_eq(chmod(p, 0646), 0);

@@ -22,7 +22,7 @@ START_TEST(test_units_verify) {
         _cleanup_free_ char *out = NULL;
 
         if (access("/usr/bin/systemd-analyze", X_OK) < 0) {
-                fprintf(stderr, "SKIP: test_units_verify: no systemd-analyze here\n");
+                test_skip("no systemd-analyze here");
                 return;
         }
         ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -103,7 +103,7 @@ START_TEST(test_install_uninstall) {
         _cleanup_free_ char *out = NULL, *left = NULL;
 
         if (access("Makefile", R_OK) < 0) {
-                fprintf(stderr, "SKIP: test_install_uninstall: not run from the source tree\n");
+                test_skip("not run from the source tree");
                 return;
         }
         ck_assert_ptr_nonnull(mkdtemp(dir));

@@ -54,17 +54,41 @@ const char *test_bin(const char *name) {
         return b;
 }
 
+bool test_skip(const char *fmt, ...) {
+        _cleanup_free_ char *reason = NULL;
+        const char *path = getenv("STANDBY_TEST_SKIP_FILE"), *test = tcase_name() ?: "?";
+        va_list ap;
+
+        va_start(ap, fmt);
+        if (vasprintf(&reason, fmt, ap) < 0)
+                reason = NULL;
+        va_end(ap);
+        /* A tab or newline would break the record's fields. */
+        for (char *p = reason; p && *p; p++)
+                if (*p == '\t' || *p == '\n')
+                        *p = ' ';
+        fprintf(stderr, "SKIP: %s: %s\n", test, strna(reason));
+        if (path) {
+                /* One write() of one line with O_APPEND: records of tests
+                 * that run at once do not mix. */
+                _cleanup_close_ int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+                _cleanup_free_ char *line = NULL;
+                int n = asprintf(&line, "%s\t%s\n", test, strna(reason));
+                ck_assert_msg(fd >= 0 && n > 0 && write(fd, line, (size_t) n) == n, "cannot record the skip in %s: %s",
+                              path, strerror(errno));
+        }
+        return false;
+}
+
 bool test_need_root_cgroup2(void) {
         _cleanup_free_ char *m = NULL;
 
-        if (geteuid() != 0) {
-                fprintf(stderr, "SKIP: needs root\n");
-                return false;
-        }
-        if (cgroup_find_mount(&m) < 0) {
-                fprintf(stderr, "SKIP: no cgroup2 mount\n");
-                return false;
-        }
+        if (T.unavailable)
+                return test_skip("%s", T.unavailable);
+        if (geteuid() != 0)
+                return test_skip("needs root");
+        if (cgroup_find_mount(&m) < 0)
+                return test_skip("no cgroup2 mount");
         return true;
 }
 
@@ -127,7 +151,16 @@ void test_env_setup(void) {
                 registered = true;
         }
 
-        ck_assert_int_ge(cgroup_find_mount(&T.mount), 0);
+        /* What the tests need and a machine may lack: they skip, and say so. */
+        T.unavailable = NULL;
+        if (geteuid() != 0) {
+                T.unavailable = "needs root";
+                return;
+        }
+        if (cgroup_find_mount(&T.mount) < 0) {
+                T.unavailable = "no cgroup2 mount";
+                return;
+        }
         ck_assert_int_ge(cgroup_open_root(T.mount, &T.root_fd), 0);
         ck_assert_int_ge(asprintf(&T.base, "standby-test.%s.%d.%u", test_runner_id(), (int) getpid(), counter++), 0);
         ck_assert_int_eq(cgroup_create(T.root_fd, T.base), 0);
@@ -263,10 +296,8 @@ static void track(pid_t pid) {
 }
 
 bool test_have_fuse(void) {
-        if (access("/dev/fuse", R_OK | W_OK) < 0) {
-                fprintf(stderr, "SKIP: no /dev/fuse: cannot make a task stuck in the kernel here\n");
-                return false;
-        }
+        if (access("/dev/fuse", R_OK | W_OK) < 0)
+                return test_skip("no /dev/fuse: cannot make a task stuck in the kernel here");
         return true;
 }
 

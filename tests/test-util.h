@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "macro.h"
 #include "time-util.h"
 
 #define TEST_MAX_PIDS 2048
@@ -20,14 +21,26 @@ typedef struct TestEnv {
         char *config;        /* a config file targeting base */
         pid_t pids[TEST_MAX_PIDS];
         size_t n_pids;
+        const char *unavailable; /* why T could not be set up (not root, no cgroup2): tests skip */
 } TestEnv;
 
 extern TestEnv T;
 
-/* Skips the calling test (and says why) unless root with cgroup v2. */
+/* Check has no skip of its own: a test that cannot run here records why with
+ * test_skip() and returns. The record (the test's name from Check's
+ * tcase_name(), and the reason) goes to the file the runner named in
+ * STANDBY_TEST_SKIP_FILE (the test runs in a forked process), and to stderr;
+ * the runner counts skips apart from passes, lists them, and fails on one
+ * that STANDBY_TEST_EXPECTED_SKIPS (space-separated fnmatch patterns of test
+ * names) does not allow. Returns false. */
+bool test_skip(const char *fmt, ...) _printf_(1, 2);
+
+/* Skips the calling test (test_skip) unless root with cgroup v2. */
 bool test_need_root_cgroup2(void);
 
-/* Checked fixture: create T (base cgroup, state dir, config with Targets=base). */
+/* Checked fixture: create T (base cgroup, state dir, config with Targets=base).
+ * Not root, or no cgroup2: sets T.unavailable and creates nothing, so that the
+ * test's test_need_root_cgroup2() skips (rather than the fixture failing). */
 void test_env_setup(void);
 /* Checked fixture: thaw, kill (by pid) and remove everything of T. */
 void test_env_teardown(void);
@@ -62,7 +75,7 @@ pid_t test_fork(const char *sub, void (*fn)(void *userdata), void *userdata);
 int test_manager(char **ret_err, const char *arg, ...);
 int test_manager_env(const char *env, char **ret_out, char **ret_err, const char *arg, ...);
 
-/* Whether /dev/fuse is usable (says SKIP and why if not). */
+/* Whether /dev/fuse is usable (test_skip()s if not). */
 bool test_have_fuse(void);
 /* Starts a never-answering FUSE server (in this process's cgroup, outside
  * base) and its client in base/sub; returns the client's pid once it is
