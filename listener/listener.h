@@ -226,6 +226,9 @@ void listener_exit_standby(Listener *l, const char *why);
 void listener_forget_exit(Listener *l);
 
 /* netlink.c */
+/* Joins the rtnetlink groups the rules need (links, IPv4 and IPv6
+ * addresses) and leaves the others; with none needed, no socket is open.
+ * At start, and again after a reload. */
 int listener_setup_netlink(Listener *l);
 void listener_free_netlink(Listener *l);
 

@@ -66,6 +66,7 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
                         (void) listener_setup_input(l);
                         (void) listener_setup_call_monitor(l);
                         (void) listener_setup_uevent(l);
+                        (void) listener_setup_netlink(l);
                         (void) listener_sync_sockets(l);
                         log_info("Reloaded %zu rules.", l->rules->n_rules);
                 }

@@ -7,6 +7,7 @@
 #include <libevdev/libevdev.h>
 #include <limits.h>
 #include <linux/input.h>
+#include <linux/rtnetlink.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -41,6 +42,12 @@ static void write_rule(const char *name, const char *text) {
         ck_assert_ptr_nonnull(f);
         fputs(text, f);
         fclose(f);
+}
+
+static int unlink_rule(const char *name) {
+        char p[512];
+        snprintf(p, sizeof(p), "%s/%s", rules_dir, name);
+        return unlink(p) < 0 ? -errno : 0;
 }
 
 /* Waits (bounded) for the listener to say text over its notify socket. */
@@ -672,6 +679,158 @@ START_TEST(test_network_events) {
         run_ip("-n", netns, "link", "set", "sb0", "up", NULL, NULL);
         ck_assert(wait_frozen("net.service", false));
         ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+}
+END_TEST
+
+/* A netlink socket of the test's own in the namespace, joined to the link
+ * and address groups: it sees every change a listener could be woken by. */
+static int netns_watch(void) {
+        char p[128];
+        int fd, big = 4 << 20;
+
+        snprintf(p, sizeof(p), "/run/netns/%s", netns);
+        _cleanup_close_ int self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int ns = open(p, O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(self, 0);
+        ck_assert_int_ge(ns, 0);
+        ck_assert_int_eq(setns(ns, CLONE_NEWNET), 0);
+        fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_ROUTE);
+        ck_assert_int_ge(fd, 0);
+        struct sockaddr_nl sa = { .nl_family = AF_NETLINK,
+                                  .nl_groups = RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR };
+        ck_assert_int_eq(bind(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big)), 0);
+        ck_assert_int_eq(setns(self, CLONE_NEWNET), 0);
+        return fd;
+}
+
+/* Reads what the watch has queued; returns the link and address messages
+ * (an overrun would have lost some: it fails the test). */
+static int netns_changes(int fd) {
+        char buf[65536];
+        int n = 0;
+
+        for (;;) {
+                ssize_t k = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+                if (k < 0) {
+                        ck_assert_int_eq(errno, EAGAIN);
+                        return n;
+                }
+                for (struct nlmsghdr *h = (struct nlmsghdr *) buf; NLMSG_OK(h, (size_t) k); h = NLMSG_NEXT(h, k))
+                        n += h->nlmsg_type == RTM_NEWLINK || h->nlmsg_type == RTM_DELLINK ||
+                             h->nlmsg_type == RTM_NEWADDR || h->nlmsg_type == RTM_DELADDR;
+        }
+}
+
+/* Rounds of sb0 going up and down and an IPv4 address added and removed
+ * (documentation range, no traffic): four changes each. Every ip(8) run has
+ * returned, so the kernel has queued its messages, before this returns. */
+static void churn_links(int rounds) {
+        for (int i = 0; i < rounds; i++) {
+                run_ip("-n", netns, "link", "set", "sb0", "up", NULL, NULL);
+                run_ip("-n", netns, "addr", "add", "192.0.2.1/24", "dev", "sb0", NULL);
+                run_ip("-n", netns, "addr", "del", "192.0.2.1/24", "dev", "sb0", NULL);
+                run_ip("-n", netns, "link", "set", "sb0", "down", NULL, NULL);
+        }
+}
+
+/* The listener has served everything sent to it and sleeps again: two
+ * round trips over the bus (it serves one source after another without
+ * sleeping in between), then its state is S: blocked in epoll_wait, which
+ * it enters only with nothing left to read. Returns how often it has run. */
+static uint64_t listener_settled_runs(sd_bus *bus) {
+        uint64_t runs;
+
+        (void) statistic(bus, "events");
+        (void) statistic(bus, "events");
+        ck_assert(test_wait_for(is_sleeping, &listener_pid, 5 * USEC_PER_SEC));
+        ck_assert(thread_runs(listener_pid, &runs));
+        return runs;
+}
+
+/* How often the listener ran, once a burst is over: a wakeup makes it
+ * runnable (state R) at once, and it counts a run before it sleeps (S)
+ * again, so waiting for S and then reading the count misses none. */
+static uint64_t listener_runs_after(void) {
+        uint64_t runs;
+
+        ck_assert(test_wait_for(is_sleeping, &listener_pid, 5 * USEC_PER_SEC));
+        ck_assert(thread_runs(listener_pid, &runs));
+        return runs;
+}
+
+/* The listener joins only the rtnetlink groups its rules need: with no link
+ * or address rule, a burst of link and address changes (seen by the test's
+ * own socket in the namespace) does not wake it once; reloaded with a link
+ * rule, the same burst is seen as events (so the burst was observable);
+ * reloaded with an IPv4 address rule, link changes wake it no more; reloaded
+ * without, nothing again. */
+START_TEST(test_network_only_what_rules_need) {
+        uint64_t before, after, events;
+        int watch;
+
+        if (!test_need_root_cgroup2())
+                return;
+        make_netns();
+        watch = netns_watch();
+        start_listener();
+        sd_bus *bus = client();
+
+        before = listener_settled_runs(bus);
+        churn_links(5);
+        after = listener_runs_after();
+        ck_assert_int_ge(netns_changes(watch), 20);
+        ck_assert_msg(after == before, "with no network rule, the listener ran %llu times in a burst of link changes",
+                      (unsigned long long) (after - before));
+
+        /* The positive control: a link rule sees the same burst. */
+        write_rule("50-up.rule", "[Match]\nEvent=link\nInterface=sb0\n[Action]\nThaw=net.service\n");
+        ck_assert_int_eq(kill(listener_pid, SIGHUP), 0);
+        ck_assert(wait_notify("READY=1"));
+        before = listener_settled_runs(bus);
+        events = statistic(bus, "events");
+        churn_links(5);
+        after = listener_runs_after();
+        ck_assert_int_ge(netns_changes(watch), 20);
+        ck_assert_uint_gt(after, before);
+        ck_assert_uint_eq(statistic(bus, "events") - events, 10); /* up, down: 5 times */
+
+        /* An IPv4 address rule only: link changes do not wake it; an
+         * address does, named by its interface. */
+        ck_assert_int_eq(unlink_rule("50-up.rule"), 0);
+        write_rule("51-addr.rule", "[Match]\nEvent=address\nInterface=sb0\nFamily=ipv4\nChange=added\n"
+                                   "[Action]\nThaw=net.service\n");
+        ck_assert_int_eq(kill(listener_pid, SIGHUP), 0);
+        ck_assert(wait_notify("READY=1"));
+        before = listener_settled_runs(bus);
+        for (int i = 0; i < 5; i++) {
+                run_ip("-n", netns, "link", "set", "sb0", "up", NULL, NULL);
+                run_ip("-n", netns, "link", "set", "sb0", "down", NULL, NULL);
+        }
+        after = listener_runs_after();
+        ck_assert_int_ge(netns_changes(watch), 10);
+        ck_assert_msg(after == before, "with an address rule only, the listener ran %llu times for link changes",
+                      (unsigned long long) (after - before));
+        events = statistic(bus, "events");
+        uint64_t matched = statistic(bus, "matched");
+        run_ip("-n", netns, "addr", "add", "192.0.2.1/24", "dev", "sb0", NULL);
+        (void) listener_runs_after();
+        ck_assert_uint_eq(statistic(bus, "events") - events, 1);
+        ck_assert_uint_eq(statistic(bus, "matched") - matched, 1);
+        run_ip("-n", netns, "addr", "del", "192.0.2.1/24", "dev", "sb0", NULL);
+
+        /* No network rule again: the groups are left. */
+        ck_assert_int_eq(unlink_rule("51-addr.rule"), 0);
+        ck_assert_int_eq(kill(listener_pid, SIGHUP), 0);
+        ck_assert(wait_notify("READY=1"));
+        before = listener_settled_runs(bus);
+        churn_links(5);
+        after = listener_runs_after();
+        ck_assert_int_ge(netns_changes(watch), 20);
+        ck_assert_msg(after == before, "after a reload without network rules, the listener ran %llu times",
+                      (unsigned long long) (after - before));
+        close(watch);
+        sd_bus_flush_close_unref(bus);
 }
 END_TEST
 
@@ -1638,6 +1797,7 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_push_during_enter_replayed);
         tcase_add_test(tc, test_network_events);
         tcase_add_test(tc, test_network_overrun_resync);
+        tcase_add_test(tc, test_network_only_what_rules_need);
         tcase_add_test(tc, test_uevent_rule);
         tcase_add_test(tc, test_socket_wakes_server);
         tcase_add_test(tc, test_input_stream_lid);
