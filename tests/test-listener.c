@@ -238,6 +238,20 @@ static bool wait_frozen(const char *sub, bool want) {
         return cgroup_wait_frozen(&fd, 1, want, now_usec(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC, NULL) == 0;
 }
 
+/* The journal's state of a unit, or -1 when it does not list it. */
+static int journal_state_of(const char *sub) {
+        _cleanup_close_ int dfd = open(T.state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        Journal *j = NULL;
+        int state = -1;
+
+        if (dfd >= 0 && journal_load(dfd, &j) >= 0) {
+                JournalUnit *u = journal_find_unit(j, test_cgpath(sub));
+                state = u ? (int) u->state : -1;
+                journal_free(j);
+        }
+        return state;
+}
+
 /* A push thaws its unit for the window (and only it), which then freezes again. */
 START_TEST(test_push_thaws_for_window) {
         int mail, other, acted;
@@ -249,9 +263,20 @@ START_TEST(test_push_thaws_for_window) {
         start_listener();
         sd_bus *bus = client();
 
-        /* Outside standby a push does nothing. */
+        /* Outside standby a push is answered, matches its rule, and does
+         * nothing: no thaw, no journal; standby entered afterwards does not
+         * carry it out (it came before standby began). */
         ck_assert_ptr_null(push(bus, "mail.service", &acted));
+        ck_assert_int_eq(acted, 1);
+        ck_assert_uint_eq(statistic(bus, "matched"), 1);
+        ck_assert_uint_eq(statistic(bus, "thaws"), 0);
+        ck_assert_int_eq(journal_state_of("mail.service"), -1);
         ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        (void) statistic(bus, "events"); /* the journal change is taken before a call */
+        ck_assert_uint_eq(statistic(bus, "replayed"), 0);
+        ck_assert_uint_eq(statistic(bus, "thaws"), 0);
+        ck_assert(test_frozen("mail.service"));
+        ck_assert_int_eq(journal_state_of("mail.service"), UNIT_FROZEN);
         test_drain(mail);
         test_drain(other);
         ck_assert_ptr_null(push(bus, "mail.service", &acted));
@@ -280,20 +305,6 @@ START_TEST(test_push_thaws_for_window) {
         sd_bus_flush_close_unref(bus);
 }
 END_TEST
-
-/* The journal's state of a unit, or -1 when it does not list it. */
-static int journal_state_of(const char *sub) {
-        _cleanup_close_ int dfd = open(T.state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        Journal *j = NULL;
-        int state = -1;
-
-        if (dfd >= 0 && journal_load(dfd, &j) >= 0) {
-                JournalUnit *u = journal_find_unit(j, test_cgpath(sub));
-                state = u ? (int) u->state : -1;
-                journal_free(j);
-        }
-        return state;
-}
 
 /* Waits (bounded) for the journal to give sub this state (-1: not listed):
  * re-read on every rename into the state directory, which is how each save
@@ -338,18 +349,22 @@ START_TEST(test_thaw_recorded) {
         ck_assert_msg(wait_journal_state("news.service", UNIT_THAWED, 10 * USEC_PER_SEC), "the thaw never reached the journal");
 
         /* Frozen again by hand, then pushed and frozen at once, before the
-         * record can come: the journal must end up saying frozen. */
-        ck_assert_int_eq(test_manager(NULL, "--quiet", "freeze", "news.service", NULL), EXIT_OK);
+         * record can come: the journal must end up saying frozen. (By path:
+         * `freeze NAME` searches the whole cgroup tree, where a concurrent
+         * runner's test may have a unit of the same name.) */
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "freeze", test_cgpath("news.service"), NULL), EXIT_OK);
         ck_assert_int_eq(journal_state_of("news.service"), UNIT_FROZEN);
         ck_assert_ptr_null(push(bus, "news.service", &acted));
         ck_assert_int_eq(acted, 1);
-        ck_assert_int_eq(test_manager(NULL, "--quiet", "freeze", "news.service", NULL), EXIT_OK);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "freeze", test_cgpath("news.service"), NULL), EXIT_OK);
         ck_assert(test_frozen("news.service"));
-        /* The record is due 2-3 ms after the thaw; a listener that wrongly
-         * kept it would save the journal then. Nothing may come in 200 ms. */
-        ck_assert_msg(!wait_journal_state("news.service", UNIT_THAWED, 200 * USEC_PER_MSEC),
-                      "a thaw overtaken by a freeze was recorded");
-        ck_assert_int_eq(journal_state_of("news.service"), UNIT_FROZEN);
+        /* Pending records are written together, by one timer due 2-3 ms
+         * after the first: once a later thaw (mail's) is in the journal,
+         * any record of news's thaw would be too. */
+        ck_assert_ptr_null(push(bus, "mail.service", &acted));
+        ck_assert_int_eq(acted, 1);
+        ck_assert_msg(wait_journal_state("mail.service", UNIT_THAWED, 10 * USEC_PER_SEC), "mail's thaw never reached the journal");
+        ck_assert_msg(journal_state_of("news.service") == UNIT_FROZEN, "a thaw overtaken by a freeze was recorded");
         ck_assert(test_frozen("news.service"));
 
         ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
@@ -466,7 +481,7 @@ START_TEST(test_refreeze_before_record) {
         ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
         ck_assert_ptr_null(push(bus, "mail.service", &acted));
         ck_assert(!test_frozen("mail.service"));
-        ck_assert_int_eq(test_manager(NULL, "--quiet", "freeze", "mail.service", NULL), EXIT_OK);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "freeze", test_cgpath("mail.service"), NULL), EXIT_OK);
         ck_assert(test_frozen("mail.service"));
         test_drain(mail);
         (void) statistic(bus, "events"); /* the journal change is taken before a call */
@@ -500,26 +515,53 @@ static bool thread_runs(pid_t pid, uint64_t *ret) {
         return true;
 }
 
-/* Idle in standby the listener does not run at all: no timer, no polling. */
-START_TEST(test_idle_no_wakeups) {
-        uint64_t before, after;
+/* The listener has served everything sent to it and sleeps again: two
+ * round trips over the bus (it serves one source after another without
+ * sleeping in between), then its state is S: blocked in epoll_wait, which
+ * it enters only with nothing left to read. Returns how often it has run. */
+static uint64_t listener_settled_runs(sd_bus *bus) {
+        uint64_t runs;
 
-        if (!test_need_root_cgroup2())
-                return;
-        /* The same connection throughout: another one's going away would be
-         * an event of its own. */
-        sd_bus *bus = standby_with_idle_mail();
-        /* The journal changes woke it; two round trips over the bus make sure
-         * it has dealt with them (it serves one source after another without
-         * sleeping in between); once it sleeps again, the count starts (a
-         * listener preempted on its way back to sleep would count one run). */
         (void) statistic(bus, "events");
         (void) statistic(bus, "events");
         ck_assert(test_wait_for(is_sleeping, &listener_pid, 5 * USEC_PER_SEC));
-        ck_assert(thread_runs(listener_pid, &before));
-        /* A quiet interval: 3 s in which nothing is sent to it. */
-        (void) poll(NULL, 0, 3000);
-        ck_assert(thread_runs(listener_pid, &after));
+        ck_assert(thread_runs(listener_pid, &runs));
+        return runs;
+}
+
+/* How often the listener ran, once a burst is over: a wakeup makes it
+ * runnable (state R) at once, and it counts a run before it sleeps (S)
+ * again, so waiting for S and then reading the count misses none. */
+static uint64_t listener_runs_after(void) {
+        uint64_t runs;
+
+        ck_assert(test_wait_for(is_sleeping, &listener_pid, 5 * USEC_PER_SEC));
+        ck_assert(thread_runs(listener_pid, &runs));
+        return runs;
+}
+
+/* Idle in standby the listener does not run at all: no timer, no polling. */
+START_TEST(test_idle_no_wakeups) {
+        uint64_t before, after;
+        int clock;
+
+        if (!test_need_root_cgroup2())
+                return;
+        clock = test_start_clock(10);
+        /* The same connection throughout: another one's going away would be
+         * an event of its own. */
+        sd_bus *bus = standby_with_idle_mail();
+        /* The journal changes woke it; once it has dealt with them and
+         * sleeps again, the count starts. */
+        before = listener_settled_runs(bus);
+        /* Signals on the bus that no rule matches, and 200 ticks of a
+         * running 10 ms clock (a periodic timer of the listener's of 2 s
+         * or less would fire in them): not one run. */
+        for (int i = 0; i < 10; i++)
+                ck_assert_int_ge(sd_bus_emit_signal(bus, "/org/example", "org.example.Push", "NewMail", ""), 0);
+        ck_assert_int_ge(sd_bus_flush(bus), 0);
+        test_clock_ticks(clock, 200);
+        after = listener_runs_after();
         ck_assert_msg(after == before, "listener ran %llu times while idle", (unsigned long long) (after - before));
         ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
         sd_bus_flush_close_unref(bus);
@@ -632,20 +674,34 @@ START_TEST(test_push_during_enter_replayed) {
 END_TEST
 
 /* Event=dbus-signal: a signal that matches the rule's Match= thaws its units;
- * another signal does not. */
+ * another signal, which the listener does receive (another rule's match
+ * takes it), thaws only that rule's units. */
 START_TEST(test_dbus_signal_rule) {
         if (!test_need_root_cgroup2())
                 return;
         write_rule("40-sig.rule", "[Match]\nEvent=dbus-signal\nMatch=type='signal',interface='org.example.Push',"
                                   "member='NewMail'\n[Action]\nThaw=mail.service\n");
+        write_rule("41-sig.rule", "[Match]\nEvent=dbus-signal\nMatch=type='signal',interface='org.example.Push',"
+                                  "member='Other'\n[Action]\nThaw=other.service\n");
+        test_spawn_workload("other.service", "idle", 100, 1, NULL);
         sd_bus *bus = standby_with_idle_mail();
 
         ck_assert_int_ge(sd_bus_emit_signal(bus, "/org/example", "org.example.Push", "Other", ""), 0);
+        ck_assert_int_ge(sd_bus_flush(bus), 0);
+        /* The bus delivers the signal before this call (one sender, in
+         * order): it was an event, its own rule thawed other.service, and
+         * mail.service's rule did not take it. */
+        ck_assert_uint_eq(statistic(bus, "events"), 1);
+        ck_assert_uint_eq(statistic(bus, "matched"), 1);
+        ck_assert_uint_eq(statistic(bus, "thaws"), 1);
+        ck_assert(!test_frozen("other.service"));
+        ck_assert(test_frozen("mail.service"));
+
         ck_assert_int_ge(sd_bus_emit_signal(bus, "/org/example", "org.example.Push", "NewMail", ""), 0);
         ck_assert_int_ge(sd_bus_flush(bus), 0);
         ck_assert(wait_frozen("mail.service", false));
-        /* Both signals reached it (in order): only one matched. */
-        ck_assert_uint_eq(statistic(bus, "matched"), 1);
+        ck_assert_uint_eq(statistic(bus, "events"), 2);
+        ck_assert_uint_eq(statistic(bus, "matched"), 2);
         ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
         sd_bus_flush_close_unref(bus);
 }
@@ -732,31 +788,6 @@ static void churn_links(int rounds) {
                 run_ip("-n", netns, "addr", "del", "192.0.2.1/24", "dev", "sb0", NULL);
                 run_ip("-n", netns, "link", "set", "sb0", "down", NULL, NULL);
         }
-}
-
-/* The listener has served everything sent to it and sleeps again: two
- * round trips over the bus (it serves one source after another without
- * sleeping in between), then its state is S: blocked in epoll_wait, which
- * it enters only with nothing left to read. Returns how often it has run. */
-static uint64_t listener_settled_runs(sd_bus *bus) {
-        uint64_t runs;
-
-        (void) statistic(bus, "events");
-        (void) statistic(bus, "events");
-        ck_assert(test_wait_for(is_sleeping, &listener_pid, 5 * USEC_PER_SEC));
-        ck_assert(thread_runs(listener_pid, &runs));
-        return runs;
-}
-
-/* How often the listener ran, once a burst is over: a wakeup makes it
- * runnable (state R) at once, and it counts a run before it sleeps (S)
- * again, so waiting for S and then reading the count misses none. */
-static uint64_t listener_runs_after(void) {
-        uint64_t runs;
-
-        ck_assert(test_wait_for(is_sleeping, &listener_pid, 5 * USEC_PER_SEC));
-        ck_assert(thread_runs(listener_pid, &runs));
-        return runs;
 }
 
 /* The listener joins only the rtnetlink groups its rules need: with no link

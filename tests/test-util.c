@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -505,6 +506,43 @@ void test_drain(int fd) {
         while (read(fd, buf, sizeof(buf)) > 0)
                 ;
         fcntl(fd, F_SETFL, fl);
+}
+
+int test_pending(int fd) {
+        int n = 0;
+
+        ck_assert_int_eq(ioctl(fd, FIONREAD, &n), 0);
+        return n;
+}
+
+int test_start_clock(int period_ms) {
+        char period[16];
+        int p[2];
+
+        snprintf(period, sizeof(period), "%d", period_ms);
+        ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                if (dup2(p[1], 3) != 3)
+                        _exit(127);
+                execl(test_bin("standby-workload"), "standby-workload", "nanosleep", "--period-ms", period, "--tick-fd",
+                      "3", NULL);
+                _exit(127);
+        }
+        track(pid);
+        close(p[1]);
+        return p[0];
+}
+
+void test_clock_ticks(int clock, int n) {
+        test_drain(clock);
+        ck_assert_msg(test_ticks(clock, n, 30 * USEC_PER_SEC) == n, "the clock did not tick %d times", n);
+}
+
+int test_pending_after_clock(int fd, int clock, int n) {
+        test_clock_ticks(clock, n);
+        return test_pending(fd);
 }
 
 bool test_frozen(const char *sub) {

@@ -86,6 +86,20 @@ pid_t test_start_stuck_client(const char *sub);
 int test_ticks(int fd, int n, usec_t timeout);
 /* Discards pending ticks. */
 void test_drain(int fd);
+/* Bytes waiting unread on fd (FIONREAD): on a tick pipe, 0 means no tick. */
+int test_pending(int fd);
+
+/* Absences are shown against an event, never by sleeping through a window:
+ * a clock is a standby-workload nanosleep started in the test process's own
+ * cgroup (outside every target, never frozen), ticking every period_ms on
+ * the returned fd; its pid is tracked and killed in teardown. */
+int test_start_clock(int period_ms);
+/* Waits (bounded, asserted) for n more ticks of clock. */
+void test_clock_ticks(int clock, int n);
+/* Waits (bounded, asserted) for n more ticks of clock, then returns what
+ * fd has pending: 0 says that fd stayed silent while the clock, running,
+ * ticked n times. */
+int test_pending_after_clock(int fd, int clock, int n);
 
 /* Kernel state of base/sub: frozen per cgroup.events, and cgroup.freeze. */
 bool test_frozen(const char *sub);
