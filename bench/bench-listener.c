@@ -5,9 +5,15 @@
  * a D-Bus push, a D-Bus service woken by a call to its name. Each event's
  * latency, to the service's reply, is measured with the service frozen and
  * with it never frozen; then the listener's RSS, a storm of 10,000 pushes,
- * and the listener's wakeups while idle in standby. */
+ * the listener's wakeups while idle in standby, and its wakeups in standby
+ * while links and addresses change that no rule is about. */
 #include <fcntl.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
 #include <netinet/in.h>
+#include <netlink/route/addr.h>
+#include <netlink/route/link.h>
+#include <netlink/route/link/veth.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -25,6 +31,7 @@
 #include "fileio.h"
 #include "log.h"
 #include "macro.h"
+#include "proc.h"
 
 #define SERVICE_NAME "org.standby.BenchService"
 /* The same service outside standby's targets, for the references. */
@@ -311,6 +318,174 @@ static uint64_t runs(pid_t pid) {
         return r;
 }
 
+/* Once the listener has served everything sent to it: two round trips over
+ * the bus (it serves one source after another without sleeping in
+ * between), then until it sleeps (S) again, which it does in epoll_wait
+ * with nothing left to read; a count started earlier would take in its
+ * way back to sleep. Bounded: 5 s. */
+static void listener_settle(sd_bus *bus) {
+        (void) statistic(bus, "events");
+        (void) statistic(bus, "events");
+        for (int i = 0; i < 5000; i++) {
+                ProcStat st;
+                if (proc_get_stat(listener_pid, &st) < 0 || st.state == 'S')
+                        return;
+                (void) poll(NULL, 0, 1);
+        }
+}
+
+/* A network namespace of the bench's own with a veth pair (sbc0 and its
+ * peer), an rtnetlink socket in it to change them, and one joined to the
+ * link and address groups that counts what changed (what a listener that
+ * joined them would be woken by). The bench stays in its namespace. */
+typedef struct Churn {
+        int netns_fd, watch_fd, ifindex;
+        struct nl_sock *nl;
+        struct rtnl_link *link;
+        struct rtnl_addr *addr[2];    /* 192.0.2.1/24 and 2001:db8::1/64: documentation ranges */
+        bool up;                      /* and addressed */
+        uint64_t seen;                /* link and address messages the watch read */
+} Churn;
+
+static void churn_free(Churn *c) {
+        rtnl_link_put(c->link);
+        for (int i = 0; i < 2; i++)
+                rtnl_addr_put(c->addr[i]);
+        nl_socket_free(c->nl);
+        safe_close(c->watch_fd);
+        /* The namespace, with its veth pair, goes with its last user. */
+        safe_close(c->netns_fd);
+}
+
+static int churn_addr(Churn *c, int i, int family, const char *text) {
+        struct nl_addr *local = NULL;
+
+        c->addr[i] = rtnl_addr_alloc();
+        if (!c->addr[i] || nl_addr_parse(text, family, &local) < 0)
+                return -ENOMEM;
+        rtnl_addr_set_ifindex(c->addr[i], c->ifindex);
+        rtnl_addr_set_family(c->addr[i], family);
+        (void) rtnl_addr_set_local(c->addr[i], local);
+        nl_addr_put(local);
+        if (family == AF_INET6)
+                rtnl_addr_set_flags(c->addr[i], IFA_F_NODAD); /* no DAD timers of the kernel's */
+        return 0;
+}
+
+static int churn_setup(Churn *c) {
+        _cleanup_close_ int self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+        struct sockaddr_nl sa = { .nl_family = AF_NETLINK,
+                                  .nl_groups = RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR };
+        int r = 0, big = 4 << 20;
+
+        *c = (Churn) { .netns_fd = -EBADF, .watch_fd = -EBADF };
+        if (self < 0 || unshare(CLONE_NEWNET) < 0)
+                return negative_errno();
+        c->netns_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+        c->watch_fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_ROUTE);
+        if (c->netns_fd < 0 || c->watch_fd < 0 || bind(c->watch_fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 ||
+            setsockopt(c->watch_fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big)) < 0)
+                r = negative_errno();
+        c->nl = r >= 0 ? nl_socket_alloc() : NULL;
+        /* libnl's errors are its own (NLE_*): reported as EIO. */
+        if (r >= 0 && (!c->nl || nl_connect(c->nl, NETLINK_ROUTE) < 0 ||
+                       rtnl_link_veth_add(c->nl, "sbc0", "sbc1", getpid()) < 0 ||
+                       rtnl_link_get_kernel(c->nl, 0, "sbc0", &c->link) < 0))
+                r = -EIO;
+        if (setns(self, CLONE_NEWNET) < 0)
+                return log_error_errno(negative_errno(), "Cannot return to the bench's network namespace: %m");
+        if (r < 0)
+                return r;
+        c->ifindex = rtnl_link_get_ifindex(c->link);
+        if ((r = churn_addr(c, 0, AF_INET, "192.0.2.1/24")) < 0 || (r = churn_addr(c, 1, AF_INET6, "2001:db8::1/64")) < 0)
+                return r;
+        return 0;
+}
+
+/* One second's changes: the link comes up and gets both addresses, or
+ * loses them and goes down (down, the kernel would drop the IPv6 one
+ * itself). */
+static int churn_step(Churn *c) {
+        struct rtnl_link *change = rtnl_link_alloc();
+        int r = 0;
+
+        if (!change)
+                return -ENOMEM;
+        if (c->up) {
+                for (int i = 0; r >= 0 && i < 2; i++)
+                        if (rtnl_addr_delete(c->nl, c->addr[i], 0) < 0)
+                                r = -EIO;
+                rtnl_link_unset_flags(change, IFF_UP);
+        } else
+                rtnl_link_set_flags(change, IFF_UP);
+        if (r >= 0 && rtnl_link_change(c->nl, c->link, change, 0) < 0)
+                r = -EIO;
+        rtnl_link_put(change);
+        if (r >= 0 && !c->up)
+                for (int i = 0; r >= 0 && i < 2; i++)
+                        if (rtnl_addr_add(c->nl, c->addr[i], 0) < 0)
+                                r = -EIO;
+        c->up = !c->up;
+        return r;
+}
+
+/* Reads what the watch has queued; an overrun loses messages, so it is
+ * read every second. */
+static int churn_drain(Churn *c) {
+        char buf[65536];
+
+        for (;;) {
+                ssize_t k = recv(c->watch_fd, buf, sizeof(buf), MSG_DONTWAIT);
+                if (k < 0)
+                        return errno == EAGAIN ? 0 : negative_errno();
+                for (struct nlmsghdr *h = (struct nlmsghdr *) buf; NLMSG_OK(h, (size_t) k); h = NLMSG_NEXT(h, k))
+                        c->seen += h->nlmsg_type == RTM_NEWLINK || h->nlmsg_type == RTM_DELLINK ||
+                                   h->nlmsg_type == RTM_NEWADDR || h->nlmsg_type == RTM_DELADDR;
+        }
+}
+
+/* In standby: the listener started again inside a churning namespace, with
+ * the same rules (none about links or addresses); its runs over seconds of
+ * one change of each kind per second. */
+static int measure_churn(const char *listener_path, sd_bus *bus, unsigned seconds, uint64_t *ret_runs,
+                         uint64_t *ret_changes, uint64_t *ret_seen) {
+        Churn c;
+        uint64_t runs0, changes = 0;
+        int r;
+
+        r = churn_setup(&c);
+        if (r < 0) {
+                log_error_errno(r, "No network namespace with a veth pair: %m");
+                goto finish;
+        }
+        kill(listener_pid, SIGTERM);
+        waitpid(listener_pid, NULL, 0);
+        listener_pid = 0;
+        r = bench_start_listener(listener_path, c.netns_fd);
+        if (r < 0) {
+                log_error_errno(r, "standby-listener did not become ready in the namespace: %m");
+                goto finish;
+        }
+        listener_settle(bus);
+        fprintf(stderr, "[listener] standby with link and address changes every second for %u s\n", seconds);
+        runs0 = runs(listener_pid);
+        for (unsigned i = 0; i < seconds; i++) {
+                if ((r = churn_step(&c)) < 0 || (r = churn_drain(&c)) < 0) {
+                        log_error_errno(r, "Cannot change the namespace's link and addresses: %m");
+                        goto finish;
+                }
+                changes += 3;
+                (void) poll(NULL, 0, 1000);
+        }
+        *ret_runs = runs(listener_pid) - runs0;
+        r = churn_drain(&c);
+        *ret_changes = changes;
+        *ret_seen = c.seen;
+finish:
+        churn_free(&c);
+        return r;
+}
+
 /* Where the services live: our own units.slice, or the app.slice of a
  * systemd --user manager (--backend=systemd) that runs them as its units. */
 static char units_rel[800], um_dir[400], um_script[4096];
@@ -482,8 +657,8 @@ static int reference_sample(sd_bus *bus, int kind, int cg, BareThawer *thawer, u
         return bench_hang_up(fd);
 }
 
-int bench_listener(const char *listener_path, unsigned samples, unsigned idle_seconds, unsigned gap_ms, bool systemd,
-                   bool call_rule_socket) {
+int bench_listener(const char *listener_path, unsigned samples, unsigned idle_seconds, unsigned churn_seconds,
+                   unsigned gap_ms, bool systemd, bool call_rule_socket) {
         /* Totals and reply times (Timing) of each mode, kind after kind. */
         _cleanup_free_ double *base = calloc((size_t) samples * _KIND_MAX, sizeof(double));
         _cleanup_free_ double *frozen = calloc((size_t) samples * _KIND_MAX, sizeof(double));
@@ -698,12 +873,15 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
 
         /* Idle in standby: every unit frozen, nothing sent to the listener. */
         (void) refreeze(bus, KIND_PUSH);
-        (void) statistic(bus, "events");
-        (void) statistic(bus, "events");
+        listener_settle(bus);
         fprintf(stderr, "[listener] idle in standby for %u s\n", idle_seconds);
         uint64_t runs0 = runs(listener_pid);
         (void) poll(NULL, 0, (int) idle_seconds * 1000);
         uint64_t idle_runs = runs(listener_pid) - runs0;
+        uint64_t churn_runs = 0, churn_changes = 0, churn_seen = 0;
+        if (churn_seconds > 0 &&
+            (r = measure_churn(listener_path, bus, churn_seconds, &churn_runs, &churn_changes, &churn_seen)) < 0)
+                goto finish;
         (void) run_manager("exit", NULL);
 
         char path[4096];
@@ -774,12 +952,20 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
                (double) sent / 1000.0, (double) handled / 1000.0, (unsigned long long) thaws,
                (unsigned long long) coalesced);
         printf("Idle in standby for %u s: the listener ran %llu times\n", idle_seconds, (unsigned long long) idle_runs);
+        if (churn_seconds > 0)
+                printf("Standby for %u s in a namespace whose link and addresses change every second (%llu changes, "
+                       "%llu rtnetlink messages seen), no rule about them: the listener ran %llu times\n",
+                       churn_seconds, (unsigned long long) churn_changes, (unsigned long long) churn_seen,
+                       (unsigned long long) churn_runs);
         if (csv) {
                 fprintf(csv, "# rss_kib_after_events=%llu rss_kib_after_storm=%llu storm_thaws=%llu storm_coalesced=%llu "
-                             "storm_handled_ms=%.1f idle_seconds=%u idle_runs=%llu\n",
+                             "storm_handled_ms=%.1f idle_seconds=%u idle_runs=%llu churn_seconds=%u churn_changes=%llu "
+                             "churn_messages=%llu churn_runs=%llu\n",
                         (unsigned long long) rss_after_events, (unsigned long long) rss_after_storm,
                         (unsigned long long) thaws, (unsigned long long) coalesced, (double) handled / 1000.0,
-                        idle_seconds, (unsigned long long) idle_runs);
+                        idle_seconds, (unsigned long long) idle_runs, churn_seconds,
+                        (unsigned long long) churn_changes, (unsigned long long) churn_seen,
+                        (unsigned long long) churn_runs);
                 fclose(csv);
                 printf("\nResults: %s\n", path);
         }

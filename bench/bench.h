@@ -70,11 +70,13 @@ usec_t run_manager(const char *verb, const char *arg);
 int write_config(const char *targets);
 
 /* bench-listener.c: latency of each event kind through standby-listener
- * against a service never frozen, listener RSS, an event storm, and idle
- * wakeups; with systemd, the services run as units of a systemd --user
- * manager and are frozen and thawed through it. */
-int bench_listener(const char *listener_path, unsigned samples, unsigned idle_seconds, unsigned gap_ms, bool systemd,
-                   bool call_rule_socket);
+ * against a service never frozen, listener RSS, an event storm, idle
+ * wakeups, and (churn_seconds > 0) wakeups in standby while a namespace's
+ * link and addresses change every second with no rule about them; with
+ * systemd, the services run as units of a systemd --user manager and are
+ * frozen and thawed through it. */
+int bench_listener(const char *listener_path, unsigned samples, unsigned idle_seconds, unsigned churn_seconds,
+                   unsigned gap_ms, bool systemd, bool call_rule_socket);
 
 /* bench-selfcheck.c: counts each workload's wakeups both ways over window;
  * prints the comparison. -EBADMSG when they disagree. */

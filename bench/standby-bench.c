@@ -46,7 +46,7 @@ typedef struct Options {
         bool no_events;
         unsigned events;
         const char *listener;
-        unsigned samples, idle_seconds, gap_ms;
+        unsigned samples, idle_seconds, churn_seconds, gap_ms;
         bool backend_systemd;
         bool call_rule_socket;
 } Options;
@@ -85,6 +85,8 @@ static void help(void) {
                "                        a storm of 10000 pushes, wakeups while idle\n"
                "  --samples N           listener mode: samples per event kind (default 200)\n"
                "  --idle-seconds N      listener mode: idle window (default 60)\n"
+               "  --churn-seconds N     listener mode: standby while a namespace's link and addresses\n"
+               "                        change every second, no rule about them (default 5; 0: not run)\n"
                "  --gap-ms N            listener mode: idle time before each sample (default 5)\n"
                "  --backend=systemd     listener mode: the services as units of a systemd --user\n"
                "                        manager, frozen and thawed through it\n"
@@ -847,7 +849,7 @@ static int run_enter_exit(void) {
 
 int main(int argc, char *argv[]) {
         enum { ARG_MANAGER = 0x100, ARG_WORKLOAD, ARG_STRATEGIES, ARG_WORKLOADS, ARG_PERIOD, ARG_DURATION, ARG_REPS,
-               ARG_OUTPUT, ARG_ENTER_EXIT, ARG_UNITS, ARG_PROCS, ARG_NO_GUARD, ARG_SELF_CHECK, ARG_EVENTS, ARG_LISTENER, ARG_SAMPLES, ARG_IDLE, ARG_GAP, ARG_BACKEND,
+               ARG_OUTPUT, ARG_ENTER_EXIT, ARG_UNITS, ARG_PROCS, ARG_NO_GUARD, ARG_SELF_CHECK, ARG_EVENTS, ARG_LISTENER, ARG_SAMPLES, ARG_IDLE, ARG_CHURN, ARG_GAP, ARG_BACKEND,
                ARG_CALL_RULE };
         static const struct option options[] = {
                 { "manager", required_argument, NULL, ARG_MANAGER },
@@ -867,6 +869,7 @@ int main(int argc, char *argv[]) {
                 { "listener", optional_argument, NULL, ARG_LISTENER },
                 { "samples", required_argument, NULL, ARG_SAMPLES },
                 { "idle-seconds", required_argument, NULL, ARG_IDLE },
+                { "churn-seconds", required_argument, NULL, ARG_CHURN },
                 { "gap-ms", required_argument, NULL, ARG_GAP },
                 { "backend", required_argument, NULL, ARG_BACKEND },
                 { "call-rule", required_argument, NULL, ARG_CALL_RULE },
@@ -880,7 +883,7 @@ int main(int argc, char *argv[]) {
         log_set_prefix("standby-bench");
         opt = (Options) { .manager = "build/standby-manager", .workload = "build/standby-workload",
                           .output = "bench-results", .reps = 3, .period_ms = 50, .units = 100, .procs = 10,
-                          .samples = 200, .idle_seconds = 60, .gap_ms = 5, .events = 14 };
+                          .samples = 200, .idle_seconds = 60, .churn_seconds = 5, .gap_ms = 5, .events = 14 };
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
                 switch (c) {
                 case ARG_MANAGER: opt.manager = optarg; break;
@@ -900,6 +903,7 @@ int main(int argc, char *argv[]) {
                 case ARG_LISTENER: opt.listener = optarg ? optarg : "build/standby-listener"; break;
                 case ARG_SAMPLES: opt.samples = (unsigned) strtoul(optarg, NULL, 10); break;
                 case ARG_IDLE: opt.idle_seconds = (unsigned) strtoul(optarg, NULL, 10); break;
+                case ARG_CHURN: opt.churn_seconds = (unsigned) strtoul(optarg, NULL, 10); break;
                 case ARG_GAP: opt.gap_ms = (unsigned) strtoul(optarg, NULL, 10); break;
                 case ARG_BACKEND:
                         if (!streq(optarg, "systemd") && !streq(optarg, "cgroupfs")) {
@@ -928,8 +932,10 @@ int main(int argc, char *argv[]) {
         bench_manager_path = opt.manager;
         bench_workload_path = opt.workload;
         bench_output = opt.output;
-        if (opt.samples < 1 || opt.samples > 100000 || opt.idle_seconds > 3600 || opt.gap_ms > 10000) {
-                fprintf(stderr, "standby-bench: bad arguments: samples 1-100000, idle-seconds 0-3600, gap-ms 0-10000\n");
+        if (opt.samples < 1 || opt.samples > 100000 || opt.idle_seconds > 3600 || opt.churn_seconds > 3600 ||
+            opt.gap_ms > 10000) {
+                fprintf(stderr, "standby-bench: bad arguments: samples 1-100000, idle-seconds 0-3600, churn-seconds 0-3600, "
+                                "gap-ms 0-10000\n");
                 return 2;
         }
         if (split_commas(strategies, &opt.strategies) < 0 || split_commas(workloads, &opt.workloads) < 0)
@@ -976,7 +982,8 @@ int main(int argc, char *argv[]) {
         if (r < 0)
                 fprintf(stderr, "standby-bench: cannot create a scratch cgroup: %s\n", strerror(-r));
         else
-                r = opt.listener ? bench_listener(opt.listener, opt.samples, opt.idle_seconds, opt.gap_ms, opt.backend_systemd,
+                r = opt.listener ? bench_listener(opt.listener, opt.samples, opt.idle_seconds, opt.churn_seconds, opt.gap_ms,
+                                                      opt.backend_systemd,
                                                       opt.call_rule_socket)
                     : opt.enter_exit ? run_enter_exit()
                                      : run_compare();
