@@ -135,7 +135,7 @@ START_TEST(test_ownership) {
         Config *c = NULL;
 
         if (geteuid() != 0) {
-                fprintf(stderr, "SKIP: ownership checks need root\n");
+                test_skip("ownership checks need root");
                 return;
         }
         static const struct {

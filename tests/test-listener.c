@@ -283,8 +283,9 @@ START_TEST(test_push_thaws_for_window) {
         ck_assert_int_eq(acted, 1);
         ck_assert(!test_frozen("mail.service"));
         ck_assert_int_eq(test_ticks(mail, 3, 5 * USEC_PER_SEC), 3);
+        /* While mail.service ticked three times, other.service not once. */
         ck_assert(test_frozen("other.service"));
-        ck_assert_int_eq(test_ticks(other, 1, 1), 0);
+        ck_assert_int_eq(test_pending(other), 0);
 
         /* The window (1 s) closes by itself. */
         ck_assert(wait_frozen("mail.service", true));

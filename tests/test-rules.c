@@ -378,7 +378,7 @@ START_TEST(test_dir_ownership) {
         char *err = NULL;
 
         if (geteuid() != 0) {
-                fprintf(stderr, "SKIP: ownership checks need root\n");
+                test_skip("ownership checks need root");
                 return;
         }
         free(put("d", "a.rule", "[Match]\nEvent=push\n[Action]\nThaw=a.service\n"));

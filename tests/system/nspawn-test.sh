@@ -127,6 +127,9 @@ cleanup() {
         find "$cg2/${cgrel%%/*}" -depth -type d -exec rmdir {} \; 2>/dev/null || true
 }
 trap cleanup EXIT
+# The sleeps in this file are the steps of bounded polls for a state to
+# come (systemd sends no event the script could wait on); none of them
+# shows that something did not happen.
 state=
 for _ in $(seq 1 300); do
         if [ -n "$(leader)" ]; then
