@@ -228,7 +228,7 @@ START_TEST(test_stopped_while_frozen) {
         if (!test_need_root_cgroup2())
                 return;
         if (!started) {
-                fprintf(stderr, "SKIP: test_stopped_while_frozen: no /lib/systemd/systemd here\n");
+                test_skip("no /lib/systemd/systemd here");
                 return;
         }
         ck_assert_ptr_nonnull(realpath(test_bin("standby-workload"), bin));
