@@ -1766,7 +1766,7 @@ START_TEST(test_loop_systemd_stopped_thaws_through_cgroupfs) {
         if (!test_need_root_cgroup2())
                 return;
         if (!um_started) {
-                fprintf(stderr, "SKIP: test_loop_systemd_stopped_thaws_through_cgroupfs: no /lib/systemd/systemd here\n");
+                test_skip("no /lib/systemd/systemd here");
                 return;
         }
         snprintf(cmd, sizeof(cmd), "XDG_RUNTIME_DIR=%s/xdg systemd-run --user --unit=standby-a.service %s nanosleep 2>&1",
