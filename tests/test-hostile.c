@@ -478,6 +478,40 @@ START_TEST(test_full_state_dir) {
 }
 END_TEST
 
+/* No lock to be had (the lock file gone and no inode left on the state
+ * file system): exit reads the journal without it and still gives the
+ * machine back. */
+START_TEST(test_exit_without_lock) {
+        _cleanup_free_ char *err = NULL;
+        char p[4096];
+
+        if (!test_need_root_cgroup2())
+                return;
+        enter_private_mounts();
+        ck_assert_int_eq(mkdir(T.state_dir, 0700), 0);
+        ck_assert_int_eq(mount("tmpfs", T.state_dir, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=8,mode=0700"), 0);
+        spawn_units(3);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        snprintf(p, sizeof(p), "%s/" JOURNAL_LOCK_FILE, T.state_dir);
+        ck_assert_int_eq(unlink(p), 0);
+        for (int i = 0;; i++) {
+                snprintf(p, sizeof(p), "%s/inode%d", T.state_dir, i);
+                int fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+                if (fd < 0) {
+                        ck_assert_int_eq(errno, ENOSPC);
+                        break;
+                }
+                close(fd);
+        }
+        ck_assert_int_eq(test_manager(&err, "exit", NULL), EXIT_OK);
+        ck_assert_msg(strstr(err, "Failed to lock the journal") && strstr(err, "without the journal") == NULL,
+                      "stderr: %s", err);
+        assert_nothing_frozen("exit without the lock");
+        ck_assert(!journal_exists());
+        ck_assert_int_eq(umount2(T.state_dir, MNT_DETACH), 0);
+}
+END_TEST
+
 /* Another file system mounted below the targets (a tmpfs dressed as a
  * cgroup) and the cgroup tree bind-mounted into itself: the walks stay on
  * the cgroup2 file system, so nothing there is written or recorded, and
@@ -704,6 +738,7 @@ Suite *hostile_suite(void) {
         tcase_add_test(tc, test_damaged_journal_blocks_enter);
         tcase_add_test(tc, test_exit_without_journal);
         tcase_add_test(tc, test_full_state_dir);
+        tcase_add_test(tc, test_exit_without_lock);
         tcase_add_test(tc, test_mounts_below_targets);
         tcase_add_test(tc, test_state_dir_refused);
         tcase_add_test(tc, test_status_counts_kernel);
