@@ -606,10 +606,26 @@ static int exit_walk_targets(Manager *m, size_t *ret_thawed) {
         size_t unwalked = 0, stuck = 0;
         int r;
 
-        r = select_targets(m, &targets);
-        if (r < 0) {
-                log_error("Cannot find the targets of %s: no cgroup below them was checked.", m->config_path);
-                return -EBUSY;
+        /* Each target on its own: one that cannot be resolved (a unit name
+         * a user has given a cgroup of his own too) must not keep exit from
+         * checking the others, nor fail every exit from now on: the units
+         * the journal named below it are thawed all the same. */
+        targets = calloc(1, sizeof(char *));
+        if (!targets)
+                return -ENOMEM;
+        for (char **c = m->config->targets; c && *c; c++) {
+                _cleanup_free_ char *rel = NULL;
+
+                r = unit_resolve_cgroup(m->root_fd, *c, &rel);
+                if (r == -ENOENT)
+                        continue;
+                if (r < 0 || isempty(rel)) {
+                        log_warning_errno(r < 0 ? r : -EINVAL, "Target %s in %s: cannot resolve it (%m); what is "
+                                          "frozen below it is not checked.", *c, m->config_path);
+                        continue;
+                }
+                if (!strv_contains(targets, rel) && strv_consume(&targets, TAKE_PTR(rel)) < 0)
+                        return -ENOMEM;
         }
         for (char **t = targets; *t; t++) {
                 r = cgroup_walk(m->root_fd, *t, exit_walk_one, &w);

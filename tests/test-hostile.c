@@ -711,6 +711,32 @@ START_TEST(test_frozen_above_targets) {
 }
 END_TEST
 
+/* A target given by unit name that a user then makes ambiguous (a cgroup
+ * of the same name in his own subtree): exit still thaws everything and
+ * checks the other targets, instead of failing from then on. */
+START_TEST(test_ambiguous_target) {
+        _cleanup_free_ char *cfg = NULL, *name = NULL, *sub = NULL, *other = NULL, *err = NULL;
+
+        if (!test_need_root_cgroup2())
+                return;
+        ck_assert_int_ge(asprintf(&name, "dup-%s-%d.service", test_runner_id(), (int) getpid()), 0);
+        ck_assert_int_ge(asprintf(&sub, "t/%s/u.service", name), 0);
+        ck_assert_int_ge(asprintf(&other, "hers.slice/%s", name), 0);
+        ck_assert_int_ge(asprintf(&cfg, "Targets=\nTargets=%s\nTargets=%s\n", name, test_cgpath("plain.slice")), 0);
+        test_write_config(cfg);
+        test_spawn_workload(sub, "idle", 100, 1, NULL);
+        test_spawn_workload("plain.slice/p.service", "idle", 100, 1, NULL);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert_uint_eq(count_frozen(NULL), 2);
+        safe_close(test_cgroup(other));
+
+        ck_assert_int_eq(test_manager(&err, "exit", NULL), EXIT_OK);
+        ck_assert_msg(strstr(err, "cannot resolve it"), "stderr: %s", err);
+        assert_nothing_frozen("after exit");
+        ck_assert(!journal_exists());
+}
+END_TEST
+
 /* A name with terminal controls reaches stderr escaped: an escape
  * sequence, a C1 control, a byte that is not UTF-8, a newline that would
  * forge a line. */
@@ -746,5 +772,6 @@ Suite *hostile_suite(void) {
         tcase_add_test(tc, test_messages_escaped);
         tcase_add_test(tc, test_frozen_above_targets);
         tcase_add_test(tc, test_journal_budget);
+        tcase_add_test(tc, test_ambiguous_target);
         return s;
 }
