@@ -125,8 +125,17 @@ static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) 
         c->timer = sd_event_source_disable_unref(c->timer);
         if (!e || c->settled)
                 return 0;
-        if (e->name && (strstr(e->name, "NoSuchUnit") || strstr(e->name, "UnitInactive")))
-                return 0; /* gone, as a vanished cgroup */
+        /* systemd's view, not the kernel's: a unit stopped while frozen (its
+         * watchdog, RuntimeMaxSec=, a kill) is inactive to ThawUnit while its
+         * cgroup lives on, frozen. thaw_directly() leaves a gone one be. */
+        if (e->name && (strstr(e->name, "NoSuchUnit") || strstr(e->name, "UnitInactive"))) {
+                if (!c->freeze) {
+                        log_warning("%s: systemd says %s is not active; thawing it through cgroup.freeze.", c->cgroup,
+                                    unit_name_of_cgroup(c->cgroup));
+                        thaw_directly(c->listener, c->cgroup);
+                }
+                return 0;
+        }
         if (c->freeze) {
                 log_warning("%s: systemd did not freeze it: %s", c->cgroup, e->message ?: e->name);
                 return 0;

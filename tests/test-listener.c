@@ -1800,6 +1800,71 @@ START_TEST(test_loop_systemd_stopped_thaws_through_cgroupfs) {
 }
 END_TEST
 
+/* systemd stops a unit while it is frozen (its main process killed; the
+ * rest ignores SIGTERM and cannot see it anyway): ThawUnit answers
+ * UnitInactive, and a push must still thaw it, through cgroup.freeze. */
+START_TEST(test_loop_systemd_inactive_thaws_through_cgroupfs) {
+        char cmd[8192], extra[1024], sub[600];
+        _cleanup_free_ char *out = NULL;
+        int acted;
+
+        if (!test_need_root_cgroup2())
+                return;
+        if (!um_started) {
+                test_skip("no /lib/systemd/systemd here");
+                return;
+        }
+        char bin[PATH_MAX];
+        ck_assert_ptr_nonnull(realpath(test_bin("standby-workload"), bin));
+        snprintf(cmd, sizeof(cmd), "XDG_RUNTIME_DIR=%s/xdg systemd-run --user --unit=standby-k.service "
+                 "-p TimeoutStopSec=120 /bin/sh -c 'trap \"\" TERM; %s nanosleep & wait' 2>&1", um_dir, bin);
+        ck_assert_msg(test_run_shell(cmd, &out) == 0, "systemd-run: %s", out);
+        snprintf(extra, sizeof(extra), "Targets=\nTargets=%s/app.slice\nBackend=systemd\n"
+                                       "SystemdAddress=unix:path=%s/xdg/systemd/private\n", um_cgrel, um_dir);
+        test_write_config(extra);
+        write_rule("60-k.rule", "[Match]\nEvent=push\nUnit=standby-k.service\n[Action]\nThaw=standby-k.service\n");
+        snprintf(sub, sizeof(sub), "um.service/app.slice/standby-k.service");
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert(test_frozen(sub));
+
+        snprintf(cmd, sizeof(cmd), "XDG_RUNTIME_DIR=%s/xdg systemctl --user kill --signal=SIGKILL --kill-who=main "
+                 "standby-k.service 2>&1", um_dir);
+        free(out);
+        out = NULL;
+        ck_assert_msg(test_run_shell(cmd, &out) == 0, "systemctl kill: %s", out);
+        /* systemd sends no event a test can wait on: asked every 50 ms, for 20 s at most. */
+        bool stopping = false;
+        snprintf(cmd, sizeof(cmd), "XDG_RUNTIME_DIR=%s/xdg systemctl --user show -p ActiveState --value "
+                 "standby-k.service", um_dir);
+        for (int i = 0; i < 400 && !stopping; i++) {
+                free(out);
+                out = NULL;
+                ck_assert_int_eq(test_run_shell(cmd, &out), 0);
+                stopping = strneq(out, "deactivating", strlen("deactivating"));
+                if (!stopping)
+                        usleep(50 * 1000);
+        }
+        ck_assert_msg(stopping, "standby-k.service: %s", out);
+        ck_assert(test_frozen(sub));
+
+        ck_assert_ptr_null(push(bus, "standby-k.service", &acted));
+        ck_assert_int_eq(acted, 1);
+        ck_assert(wait_frozen(sub, false));
+        ck_assert_uint_eq(statistic(bus, "systemd_fallbacks"), 1);
+
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        ck_assert(!test_anything_frozen());
+        snprintf(cmd, sizeof(cmd), "XDG_RUNTIME_DIR=%s/xdg systemctl --user kill --signal=SIGKILL standby-k.service",
+                 um_dir);
+        free(out);
+        out = NULL;
+        (void) test_run_shell(cmd, &out);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* After a failed test (its teardown never ran): its bus and rules directory. */
 static void sweep(void) {
         char cmd[300];
@@ -1876,6 +1941,7 @@ Suite *listener_suite(void) {
         tcase_add_checked_fixture(tc, setup_user_manager, teardown_user_manager);
         tcase_add_unchecked_fixture(tc, NULL, sweep);
         tcase_add_test(tc, test_loop_systemd_stopped_thaws_through_cgroupfs);
+        tcase_add_test(tc, test_loop_systemd_inactive_thaws_through_cgroupfs);
         suite_add_tcase(s, tc);
         return s;
 }
