@@ -709,7 +709,7 @@ START_TEST(test_dbus_signal_rule) {
 END_TEST
 
 static void make_netns(void) {
-        snprintf(netns, sizeof(netns), "standby-test-%d", (int) getpid());
+        snprintf(netns, sizeof(netns), "standby-test-%s-%d", test_runner_id(), (int) getpid());
         run_ip("netns", "add", netns, NULL, NULL, NULL, NULL, NULL);
         /* A veth pair inside it (sb0 and its peer), both ends down. */
         run_ip("-n", netns, "link", "add", "sb0", "type", "veth", NULL);
@@ -1865,11 +1865,17 @@ START_TEST(test_loop_systemd_inactive_thaws_through_cgroupfs) {
 }
 END_TEST
 
-/* After a failed test (its teardown never ran): its bus and rules directory. */
+/* After a failed test (its teardown never ran): its bus and rules directory,
+ * and its network namespace. */
 static void sweep(void) {
         char cmd[300];
         test_env_sweep();
         snprintf(cmd, sizeof(cmd), "rm -rf /tmp/standby-listener-test.%s.*", test_runner_id());
+        (void) !system(cmd);
+        /* And its network namespaces (ip-netns(8) names in /run/netns). */
+        snprintf(cmd, sizeof(cmd),
+                 "for n in /run/netns/standby-test-%s-*; do [ -e \"$n\" ] && ip netns del \"${n##*/}\"; done; true",
+                 test_runner_id());
         (void) !system(cmd);
 }
 
