@@ -196,11 +196,59 @@ static bool ask(int port, const char *request, const char *answer) {
         return ok;
 }
 
+int events_daemon_kind(const char *name) {
+        if (streq(name, "redis-server"))
+                return EVENTS_REDIS;
+        if (streq(name, "memcached"))
+                return EVENTS_MEMCACHED;
+        return -EINVAL;
+}
+
+/* The first executable file called name in PATH (the default search path
+ * when it is unset), as execvp() would find it. */
+static int find_program(const char *name, char **ret) {
+        const char *path = getenv("PATH") ?: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+        for (const char *p = path;;) {
+                size_t n = strcspn(p, ":");
+                _cleanup_free_ char *candidate = NULL;
+                struct stat st;
+
+                /* An empty entry is the current directory, as for execvp(). */
+                if (asprintf(&candidate, "%.*s/%s", (int) n, n > 0 ? p : ".", name) < 0)
+                        return -ENOMEM;
+                if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode) && access(candidate, X_OK) == 0) {
+                        *ret = TAKE_PTR(candidate);
+                        return 0;
+                }
+                if (!p[n])
+                        return -ENOENT;
+                p += n + 1;
+        }
+}
+
+int events_find_daemons(Events *e, char **names) {
+        for (char **d = names; d && *d; d++) {
+                int kind = events_daemon_kind(*d), r;
+                if (kind < 0)
+                        return log_error_errno(kind, "Unknown daemon \"%s\" (redis-server, memcached).", *d);
+                if (e->daemon_path[kind])
+                        continue; /* listed twice */
+                r = find_program(*d, &e->daemon_path[kind]);
+                if (r == -ENOENT)
+                        return log_error_errno(r, "%s is not installed (not found in PATH): its events and its row "
+                                                  "belong to the comparison. Install it (scripts/install-deps.sh), "
+                                                  "or leave it out explicitly with --daemons.", *d);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot look for %s in PATH: %m", *d);
+        }
+        return 0;
+}
+
 int events_setup(Events *e, const char *listener_path, const char *workload) {
         char port_arg[2][16];
         int r;
 
-        *e = EVENTS_INIT;
         e->echo_port = 30000 + (int) (getpid() % 2700); /* below the ephemeral range */
         e->push_port = e->echo_port + 1;
         e->redis_port = e->echo_port + 2;
@@ -218,22 +266,24 @@ int events_setup(Events *e, const char *listener_path, const char *workload) {
             (r = scratch_spawn(&scratch, "workloads.slice/push-events.service", push, NULL)) < 0)
                 return log_error_errno(r, "Failed to start the event-driven services: %m");
 
-        /* Real daemons from Debian, answering real requests, where installed. */
+        /* Real daemons, answering real requests: those events_find_daemons
+         * found. One that does not start is an error. */
         char rport[16], mport[16];
         snprintf(rport, sizeof(rport), "%d", e->redis_port);
         snprintf(mport, sizeof(mport), "%d", e->memcached_port);
-        char *redis[] = { "/usr/bin/redis-server", "--port", rport, "--bind", "127.0.0.1", "--save", "",
+        char *redis[] = { e->daemon_path[EVENTS_REDIS], "--port", rport, "--bind", "127.0.0.1", "--save", "",
                           "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning", NULL };
-        char *memcached[] = { "/usr/bin/memcached", "-p", mport, "-l", "127.0.0.1", "-U", "0", "-u", "root", NULL };
-        if (access(redis[0], X_OK) == 0 && scratch_spawn(&scratch, "workloads.slice/redis.service", redis, NULL) >= 0)
+        char *memcached[] = { e->daemon_path[EVENTS_MEMCACHED], "-p", mport, "-l", "127.0.0.1", "-U", "0", "-u", "root", NULL };
+        if (redis[0]) {
+                if ((r = scratch_spawn(&scratch, "workloads.slice/redis.service", redis, NULL)) < 0)
+                        return log_error_errno(r, "Failed to start %s: %m", redis[0]);
                 e->have[EVENTS_REDIS] = true;
-        else
-                fprintf(stderr, "standby-bench: no redis-server: its events are left out\n");
-        if (access(memcached[0], X_OK) == 0 &&
-            scratch_spawn(&scratch, "workloads.slice/memcached.service", memcached, NULL) >= 0)
+        }
+        if (memcached[0]) {
+                if ((r = scratch_spawn(&scratch, "workloads.slice/memcached.service", memcached, NULL)) < 0)
+                        return log_error_errno(r, "Failed to start %s: %m", memcached[0]);
                 e->have[EVENTS_MEMCACHED] = true;
-        else
-                fprintf(stderr, "standby-bench: no memcached: its events are left out\n");
+        }
         struct pollfd p = { .fd = e->push_listen, .events = POLLIN };
         if (poll(&p, 1, 10000) != 1 || (e->push_conn = accept4(e->push_listen, NULL, NULL, SOCK_CLOEXEC)) < 0)
                 return log_error_errno(-ETIMEDOUT, "The push receiver did not connect.");
@@ -314,6 +364,9 @@ void events_done(Events *e) {
         /* The namespace, with its veth pair, goes with its last user: this fd
          * and the link watcher, which scratch_destroy ends. */
         safe_close(e->netns_fd);
+        for (int k = 0; k < _EVENTS_KIND_MAX; k++)
+                free(e->daemon_path[k]);
+        *e = EVENTS_INIT;
 }
 
 /* One event; returns its latency, or USEC_INFINITY when missed. */
@@ -358,11 +411,13 @@ static usec_t fire(Events *e, int kind) {
         return now_usec(CLOCK_MONOTONIC) - t0;
 }
 
-void events_run(Events *e, usec_t window, unsigned n, EventSamples *out) {
-        usec_t start = now_usec(CLOCK_MONOTONIC), times[64];
-        int kinds[64];
+int events_run(Events *e, usec_t window, unsigned n, EventSamples *out) {
+        usec_t start = now_usec(CLOCK_MONOTONIC);
+        _cleanup_free_ usec_t *times = calloc(n, sizeof(usec_t));
+        _cleanup_free_ int *kinds = calloc(n, sizeof(int));
 
-        n = MIN(n, 64U);
+        if (n > 0 && (!times || !kinds))
+                return -ENOMEM;
         /* The schedule: seeded, so every strategy sees the same one. */
         for (unsigned i = 0; i < n; i++) {
                 times[i] = (usec_t) (rand_r(&e->seed) % (unsigned) (window / 2)) + window / 4 * (i % 2);
@@ -393,4 +448,5 @@ void events_run(Events *e, usec_t window, unsigned n, EventSamples *out) {
         struct timespec ts = { (time_t) (end / USEC_PER_SEC), (long) (end % USEC_PER_SEC) * 1000 };
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
                 ;
+        return 0;
 }

@@ -26,10 +26,13 @@ static int tracefs_ready(void) {
 int bench_self_check(const int *fds, char **names, size_t n, usec_t window) {
         char inst[128], path[256];
         _cleanup_free_ char *filter = NULL, *trace = NULL;
-        uint64_t before[64], after;
+        _cleanup_free_ uint64_t *before = calloc(n, sizeof(uint64_t));
+        uint64_t after;
         size_t len = 0;
         int r;
 
+        if (!before)
+                return -ENOMEM;
         r = tracefs_ready();
         if (r < 0)
                 return log_error_errno(r, "No tracefs at " TRACEFS ": %m");

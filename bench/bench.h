@@ -139,12 +139,22 @@ typedef struct Events {
         struct sd_bus *bus;      /* the bench's own connection, for D-Bus pushes */
         bool have[_EVENTS_KIND_MAX];
         bool have_ipc;           /* the ipc.service receiver of an unfrozen broadcaster */
+        char *daemon_path[_EVENTS_KIND_MAX]; /* EVENTS_REDIS, EVENTS_MEMCACHED: the program, from PATH */
         unsigned seed;
 } Events;
 #define EVENTS_INIT                                                                                     \
         ((Events) { .push_listen = -EBADF, .push_conn = -EBADF, .netns_fd = -EBADF, .link_tick = -EBADF, \
                     .input_tick = -EBADF, .input_listener = -EBADF, .input_handler = -EBADF, .seed = 20141 })
+/* The event kind of a real daemon by its program's name (redis-server,
+ * memcached), or -EINVAL. */
+int events_daemon_kind(const char *name);
+/* Finds each of the named daemons in PATH, for events_setup to start;
+ * -ENOENT (and says which) when one is not installed. */
+int events_find_daemons(Events *e, char **names);
+/* Starts the event-driven services, the daemons found, the dbus-daemon and
+ * the listener; e from EVENTS_INIT (and events_find_daemons). */
 int events_setup(Events *e, const char *listener_path, const char *workload);
 void events_done(Events *e);
-/* Fires n events at seeded times within window (and returns at its end). */
-void events_run(Events *e, usec_t window, unsigned n, EventSamples *out);
+/* Fires n events at seeded times within window (and returns at its end);
+ * -ENOMEM when there is no room for the schedule. */
+int events_run(Events *e, usec_t window, unsigned n, EventSamples *out);

@@ -36,6 +36,7 @@ typedef struct Options {
         const char *output;
         char **strategies;
         char **workloads;
+        char **daemons;          /* the real daemons among the event workloads */
         usec_t window;
         unsigned reps;
         unsigned period_ms;
@@ -80,6 +81,8 @@ static void help(void) {
                "  --no-deadlock-guard   run the manager with DeadlockGuard=no\n"
                "  --self-check          first compare the wakeup counts with tracefs sched_wakeup\n"
                "  --events N            events per window in the compare mode (default 14; 0: none)\n"
+               "  --daemons LIST        real daemons among the event workloads, found in PATH\n"
+               "                        (default redis-server,memcached; empty: none)\n"
                "  --listener[=PATH]     measure standby-listener (default build/standby-listener):\n"
                "                        event latency against a never-frozen service, RSS,\n"
                "                        a storm of 10000 pushes, wakeups while idle\n"
@@ -167,20 +170,184 @@ static bool wait_window(usec_t window) {
 enum { PHASE_BEFORE, PHASE_STANDBY, PHASE_AFTER, _PHASE_MAX };
 static const char * const phase_names[_PHASE_MAX] = { "before", "standby", "after" };
 
-typedef struct Result {
-        double rate[_PHASE_MAX][MAX_REPS];       /* wakeups/s */
-        double cpu[_PHASE_MAX][MAX_REPS];        /* CPU ms per s */
-        double recovery_ms[MAX_REPS];            /* exit to the first wakeup; NAN: none in time */
-} Result;
-
 #define RECOVERY_BOUND_USEC (5 * USEC_PER_SEC)
+
+/* The compare mode's run: its workloads (the timer workloads, then the
+ * event-driven daemons, which count as workloads too), the events, and
+ * every figure, in arrays sized for the run. The per-workload figures are
+ * [strategy][workload][phase][rep], flattened; see cell(). */
+typedef struct Compare {
+        const Options *o;
+        size_t nw, ns;
+        unsigned reps;
+        char **names;                /* a row per workload */
+        int *fds;                    /* its cgroup */
+        int *ticks;                  /* its tick pipe; -EBADF: none (no recovery figure) */
+        double *rate, *cpu;          /* wakeups/s, CPU ms per s */
+        double *recovery_ms;         /* [s][w][rep]: exit to the first wakeup; NAN: none in time; -1: not measured */
+        double *enter_ms, *exit_ms;  /* [s][rep] */
+        double *win_rate, *win_cpu, *win_rec; /* one window's figures, per workload */
+        Events events;
+        EventSamples *ev;            /* [s][before, standby][kind]; NULL: no events */
+        double *listener_rate, *bus_rate, *listener_rss; /* [s][rep], in the standby windows */
+        usec_t started, total;       /* for the progress line */
+} Compare;
+
+static double *cell(const Compare *c, double *a, size_t s, size_t w, int ph) {
+        return a + ((s * c->nw + w) * _PHASE_MAX + (size_t) ph) * c->reps;
+}
+
+static double *recovery_of(const Compare *c, size_t s, size_t w) {
+        return c->recovery_ms + (s * c->nw + w) * c->reps;
+}
+
+static EventSamples *samples_of(const Compare *c, size_t s, bool standby) {
+        return c->ev + (s * 2 + standby) * _EVENTS_KIND_MAX;
+}
+
+static void compare_done(Compare *c) {
+        for (size_t w = 0; w < c->nw; w++) {
+                safe_close(c->fds[w]);
+                safe_close(c->ticks[w]);
+        }
+        events_done(&c->events);
+        strv_free(c->names);
+        free(c->fds);
+        free(c->ticks);
+        free(c->rate);
+        free(c->cpu);
+        free(c->recovery_ms);
+        free(c->enter_ms);
+        free(c->exit_ms);
+        free(c->win_rate);
+        free(c->win_cpu);
+        free(c->win_rec);
+        free(c->ev);
+        free(c->listener_rate);
+        free(c->bus_rate);
+        free(c->listener_rss);
+}
+
+/* Appends a workload; takes fd and tick (closed by compare_done even when
+ * this fails). */
+static int compare_add(Compare *c, const char *name, int fd, int tick) {
+        int *fds = realloc(c->fds, (c->nw + 1) * sizeof(int));
+        if (fds)
+                c->fds = fds;
+        int *ticks = fds ? realloc(c->ticks, (c->nw + 1) * sizeof(int)) : NULL;
+        if (ticks)
+                c->ticks = ticks;
+        if (!ticks || strv_extend(&c->names, name) < 0) {
+                safe_close(fd);
+                safe_close(tick);
+                return -ENOMEM;
+        }
+        c->fds[c->nw] = fd;
+        c->ticks[c->nw] = tick;
+        c->nw++;
+        return 0;
+}
+
+/* Phase 1: each timer workload in its unit, workloads.slice/KIND.service
+ * (KIND-2.service and on for a kind listed again). */
+static int compare_start_workloads(Compare *c) {
+        char sub[256], period[16];
+        int r;
+
+        snprintf(period, sizeof(period), "%u", c->o->period_ms);
+        for (size_t w = 0; c->o->workloads[w]; w++) {
+                const char *kind = c->o->workloads[w];
+                unsigned seen = 0;
+                for (size_t v = 0; v < w; v++)
+                        seen += streq(c->o->workloads[v], kind);
+                if (seen == 0)
+                        snprintf(sub, sizeof(sub), "workloads.slice/%s.service", kind);
+                else
+                        snprintf(sub, sizeof(sub), "workloads.slice/%s-%u.service", kind, seen + 1);
+                /* "periodic": a mail-sync-style job, every second (a nanosleep loop
+                 * of its own period), that must eventually run. */
+                bool periodic = streq(kind, "periodic");
+                char *argv[] = { (char *) c->o->workload, periodic ? "nanosleep" : (char *) kind, "--period-ms",
+                                 periodic ? "1000" : period, "--tick-fd", "3", NULL };
+                int fd = -EBADF, tick = -EBADF;
+                r = scratch_spawn_ticking(&scratch, sub, argv, NULL, &tick);
+                if (r < 0) {
+                        safe_close(tick);
+                        return log_error_errno(r, "Failed to start the %s workload in %s: %m", kind, sub);
+                }
+                r = scratch_open(&scratch, sub, &fd);
+                if (r < 0) {
+                        safe_close(tick);
+                        return log_error_errno(r, "Failed to open the cgroup %s/%s: %m", scratch.base, sub);
+                }
+                r = compare_add(c, kind, fd, tick);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Phase 2 (after the config is written: the listener reads it): the
+ * event-driven services and the listener; the real daemons, and the IPC
+ * receiver, are workloads too, their own wakeups counted. */
+static int compare_start_events(Compare *c) {
+        static const struct {
+                int kind; /* -1: the IPC receiver */
+                const char *name, *sub;
+        } daemons[] = { { EVENTS_REDIS, "redis-server", "workloads.slice/redis.service" },
+                        { EVENTS_MEMCACHED, "memcached", "workloads.slice/memcached.service" },
+                        { -1, "ipc (D-Bus)", "workloads.slice/ipc.service" } };
+        int r;
+
+        r = events_setup(&c->events, c->o->listener ? c->o->listener : "build/standby-listener", c->o->workload);
+        if (r < 0)
+                return r;
+        for (size_t d = 0; d < ELEMENTSOF(daemons); d++) {
+                int fd = -EBADF;
+                if (daemons[d].kind >= 0 ? !c->events.have[daemons[d].kind] : !c->events.have_ipc)
+                        continue; /* left out by --daemons */
+                r = scratch_open(&scratch, daemons[d].sub, &fd);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to open the cgroup %s/%s: %m", scratch.base, daemons[d].sub);
+                r = compare_add(c, daemons[d].name, fd, -EBADF);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Phase 3: the figures' arrays, once the workloads are known. */
+static int compare_allocate(Compare *c) {
+        size_t per_cell = c->ns * c->nw * c->reps, per_strategy = c->ns * c->reps;
+
+        c->rate = calloc(per_cell * _PHASE_MAX, sizeof(double));
+        c->cpu = calloc(per_cell * _PHASE_MAX, sizeof(double));
+        c->recovery_ms = calloc(per_cell, sizeof(double));
+        c->enter_ms = calloc(per_strategy, sizeof(double));
+        c->exit_ms = calloc(per_strategy, sizeof(double));
+        c->win_rate = calloc(c->nw, sizeof(double));
+        c->win_cpu = calloc(c->nw, sizeof(double));
+        c->win_rec = calloc(c->nw, sizeof(double));
+        c->listener_rate = calloc(per_strategy, sizeof(double));
+        c->bus_rate = calloc(per_strategy, sizeof(double));
+        c->listener_rss = calloc(per_strategy, sizeof(double));
+        if (c->o->events > 0)
+                c->ev = calloc(c->ns * 2 * _EVENTS_KIND_MAX, sizeof(EventSamples));
+        if (!c->rate || !c->cpu || !c->recovery_ms || !c->enter_ms || !c->exit_ms || !c->win_rate || !c->win_cpu ||
+            !c->win_rec || !c->listener_rate || !c->bus_rate || !c->listener_rss || (c->o->events > 0 && !c->ev))
+                return log_error_errno(-ENOMEM, "Out of memory for %zu workloads x %zu strategies x %u repetitions.",
+                                       c->nw, c->ns, c->reps);
+        return 0;
+}
 
 /* After exit: how long until each workload wakes again, bounded. A healthy
  * one takes at most a period; one that never comes back is NAN. */
-static void measure_recovery(const int *ticks, size_t n, usec_t t0, double *ret_ms) {
-        struct pollfd pfds[64];
+static int measure_recovery(const int *ticks, size_t n, usec_t t0, double *ret_ms) {
+        _cleanup_free_ struct pollfd *pfds = calloc(n, sizeof(struct pollfd));
         size_t left = n;
 
+        if (!pfds)
+                return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 pfds[i] = (struct pollfd) { .fd = ticks[i] >= 0 ? ticks[i] : -1, .events = POLLIN };
                 ret_ms[i] = ticks[i] >= 0 ? NAN : -1; /* -1: not measured (no tick pipe) */
@@ -200,22 +367,29 @@ static void measure_recovery(const int *ticks, size_t n, usec_t t0, double *ret_
                                 left--;
                         }
         }
+        return 0;
 }
 
 /* Measures every workload over one window: wakeups/s and CPU ms/s. */
-typedef void (*DuringFn)(usec_t window, void *userdata);
+typedef int (*DuringFn)(usec_t window, void *userdata);
 
-static int measure(int *fds, size_t n, usec_t window, double *rates, double *cpus, DuringFn during, void *userdata) {
-        uint64_t r0[64], c0[64], r1, c1;
+static int measure(const int *fds, size_t n, usec_t window, double *rates, double *cpus, DuringFn during,
+                   void *userdata) {
+        _cleanup_free_ uint64_t *r0 = calloc(n, sizeof(uint64_t)), *c0 = calloc(n, sizeof(uint64_t));
+        uint64_t r1, c1;
         usec_t t0, t1;
 
+        if (!r0 || !c0)
+                return -ENOMEM;
         t0 = now_usec(CLOCK_MONOTONIC);
         for (size_t i = 0; i < n; i++)
                 if (stats_cgroup_schedstat(fds[i], &r0[i], &c0[i]) < 0)
                         return -EIO;
-        if (during)
-                during(window, userdata);
-        else if (!wait_window(window))
+        if (during) {
+                int r = during(window, userdata);
+                if (r < 0)
+                        return r;
+        } else if (!wait_window(window))
                 return -EINTR;
         if (interrupted)
                 return -EINTR;
@@ -248,29 +422,31 @@ static void print_machine(FILE *f) {
 
 typedef struct EventRun {
         Events *events;
+        unsigned n;              /* events in the window */
         EventSamples *out;       /* _EVENTS_KIND_MAX of them */
         uint64_t listener_runs, bus_runs;
 } EventRun;
 
-static void run_events(usec_t window, void *userdata) {
+static int run_events(usec_t window, void *userdata) {
         EventRun *er = userdata;
         uint64_t l0 = 0, b0 = 0, l1 = 0, b1 = 0;
+        int r;
 
         (void) stats_pid_schedstat(listener_pid, &l0, NULL);
         (void) stats_pid_schedstat(dbus_pid, &b0, NULL);
-        events_run(er->events, window, opt.events, er->out);
+        r = events_run(er->events, window, er->n, er->out);
         (void) stats_pid_schedstat(listener_pid, &l1, NULL);
         (void) stats_pid_schedstat(dbus_pid, &b1, NULL);
         er->listener_runs = l1 - l0;
         er->bus_runs = b1 - b0;
+        return r;
 }
 
 /* One cell: the median and, when the repetitions differ, the min-max range. */
-static void print_range(const double *values, size_t n, int decimals) {
-        double v[MAX_REPS], lo = stats_min(values, n), hi = stats_max(values, n);
+static void print_range(const double *v, size_t n, int decimals) {
+        double lo = stats_min(v, n), hi = stats_max(v, n);
         char cell[64];
 
-        memcpy(v, values, n * sizeof(double));
         if (lo == hi)
                 snprintf(cell, sizeof(cell), "%.*f", decimals, stats_median(v, n));
         else
@@ -278,7 +454,7 @@ static void print_range(const double *values, size_t n, int decimals) {
         printf(" %-21s", cell);
 }
 
-static void print_event_row(FILE *csv, const char *kind, const char *label, EventSamples *s) {
+static void print_event_row(FILE *csv, const char *kind, const char *label, const EventSamples *s) {
         if (s->n == 0) {
                 printf("%-10s %-8s %8s %8s %8s %7u\n", kind, label, "-", "-", "-", s->missed);
                 return;
@@ -290,200 +466,146 @@ static void print_event_row(FILE *csv, const char *kind, const char *label, Even
                 fprintf(csv, "%s,%s,%zu,%.3f,%.3f,%.3f,%u\n", kind, label, s->n, p50, p99, max, s->missed);
 }
 
-static int run_compare(void) {
-        size_t nw = strv_length(opt.workloads), ns = strv_length(opt.strategies);
-        /* Room for what the events bring: redis, memcached, the IPC receiver. */
-        _cleanup_free_ Result *res = calloc((nw + 3) * ns, sizeof(Result));
-        _cleanup_free_ int *fds = calloc(nw + 3, sizeof(int));
-        _cleanup_free_ int *ticks = calloc(nw + 3, sizeof(int));
-        double enter_ms[8][MAX_REPS] = {}, exit_ms[8][MAX_REPS] = {};
-        char sub[256], targets[512], period[16];
-        usec_t started = now_usec(CLOCK_MONOTONIC);
-        usec_t total = (usec_t) ns * opt.reps * 3 * opt.window;
+/* Phase 4, one window of one repetition and strategy: enter before the
+ * standby window, exit (timed, and each workload's way back) before the
+ * after window; events during the before and standby windows. */
+static int compare_window(Compare *c, size_t s, unsigned rep, int ph) {
+        const char *strategy = c->o->strategies[s];
+        char strat[64];
         int r;
 
-        if (!res || !fds || !ticks || nw > 64 || ns > 8)
-                return -EINVAL;
-        snprintf(period, sizeof(period), "%u", opt.period_ms);
-        for (size_t w = 0; w < nw; w++) {
-                snprintf(sub, sizeof(sub), "workloads.slice/%s.service", opt.workloads[w]);
-                /* "periodic": a mail-sync-style job, every second (a nanosleep loop
-                 * of its own period), that must eventually run. */
-                bool periodic = streq(opt.workloads[w], "periodic");
-                char *argv[] = { (char *) opt.workload, periodic ? "nanosleep" : opt.workloads[w], "--period-ms",
-                                 periodic ? "1000" : period, "--tick-fd", "3", NULL };
-                r = scratch_spawn_ticking(&scratch, sub, argv, NULL, &ticks[w]);
-                if (r < 0)
-                        return log_error_errno(r, "Failed to start %s: %m", opt.workloads[w]);
-                r = scratch_open(&scratch, sub, &fds[w]);
+        usec_t el = now_usec(CLOCK_MONOTONIC) - c->started;
+        fprintf(stderr, "[%s %u/%u] %-7s window %.0f s   (about %.0f s left)\n", strategy, rep + 1, c->reps,
+                phase_names[ph], (double) c->o->window / 1e6, c->total > el ? (double) (c->total - el) / 1e6 : 0.0);
+        if (ph == PHASE_STANDBY) {
+                snprintf(strat, sizeof(strat), "--strategy=%s", strategy);
+                usec_t t = run_manager("enter", strat);
+                if (t == USEC_INFINITY)
+                        return -EIO;
+                c->enter_ms[s * c->reps + rep] = (double) t / 1000.0;
+        }
+        if (ph == PHASE_AFTER) {
+                for (size_t w = 0; w < c->nw; w++)
+                        if (c->ticks[w] >= 0)
+                                bench_drain(c->ticks[w]);
+                usec_t t0 = now_usec(CLOCK_MONOTONIC);
+                usec_t t = run_manager("exit", NULL);
+                if (t == USEC_INFINITY)
+                        return -EIO;
+                c->exit_ms[s * c->reps + rep] = (double) t / 1000.0;
+                r = measure_recovery(c->ticks, c->nw, t0, c->win_rec);
                 if (r < 0)
                         return r;
+                for (size_t w = 0; w < c->nw; w++)
+                        recovery_of(c, s, w)[rep] = c->win_rec[w];
         }
-        snprintf(targets, sizeof(targets), "%s/workloads.slice", scratch.base);
-        r = write_config(targets);
-        if (r < 0)
-                return log_error_errno(r, "Failed to write %s: %m", config_path);
-        if (opt.self_check) {
-                r = bench_self_check(fds, opt.workloads, nw, opt.window);
-                if (r < 0 && r != -EBADMSG)
-                        return r;
+        EventRun er = { .events = &c->events, .n = c->o->events };
+        bool with_events = c->ev && ph != PHASE_AFTER;
+        if (with_events)
+                er.out = samples_of(c, s, ph == PHASE_STANDBY);
+        r = measure(c->fds, c->nw, c->o->window, c->win_rate, c->win_cpu, with_events ? run_events : NULL, &er);
+        if (with_events && ph == PHASE_STANDBY) {
+                c->listener_rate[s * c->reps + rep] = (double) er.listener_runs * 1e6 / (double) c->o->window;
+                c->bus_rate[s * c->reps + rep] = (double) er.bus_runs * 1e6 / (double) c->o->window;
+                c->listener_rss[s * c->reps + rep] = (double) bench_rss_kib(listener_pid);
         }
+        if (r < 0) {
+                if (ph == PHASE_STANDBY)
+                        (void) run_manager("exit", NULL);
+                return r;
+        }
+        for (size_t w = 0; w < c->nw; w++) {
+                cell(c, c->rate, s, w, ph)[rep] = c->win_rate[w];
+                cell(c, c->cpu, s, w, ph)[rep] = c->win_cpu[w];
+        }
+        return 0;
+}
 
-        /* Events: [strategy][phase before/standby][kind]; none = every "before". */
-        _cleanup_(events_done) Events events = EVENTS_INIT;
-        _cleanup_free_ EventSamples *ev = NULL;
-        double listener_rate[8][MAX_REPS] = {}, bus_rate[8][MAX_REPS] = {}, listener_rss[8][MAX_REPS] = {};
-        if (opt.events > 0) {
-                ev = calloc(ns * 2 * _EVENTS_KIND_MAX, sizeof(EventSamples));
-                if (!ev)
-                        return -ENOMEM;
-                r = events_setup(&events, opt.listener ? opt.listener : "build/standby-listener", opt.workload);
-                if (r < 0)
-                        return r;
-                /* The real daemons are workloads too: their own wakeups count. */
-                static const struct {
-                        int kind;
-                        const char *name, *sub;
-                } daemons[] = { { EVENTS_REDIS, "redis-server", "workloads.slice/redis.service" },
-                                { EVENTS_MEMCACHED, "memcached", "workloads.slice/memcached.service" },
-                                { -1, "ipc (D-Bus)", "workloads.slice/ipc.service" } };
-                for (size_t d = 0; d < ELEMENTSOF(daemons); d++) {
-                        if (daemons[d].kind >= 0 ? !events.have[daemons[d].kind] : !events.have_ipc)
-                                continue;
-                        r = scratch_open(&scratch, daemons[d].sub, &fds[nw]);
-                        if (r < 0)
-                                return r;
-                        ticks[nw] = -EBADF; /* no tick pipe: no recovery figure */
-                        r = strv_extend(&opt.workloads, daemons[d].name);
-                        if (r < 0)
-                                return r;
-                        nw++;
-                }
-        }
-
-        for (unsigned rep = 0; rep < opt.reps; rep++)
-                for (size_t s = 0; s < ns; s++) {
-                        char strat[64];
-                        snprintf(strat, sizeof(strat), "--strategy=%s", opt.strategies[s]);
+/* Phase 4: every repetition of every strategy, phase after phase. */
+static int compare_run(Compare *c) {
+        c->started = now_usec(CLOCK_MONOTONIC);
+        c->total = (usec_t) c->ns * c->reps * _PHASE_MAX * c->o->window;
+        for (unsigned rep = 0; rep < c->reps; rep++)
+                for (size_t s = 0; s < c->ns; s++)
                         for (int ph = 0; ph < _PHASE_MAX; ph++) {
-                                usec_t el = now_usec(CLOCK_MONOTONIC) - started;
-                                fprintf(stderr, "[%s %u/%u] %-7s window %.0f s   (about %.0f s left)\n",
-                                        opt.strategies[s], rep + 1, opt.reps, phase_names[ph],
-                                        (double) opt.window / 1e6,
-                                        total > el ? (double) (total - el) / 1e6 : 0.0);
-                                if (ph == PHASE_STANDBY) {
-                                        usec_t t = run_manager("enter", strat);
-                                        if (t == USEC_INFINITY)
-                                                return -EIO;
-                                        enter_ms[s][rep] = (double) t / 1000.0;
-                                }
-                                if (ph == PHASE_AFTER) {
-                                        double rec[64];
-                                        for (size_t w = 0; w < nw; w++)
-                                                if (ticks[w] >= 0)
-                                                        bench_drain(ticks[w]);
-                                        usec_t t0 = now_usec(CLOCK_MONOTONIC);
-                                        usec_t t = run_manager("exit", NULL);
-                                        if (t == USEC_INFINITY)
-                                                return -EIO;
-                                        exit_ms[s][rep] = (double) t / 1000.0;
-                                        measure_recovery(ticks, nw, t0, rec);
-                                        for (size_t w = 0; w < nw; w++)
-                                                res[s * nw + w].recovery_ms[rep] = rec[w];
-                                }
-                                double rates[64], cpus[64];
-                                EventRun er = { .events = &events };
-                                bool with_events = ev && ph != PHASE_AFTER;
-                                if (with_events)
-                                        er.out = &ev[(s * 2 + (ph == PHASE_STANDBY)) * _EVENTS_KIND_MAX];
-                                r = measure(fds, nw, opt.window, rates, cpus, with_events ? run_events : NULL, &er);
-                                if (with_events && ph == PHASE_STANDBY) {
-                                        listener_rate[s][rep] = (double) er.listener_runs * 1e6 / (double) opt.window;
-                                        bus_rate[s][rep] = (double) er.bus_runs * 1e6 / (double) opt.window;
-                                        listener_rss[s][rep] = (double) bench_rss_kib(listener_pid);
-                                }
-                                if (r < 0) {
-                                        if (ph == PHASE_STANDBY)
-                                                (void) run_manager("exit", NULL);
+                                int r = compare_window(c, s, rep, ph);
+                                if (r < 0)
                                         return r;
-                                }
-                                for (size_t w = 0; w < nw; w++) {
-                                        res[s * nw + w].rate[ph][rep] = rates[w];
-                                        res[s * nw + w].cpu[ph][rep] = cpus[w];
-                                }
                         }
-                }
+        return 0;
+}
 
-        for (size_t w = 0; w < nw; w++) {
-                safe_close(fds[w]);
-                safe_close(ticks[w]);
-        }
+/* The table: one row per workload and strategy, each phase as its median
+ * over the repetitions and the min-max range; the noise; enter and exit. */
+static void compare_print_wakeups(const Compare *c) {
+        struct utsname u;
 
-        /* The table: one row per workload and strategy, each phase as its
-         * median over the repetitions and the min-max range. */
-        {
-                struct utsname u;
-                uname(&u);
-                printf("\nMachine: %s %s, %ld CPUs; load average at the end %.2f. Wakeups per second, median (min-max) "
-                       "of %u runs, %.0f s windows, period %u ms\n\n",
-                       u.release, u.machine, sysconf(_SC_NPROCESSORS_ONLN), load_average(), opt.reps,
-                       (double) opt.window / 1e6, opt.period_ms);
-        }
+        uname(&u);
+        printf("\nMachine: %s %s, %ld CPUs; load average at the end %.2f. Wakeups per second, median (min-max) "
+               "of %u runs, %.0f s windows, period %u ms\n\n",
+               u.release, u.machine, sysconf(_SC_NPROCESSORS_ONLN), load_average(), c->reps,
+               (double) c->o->window / 1e6, c->o->period_ms);
         printf("%-14s %-8s %-21s %-21s %-21s\n", "workload", "strategy", "before", "standby", "after");
-        for (size_t w = 0; w < nw; w++)
-                for (size_t s = 0; s < ns; s++) {
-                        printf("%-14s %-8s", s == 0 ? opt.workloads[w] : "", opt.strategies[s]);
+        for (size_t w = 0; w < c->nw; w++)
+                for (size_t s = 0; s < c->ns; s++) {
+                        printf("%-14s %-8s", s == 0 ? c->names[w] : "", c->o->strategies[s]);
                         for (int ph = 0; ph < _PHASE_MAX; ph++)
-                                print_range(res[s * nw + w].rate[ph], opt.reps, 1);
+                                print_range(cell(c, c->rate, s, w, ph), c->reps, 1);
                         printf("\n");
                 }
         /* Noise: the widest spread between repetitions of any busy cell. */
         double worst = 0;
         const char *worst_where = NULL;
-        for (size_t w = 0; w < nw && opt.reps > 1; w++)
-                for (size_t s = 0; s < ns; s++)
+        for (size_t w = 0; w < c->nw && c->reps > 1; w++)
+                for (size_t s = 0; s < c->ns; s++)
                         for (int ph = 0; ph < _PHASE_MAX; ph++) {
-                                const double *v = res[s * nw + w].rate[ph];
-                                double lo = stats_min(v, opt.reps), hi = stats_max(v, opt.reps);
+                                const double *v = cell(c, c->rate, s, w, ph);
+                                double lo = stats_min(v, c->reps), hi = stats_max(v, c->reps);
                                 if (hi >= 5 && (hi - lo) / hi > worst) {
                                         worst = (hi - lo) / hi;
-                                        worst_where = opt.workloads[w];
+                                        worst_where = c->names[w];
                                 }
                         }
         if (worst_where)
                 printf("\nNoise: repetitions of a cell differ by at most %.0f%% (%s).\n", worst * 100, worst_where);
         printf("\n%-23s %-21s %-21s\n", "standby-manager", "enter ms", "exit ms");
-        for (size_t s = 0; s < ns; s++) {
-                printf("%-14s %-8s", "", opt.strategies[s]);
-                print_range(enter_ms[s], opt.reps, 2);
-                print_range(exit_ms[s], opt.reps, 2);
+        for (size_t s = 0; s < c->ns; s++) {
+                printf("%-14s %-8s", "", c->o->strategies[s]);
+                print_range(c->enter_ms + s * c->reps, c->reps, 2);
+                print_range(c->exit_ms + s * c->reps, c->reps, 2);
                 printf("\n");
         }
+}
 
-        /* Recovery: from the start of exit to each workload's next wakeup. */
+/* Recovery: from the start of exit to each workload's next wakeup. */
+static int compare_print_recovery(const Compare *c) {
+        _cleanup_free_ double *v = calloc(c->reps, sizeof(double));
+        bool never = false;
+
+        if (!v)
+                return -ENOMEM;
         printf("\nBack on schedule after exit: first wakeup, ms from the start of exit, median (min-max) "
                "(NEVER = none within %.0f s)\n\n", (double) RECOVERY_BOUND_USEC / 1e6);
         printf("%-14s", "workload");
-        for (size_t s = 0; s < ns; s++)
-                printf(" %-21s", opt.strategies[s]);
+        for (size_t s = 0; s < c->ns; s++)
+                printf(" %-21s", c->o->strategies[s]);
         printf("\n");
-        bool never = false;
-        for (size_t w = 0; w < nw; w++) {
-                if (ticks[w] < 0)
+        for (size_t w = 0; w < c->nw; w++) {
+                if (c->ticks[w] < 0)
                         continue; /* no tick pipe: not measured */
-                printf("%-14s", opt.workloads[w]);
-                for (size_t s = 0; s < ns; s++) {
-                        double v[MAX_REPS];
+                printf("%-14s", c->names[w]);
+                for (size_t s = 0; s < c->ns; s++) {
+                        const double *rec = recovery_of(c, s, w);
                         size_t k = 0, lost = 0;
-                        for (unsigned rep = 0; rep < opt.reps; rep++)
-                                if (isnan(res[s * nw + w].recovery_ms[rep]))
+                        for (unsigned rep = 0; rep < c->reps; rep++)
+                                if (isnan(rec[rep]))
                                         lost++;
                                 else
-                                        v[k++] = res[s * nw + w].recovery_ms[rep];
+                                        v[k++] = rec[rep];
                         if (lost) {
-                                char cell[48];
-                                snprintf(cell, sizeof(cell), "NEVER %zu/%u", lost, opt.reps);
-                                printf(" %-21s", cell);
+                                char text[48];
+                                snprintf(text, sizeof(text), "NEVER %zu/%u", lost, c->reps);
+                                printf(" %-21s", text);
                                 never = true;
                         } else
                                 print_range(v, k, 1);
@@ -493,159 +615,163 @@ static int run_compare(void) {
         if (never)
                 printf("\n!!! Some workloads did not wake again within %.0f s of exit: their timers are still on the "
                        "standby range. !!!\n", (double) RECOVERY_BOUND_USEC / 1e6);
+        return 0;
+}
 
-        if (ev) {
-                const char * const *kinds = events_kind_names;
-                char evpath[4096];
-                snprintf(evpath, sizeof(evpath), "%s/events.csv", opt.output);
-                FILE *ecsv = fopen(evpath, "we");
-                if (ecsv)
-                        fprintf(ecsv, "kind,strategy,samples,p50_ms,p99_ms,max_ms,missed\n");
-                printf("\nEvents, %u per window at seeded times: a client connecting to a server, a push server "
-                       "sending on a held connection,\na push over D-Bus (a method call to a service's name), "
-                       "redis-cli-style PING to redis-server, \"version\" to memcached,\na veth link going up or down "
-                       "(to a link watcher), a power-button press (to a power-key handler).\n"
-                       "Time to the service's reply, ms; missed = no reply in 2 s\n\n",
-                       opt.events);
-                printf("%-10s %-8s %8s %8s %8s %7s\n", "event", "strategy", "p50", "p99", "max", "missed");
+/* The samples of event kind k: strategy st's standby windows, or (st ==
+ * ns, "none") every strategy's before-window pooled; in ms. */
+static size_t event_samples(const Compare *c, int k, size_t st, double *v) {
+        size_t n = 0;
+        for (size_t s = 0; s < c->ns; s++) {
+                const EventSamples *e = &samples_of(c, s, st != c->ns)[k];
+                if (st != c->ns && s != st)
+                        continue;
+                for (size_t i = 0; i < e->n && n < EVENTS_MAX_SAMPLES; i++)
+                        v[n++] = e->usec[i] / 1000.0;
+        }
+        return n;
+}
+
+/* The events' table (events.csv), their CDFs (events.dat, events.gp) and
+ * what the listener and dbus-daemon cost in standby (infrastructure.csv). */
+static int compare_print_events(const Compare *c) {
+        const char * const *kinds = events_kind_names;
+        const char *out = c->o->output;
+        _cleanup_free_ EventSamples *none = calloc(1, sizeof(EventSamples));
+        _cleanup_free_ double *v = calloc(EVENTS_MAX_SAMPLES, sizeof(double));
+        char path[4096], datp[4096], gpp[4096];
+
+        if (!none || !v)
+                return -ENOMEM;
+        snprintf(path, sizeof(path), "%s/events.csv", out);
+        FILE *ecsv = fopen(path, "we");
+        if (ecsv)
+                fprintf(ecsv, "kind,strategy,samples,p50_ms,p99_ms,max_ms,missed\n");
+        printf("\nEvents, %u per window at seeded times: a client connecting to a server, a push server "
+               "sending on a held connection,\na push over D-Bus (a method call to a service's name), "
+               "redis-cli-style PING to redis-server, \"version\" to memcached,\na veth link going up or down "
+               "(to a link watcher), a power-button press (to a power-key handler).\n"
+               "Time to the service's reply, ms; missed = no reply in 2 s\n\n",
+               c->o->events);
+        printf("%-10s %-8s %8s %8s %8s %7s\n", "event", "strategy", "p50", "p99", "max", "missed");
+        for (int k = 0; k < _EVENTS_KIND_MAX; k++) {
+                if (!c->events.have[k])
+                        continue;
+                /* "none": every strategy's before-window, pooled. */
+                *none = (EventSamples) {};
+                for (size_t s = 0; s < c->ns; s++) {
+                        const EventSamples *b = &samples_of(c, s, false)[k];
+                        for (size_t i = 0; i < b->n && none->n < EVENTS_MAX_SAMPLES; i++)
+                                none->usec[none->n++] = b->usec[i];
+                        none->missed += b->missed;
+                }
+                print_event_row(ecsv, kinds[k], "none", none);
+                for (size_t s = 0; s < c->ns; s++)
+                        print_event_row(ecsv, kinds[k], c->o->strategies[s], &samples_of(c, s, true)[k]);
+        }
+        if (ecsv)
+                fclose(ecsv);
+
+        /* CDF per event kind and strategy: one data block each. */
+        snprintf(datp, sizeof(datp), "%s/events.dat", out);
+        snprintf(gpp, sizeof(gpp), "%s/events.gp", out);
+        FILE *dat = fopen(datp, "we"), *gp = fopen(gpp, "we");
+        int plots = 0;
+        for (int k = 0; k < _EVENTS_KIND_MAX; k++)
+                plots += c->events.have[k];
+        if (dat && gp) {
+                fprintf(gp, "set terminal pngcairo size 1000,%d\nset output '%s/events.png'\n"
+                            "set multiplot layout %d,2 title 'Event to reply, CDF per strategy and event kind'\n"
+                            "set logscale x\nset grid\nset key bottom right\nset xlabel 'ms'\n",
+                        350 * ((plots + 1) / 2), out, (plots + 1) / 2);
+                int block = 0;
                 for (int k = 0; k < _EVENTS_KIND_MAX; k++) {
-                        if (!events.have[k])
+                        if (!c->events.have[k])
                                 continue;
-                        /* "none": every strategy's before-window, pooled. */
-                        EventSamples *none = calloc(1, sizeof(EventSamples));
-                        for (size_t s = 0; none && s < ns; s++) {
-                                EventSamples *b = &ev[(s * 2) * _EVENTS_KIND_MAX + k];
-                                for (size_t i = 0; i < b->n && none->n < EVENTS_MAX_SAMPLES; i++)
-                                        none->usec[none->n++] = b->usec[i];
-                                none->missed += b->missed;
+                        fprintf(gp, "set title '%s'\nplot ", kinds[k]);
+                        for (size_t st = 0; st <= c->ns; st++) {
+                                const char *label = st == c->ns ? "none" : c->o->strategies[st];
+                                size_t n = event_samples(c, k, st, v);
+                                stats_sort(v, n);
+                                fprintf(dat, "# %s %s\n", kinds[k], label);
+                                for (size_t i = 0; i < n; i++)
+                                        fprintf(dat, "%.4f %.4f\n", v[i], (double) (i + 1) / (double) n);
+                                if (n == 0)
+                                        fprintf(dat, "0.001 0\n");
+                                fprintf(dat, "\n\n");
+                                fprintf(gp, "%s'%s' index %d using 1:2 with steps lw 2 title '%s'", st ? ", " : "", datp,
+                                        block++, label);
                         }
-                        if (none)
-                                print_event_row(ecsv, kinds[k], "none", none);
-                        free(none);
-                        for (size_t s = 0; s < ns; s++)
-                                print_event_row(ecsv, kinds[k], opt.strategies[s], &ev[(s * 2 + 1) * _EVENTS_KIND_MAX + k]);
+                        fprintf(gp, "\n");
                 }
-                if (ecsv)
-                        fclose(ecsv);
-
-                /* CDF per event kind and strategy: one data block each. */
-                char datp[4096], gpp[4096];
-                snprintf(datp, sizeof(datp), "%s/events.dat", opt.output);
-                snprintf(gpp, sizeof(gpp), "%s/events.gp", opt.output);
-                FILE *dat = fopen(datp, "we"), *gp = fopen(gpp, "we");
-                int plots = 0;
-                for (int k = 0; k < _EVENTS_KIND_MAX; k++)
-                        plots += events.have[k];
-                if (dat && gp) {
-                        fprintf(gp, "set terminal pngcairo size 1000,%d\nset output '%s/events.png'\n"
-                                    "set multiplot layout %d,2 title 'Event to reply, CDF per strategy and event kind'\n"
-                                    "set logscale x\nset grid\nset key bottom right\nset xlabel 'ms'\n",
-                                350 * ((plots + 1) / 2), opt.output, (plots + 1) / 2);
-                        int block = 0;
-                        for (int k = 0; k < _EVENTS_KIND_MAX; k++) {
-                                if (!events.have[k])
-                                        continue;
-                                fprintf(gp, "set title '%s'\nplot ", kinds[k]);
-                                for (size_t st = 0; st <= ns; st++) {
-                                        /* st == ns: none, the before-windows pooled. */
-                                        double v[EVENTS_MAX_SAMPLES];
-                                        size_t n = 0;
-                                        for (size_t s2 = 0; s2 < ns; s2++) {
-                                                EventSamples *e2 = &ev[(s2 * 2 + (st == ns ? 0 : 1)) * _EVENTS_KIND_MAX + k];
-                                                if (st != ns && s2 != st)
-                                                        continue;
-                                                for (size_t i = 0; i < e2->n && n < EVENTS_MAX_SAMPLES; i++)
-                                                        v[n++] = e2->usec[i] / 1000.0;
-                                        }
-                                        stats_sort(v, n);
-                                        fprintf(dat, "# %s %s\n", kinds[k], st == ns ? "none" : opt.strategies[st]);
-                                        for (size_t i = 0; i < n; i++)
-                                                fprintf(dat, "%.4f %.4f\n", v[i], (double) (i + 1) / (double) n);
-                                        if (n == 0)
-                                                fprintf(dat, "0.001 0\n");
-                                        fprintf(dat, "\n\n");
-                                        fprintf(gp, "%s'%s' index %d using 1:2 with steps lw 2 title '%s'", st ? ", " : "",
-                                                datp, block++, st == ns ? "none" : opt.strategies[st]);
-                                }
-                                fprintf(gp, "\n");
-                        }
-                        fprintf(gp, "unset multiplot\n");
-                }
-                if (dat)
-                        fclose(dat);
-                if (gp) {
-                        fclose(gp);
-                        if (dat && bench_gnuplot(gpp) >= 0)
-                                printf("\nPlot: %s/events.png\n", opt.output);
-                }
-                printf("\nInfrastructure in standby (median): ");
-                for (size_t s = 0; s < ns; s++)
-                        printf("%s%s: listener %.1f runs/s, RSS %.0f KiB; dbus-daemon %.1f runs/s", s ? "; " : "",
-                               opt.strategies[s], stats_median(listener_rate[s], opt.reps),
-                               stats_median(listener_rss[s], opt.reps), stats_median(bus_rate[s], opt.reps));
-                printf("\n");
-                snprintf(evpath, sizeof(evpath), "%s/infrastructure.csv", opt.output);
-                FILE *icsv = fopen(evpath, "we");
-                if (icsv) {
-                        fprintf(icsv, "strategy,rep,listener_runs_per_s,listener_rss_kib,dbus_daemon_runs_per_s\n");
-                        for (size_t s = 0; s < ns; s++)
-                                for (unsigned rep = 0; rep < opt.reps; rep++)
-                                        fprintf(icsv, "%s,%u,%.2f,%.0f,%.2f\n", opt.strategies[s], rep + 1,
-                                                listener_rate[s][rep], listener_rss[s][rep], bus_rate[s][rep]);
-                        fclose(icsv);
-                }
+                fprintf(gp, "unset multiplot\n");
+        }
+        if (dat)
+                fclose(dat);
+        if (gp) {
+                fclose(gp);
+                if (dat && bench_gnuplot(gpp) >= 0)
+                        printf("\nPlot: %s/events.png\n", out);
         }
 
-        /* CSV and JSON: every repetition, every phase. */
-        char path[4096];
-        snprintf(path, sizeof(path), "%s/results.csv", opt.output);
-        FILE *csv = fopen(path, "we");
-        snprintf(path, sizeof(path), "%s/results.json", opt.output);
-        FILE *js = fopen(path, "we");
-        if (!csv || !js) {
-                if (csv)
-                        fclose(csv);
-                if (js)
-                        fclose(js);
-                return log_error_errno(-errno, "Failed to write results in %s: %m", opt.output);
+        printf("\nInfrastructure in standby (median): ");
+        for (size_t s = 0; s < c->ns; s++)
+                printf("%s%s: listener %.1f runs/s, RSS %.0f KiB; dbus-daemon %.1f runs/s", s ? "; " : "",
+                       c->o->strategies[s], stats_median(c->listener_rate + s * c->reps, c->reps),
+                       stats_median(c->listener_rss + s * c->reps, c->reps), stats_median(c->bus_rate + s * c->reps, c->reps));
+        printf("\n");
+        snprintf(path, sizeof(path), "%s/infrastructure.csv", out);
+        FILE *icsv = fopen(path, "we");
+        if (icsv) {
+                fprintf(icsv, "strategy,rep,listener_runs_per_s,listener_rss_kib,dbus_daemon_runs_per_s\n");
+                for (size_t s = 0; s < c->ns; s++)
+                        for (unsigned rep = 0; rep < c->reps; rep++)
+                                fprintf(icsv, "%s,%u,%.2f,%.0f,%.2f\n", c->o->strategies[s], rep + 1,
+                                        c->listener_rate[s * c->reps + rep], c->listener_rss[s * c->reps + rep],
+                                        c->bus_rate[s * c->reps + rep]);
+                fclose(icsv);
         }
-        print_machine(csv);
-        fprintf(csv, "strategy,workload,rep,phase,wakeups_per_s,cpu_ms_per_s\n");
-        fprintf(js, "{\"period_ms\":%u,\"window_s\":%.3f,\"reps\":%u,\"results\":[", opt.period_ms,
-                (double) opt.window / 1e6, opt.reps);
+        return 0;
+}
+
+/* results.json: every repetition, every phase, every event sample. */
+static void compare_write_json(const Compare *c, FILE *js) {
+        const char * const *strategies = (const char * const *) c->o->strategies;
         bool first = true;
-        for (size_t s = 0; s < ns; s++)
-                for (size_t w = 0; w < nw; w++)
-                        for (unsigned rep = 0; rep < opt.reps; rep++)
+
+        fprintf(js, "{\"period_ms\":%u,\"window_s\":%.3f,\"reps\":%u,\"results\":[", c->o->period_ms,
+                (double) c->o->window / 1e6, c->reps);
+        for (size_t s = 0; s < c->ns; s++)
+                for (size_t w = 0; w < c->nw; w++)
+                        for (unsigned rep = 0; rep < c->reps; rep++)
                                 for (int ph = 0; ph < _PHASE_MAX; ph++) {
-                                        const Result *x = &res[s * nw + w];
-                                        fprintf(csv, "%s,%s,%u,%s,%.3f,%.3f\n", opt.strategies[s], opt.workloads[w],
-                                                rep + 1, phase_names[ph], x->rate[ph][rep], x->cpu[ph][rep]);
                                         fprintf(js, "%s{\"strategy\":", first ? "" : ",");
-                                        json_print_string(js, opt.strategies[s]);
+                                        json_print_string(js, strategies[s]);
                                         fprintf(js, ",\"workload\":");
-                                        json_print_string(js, opt.workloads[w]);
+                                        json_print_string(js, c->names[w]);
                                         fprintf(js, ",\"rep\":%u,\"phase\":\"%s\",\"wakeups_per_s\":%.3f,\"cpu_ms_per_s\":%.3f}",
-                                                rep + 1, phase_names[ph], x->rate[ph][rep], x->cpu[ph][rep]);
+                                                rep + 1, phase_names[ph], cell(c, c->rate, s, w, ph)[rep],
+                                                cell(c, c->cpu, s, w, ph)[rep]);
                                         first = false;
                                 }
         fprintf(js, "],\"enter_exit_ms\":[");
         first = true;
-        for (size_t s = 0; s < ns; s++)
-                for (unsigned rep = 0; rep < opt.reps; rep++) {
+        for (size_t s = 0; s < c->ns; s++)
+                for (unsigned rep = 0; rep < c->reps; rep++) {
                         fprintf(js, "%s{\"strategy\":\"%s\",\"rep\":%u,\"enter_ms\":%.3f,\"exit_ms\":%.3f}",
-                                first ? "" : ",", opt.strategies[s], rep + 1, enter_ms[s][rep], exit_ms[s][rep]);
+                                first ? "" : ",", strategies[s], rep + 1, c->enter_ms[s * c->reps + rep],
+                                c->exit_ms[s * c->reps + rep]);
                         first = false;
                 }
         /* Recovery (null: no wakeup within the bound; absent: not measured). */
         fprintf(js, "],\"recovery_ms\":[");
         first = true;
-        for (size_t s = 0; s < ns; s++)
-                for (size_t w = 0; w < nw; w++)
-                        for (unsigned rep = 0; rep < opt.reps && ticks[w] >= 0; rep++) {
-                                double v = res[s * nw + w].recovery_ms[rep];
-                                fprintf(js, "%s{\"strategy\":\"%s\",\"workload\":", first ? "" : ",", opt.strategies[s]);
-                                json_print_string(js, opt.workloads[w]);
+        for (size_t s = 0; s < c->ns; s++)
+                for (size_t w = 0; w < c->nw; w++)
+                        for (unsigned rep = 0; rep < c->reps && c->ticks[w] >= 0; rep++) {
+                                double v = recovery_of(c, s, w)[rep];
+                                fprintf(js, "%s{\"strategy\":\"%s\",\"workload\":", first ? "" : ",", strategies[s]);
+                                json_print_string(js, c->names[w]);
                                 if (isnan(v))
                                         fprintf(js, ",\"rep\":%u,\"ms\":null}", rep + 1);
                                 else
@@ -655,14 +781,14 @@ static int run_compare(void) {
         /* Every event sample, and the misses, per strategy and window. */
         fprintf(js, "],\"events\":[");
         first = true;
-        for (size_t s = 0; ev && s < ns; s++)
+        for (size_t s = 0; c->ev && s < c->ns; s++)
                 for (int standby = 0; standby < 2; standby++)
                         for (int k = 0; k < _EVENTS_KIND_MAX; k++) {
-                                const EventSamples *e = &ev[(s * 2 + (size_t) standby) * _EVENTS_KIND_MAX + k];
-                                if (!events.have[k])
+                                const EventSamples *e = &samples_of(c, s, standby)[k];
+                                if (!c->events.have[k])
                                         continue;
                                 fprintf(js, "%s{\"strategy\":\"%s\",\"phase\":\"%s\",\"kind\":\"%s\",\"missed\":%u,\"ms\":[",
-                                        first ? "" : ",", opt.strategies[s], phase_names[standby ? PHASE_STANDBY : PHASE_BEFORE],
+                                        first ? "" : ",", strategies[s], phase_names[standby ? PHASE_STANDBY : PHASE_BEFORE],
                                         events_kind_names[k], e->missed);
                                 for (size_t i = 0; i < e->n; i++)
                                         fprintf(js, "%s%.4f", i ? "," : "", e->usec[i] / 1000.0);
@@ -671,69 +797,148 @@ static int run_compare(void) {
                         }
         fprintf(js, "],\"infrastructure\":[");
         first = true;
-        for (size_t s = 0; ev && s < ns; s++)
-                for (unsigned rep = 0; rep < opt.reps; rep++) {
+        for (size_t s = 0; c->ev && s < c->ns; s++)
+                for (unsigned rep = 0; rep < c->reps; rep++) {
                         fprintf(js, "%s{\"strategy\":\"%s\",\"rep\":%u,\"listener_runs_per_s\":%.2f,\"listener_rss_kib\":%.0f,"
                                     "\"dbus_daemon_runs_per_s\":%.2f}",
-                                first ? "" : ",", opt.strategies[s], rep + 1, listener_rate[s][rep], listener_rss[s][rep],
-                                bus_rate[s][rep]);
+                                first ? "" : ",", strategies[s], rep + 1, c->listener_rate[s * c->reps + rep],
+                                c->listener_rss[s * c->reps + rep], c->bus_rate[s * c->reps + rep]);
                         first = false;
                 }
         fprintf(js, "]}\n");
+}
+
+/* results.csv, results.json and recovery.csv. */
+static int compare_write_results(const Compare *c) {
+        const char *out = c->o->output;
+        char path[4096];
+
+        snprintf(path, sizeof(path), "%s/results.csv", out);
+        FILE *csv = fopen(path, "we");
+        snprintf(path, sizeof(path), "%s/results.json", out);
+        FILE *js = fopen(path, "we");
+        if (!csv || !js) {
+                int r = -errno;
+                if (csv)
+                        fclose(csv);
+                if (js)
+                        fclose(js);
+                return log_error_errno(r, "Failed to write results in %s: %m", out);
+        }
+        print_machine(csv);
+        fprintf(csv, "strategy,workload,rep,phase,wakeups_per_s,cpu_ms_per_s\n");
+        for (size_t s = 0; s < c->ns; s++)
+                for (size_t w = 0; w < c->nw; w++)
+                        for (unsigned rep = 0; rep < c->reps; rep++)
+                                for (int ph = 0; ph < _PHASE_MAX; ph++)
+                                        fprintf(csv, "%s,%s,%u,%s,%.3f,%.3f\n", c->o->strategies[s], c->names[w],
+                                                rep + 1, phase_names[ph], cell(c, c->rate, s, w, ph)[rep],
+                                                cell(c, c->cpu, s, w, ph)[rep]);
+        compare_write_json(c, js);
         fclose(csv);
         fclose(js);
 
-        snprintf(path, sizeof(path), "%s/recovery.csv", opt.output);
+        snprintf(path, sizeof(path), "%s/recovery.csv", out);
         FILE *rc = fopen(path, "we");
         if (rc) {
                 print_machine(rc);
                 fprintf(rc, "strategy,workload,rep,recovery_ms\n");
-                for (size_t s = 0; s < ns; s++)
-                        for (size_t w = 0; w < nw; w++)
-                                for (unsigned rep = 0; rep < opt.reps; rep++)
-                                        fprintf(rc, "%s,%s,%u,%.3f\n", opt.strategies[s], opt.workloads[w], rep + 1,
-                                                res[s * nw + w].recovery_ms[rep]);
+                for (size_t s = 0; s < c->ns; s++)
+                        for (size_t w = 0; w < c->nw; w++)
+                                for (unsigned rep = 0; rep < c->reps; rep++)
+                                        fprintf(rc, "%s,%s,%u,%.3f\n", c->o->strategies[s], c->names[w], rep + 1,
+                                                recovery_of(c, s, w)[rep]);
                 fclose(rc);
         }
+        return 0;
+}
 
-        /* The plot: standby wakeups per workload and strategy, next to "before". */
-        snprintf(path, sizeof(path), "%s/wakeups.dat", opt.output);
+/* The plot: standby wakeups per workload and strategy, next to "before". */
+static void compare_plot_wakeups(const Compare *c) {
+        const char *out = c->o->output;
+        char path[4096];
+
+        snprintf(path, sizeof(path), "%s/wakeups.dat", out);
         FILE *dat = fopen(path, "we");
-        if (dat) {
-                fprintf(dat, "# workload none");
-                for (size_t s = 0; s < ns; s++)
-                        fprintf(dat, " %s", opt.strategies[s]);
+        if (!dat)
+                return;
+        fprintf(dat, "# workload none");
+        for (size_t s = 0; s < c->ns; s++)
+                fprintf(dat, " %s", c->o->strategies[s]);
+        fprintf(dat, "\n");
+        for (size_t w = 0; w < c->nw; w++) {
+                fprintf(dat, "%s %.3f", c->names[w], stats_median(cell(c, c->rate, 0, w, PHASE_BEFORE), c->reps));
+                for (size_t s = 0; s < c->ns; s++)
+                        fprintf(dat, " %.3f", stats_median(cell(c, c->rate, s, w, PHASE_STANDBY), c->reps));
                 fprintf(dat, "\n");
-                for (size_t w = 0; w < nw; w++) {
-                        double v[MAX_REPS];
-                        memcpy(v, res[w].rate[PHASE_BEFORE], sizeof(double) * opt.reps);
-                        fprintf(dat, "%s %.3f", opt.workloads[w], stats_median(v, opt.reps));
-                        for (size_t s = 0; s < ns; s++) {
-                                memcpy(v, res[s * nw + w].rate[PHASE_STANDBY], sizeof(double) * opt.reps);
-                                fprintf(dat, " %.3f", stats_median(v, opt.reps));
-                        }
-                        fprintf(dat, "\n");
-                }
-                fclose(dat);
-                snprintf(path, sizeof(path), "%s/wakeups.gp", opt.output);
-                FILE *gp = fopen(path, "we");
-                if (gp) {
-                        fprintf(gp, "set terminal pngcairo size 900,500\nset output '%s/wakeups.png'\n"
-                                    "set title 'Wakeups per second in standby (median of %u runs, period %u ms)'\n"
-                                    "set style data histograms\nset style histogram clustered gap 1\n"
-                                    "set style fill solid 0.8 border -1\nset ylabel 'wakeups/s'\nset key top right\n"
-                                    "set yrange [0:*]\nset offsets 0,0,2,0\nset xtics rotate by -30\n"
-                                    "plot '%s/wakeups.dat' using 2:xtic(1) title 'no standby'",
-                                opt.output, opt.reps, opt.period_ms, opt.output);
-                        for (size_t s = 0; s < ns; s++)
-                                fprintf(gp, ", '' using %zu title '%s'", s + 3, opt.strategies[s]);
-                        fprintf(gp, "\n");
-                        fclose(gp);
-                        if (bench_gnuplot(path) >= 0)
-                                printf("\nPlot: %s/wakeups.png\n", opt.output);
-                }
         }
-        printf("\nResults: %s/results.csv, %s/results.json, %s/recovery.csv\n", opt.output, opt.output, opt.output);
+        fclose(dat);
+        snprintf(path, sizeof(path), "%s/wakeups.gp", out);
+        FILE *gp = fopen(path, "we");
+        if (!gp)
+                return;
+        fprintf(gp, "set terminal pngcairo size 900,500\nset output '%s/wakeups.png'\n"
+                    "set title 'Wakeups per second in standby (median of %u runs, period %u ms)'\n"
+                    "set style data histograms\nset style histogram clustered gap 1\n"
+                    "set style fill solid 0.8 border -1\nset ylabel 'wakeups/s'\nset key top right\n"
+                    "set yrange [0:*]\nset offsets 0,0,2,0\nset xtics rotate by -30\n"
+                    "plot '%s/wakeups.dat' using 2:xtic(1) title 'no standby'",
+                out, c->reps, c->o->period_ms, out);
+        for (size_t s = 0; s < c->ns; s++)
+                fprintf(gp, ", '' using %zu title '%s'", s + 3, c->o->strategies[s]);
+        fprintf(gp, "\n");
+        fclose(gp);
+        if (bench_gnuplot(path) >= 0)
+                printf("\nPlot: %s/wakeups.png\n", out);
+}
+
+static int run_compare(const Options *o) {
+        _cleanup_(compare_done) Compare c = { .o = o, .ns = strv_length(o->strategies), .reps = o->reps,
+                                              .events = EVENTS_INIT };
+        char targets[512];
+        int r;
+
+        /* What the run needs, before anything starts: a missing daemon is
+         * an error, not a row left out of the table. */
+        if (o->events > 0) {
+                r = events_find_daemons(&c.events, o->daemons);
+                if (r < 0)
+                        return r;
+        }
+        r = compare_start_workloads(&c);
+        if (r < 0)
+                return r;
+        snprintf(targets, sizeof(targets), "%s/workloads.slice", scratch.base);
+        r = write_config(targets);
+        if (r < 0)
+                return log_error_errno(r, "Failed to write %s: %m", config_path);
+        if (o->self_check) {
+                r = bench_self_check(c.fds, c.names, c.nw, o->window);
+                if (r < 0 && r != -EBADMSG)
+                        return r;
+        }
+        if (o->events > 0) {
+                r = compare_start_events(&c);
+                if (r < 0)
+                        return r;
+        }
+        r = compare_allocate(&c);
+        if (r < 0)
+                return r;
+        r = compare_run(&c);
+        if (r < 0)
+                return r;
+
+        compare_print_wakeups(&c);
+        r = compare_print_recovery(&c);
+        if (r >= 0 && c.ev)
+                r = compare_print_events(&c);
+        if (r >= 0)
+                r = compare_write_results(&c);
+        if (r < 0)
+                return r;
+        compare_plot_wakeups(&c);
+        printf("\nResults: %s/results.csv, %s/results.json, %s/recovery.csv\n", o->output, o->output, o->output);
         return 0;
 }
 
@@ -849,7 +1054,8 @@ static int run_enter_exit(void) {
 
 int main(int argc, char *argv[]) {
         enum { ARG_MANAGER = 0x100, ARG_WORKLOAD, ARG_STRATEGIES, ARG_WORKLOADS, ARG_PERIOD, ARG_DURATION, ARG_REPS,
-               ARG_OUTPUT, ARG_ENTER_EXIT, ARG_UNITS, ARG_PROCS, ARG_NO_GUARD, ARG_SELF_CHECK, ARG_EVENTS, ARG_LISTENER, ARG_SAMPLES, ARG_IDLE, ARG_CHURN, ARG_GAP, ARG_BACKEND,
+               ARG_OUTPUT, ARG_ENTER_EXIT, ARG_UNITS, ARG_PROCS, ARG_NO_GUARD, ARG_SELF_CHECK, ARG_EVENTS, ARG_DAEMONS,
+               ARG_LISTENER, ARG_SAMPLES, ARG_IDLE, ARG_CHURN, ARG_GAP, ARG_BACKEND,
                ARG_CALL_RULE };
         static const struct option options[] = {
                 { "manager", required_argument, NULL, ARG_MANAGER },
@@ -866,6 +1072,7 @@ int main(int argc, char *argv[]) {
                 { "no-deadlock-guard", no_argument, NULL, ARG_NO_GUARD },
                 { "self-check", no_argument, NULL, ARG_SELF_CHECK },
                 { "events", required_argument, NULL, ARG_EVENTS },
+                { "daemons", required_argument, NULL, ARG_DAEMONS },
                 { "listener", optional_argument, NULL, ARG_LISTENER },
                 { "samples", required_argument, NULL, ARG_SAMPLES },
                 { "idle-seconds", required_argument, NULL, ARG_IDLE },
@@ -877,6 +1084,7 @@ int main(int argc, char *argv[]) {
                 {}
         };
         const char *strategies = "freeze,slack", *workloads = "nanosleep,poll,epoll,timerfd,posix-timer,futex,busy,periodic";
+        const char *daemons = "redis-server,memcached";
         double duration = 2;
         int c, r;
 
@@ -900,6 +1108,7 @@ int main(int argc, char *argv[]) {
                 case ARG_NO_GUARD: opt.no_guard = true; break;
                 case ARG_SELF_CHECK: opt.self_check = true; break;
                 case ARG_EVENTS: opt.events = (unsigned) strtoul(optarg, NULL, 10); break;
+                case ARG_DAEMONS: daemons = optarg; break;
                 case ARG_LISTENER: opt.listener = optarg ? optarg : "build/standby-listener"; break;
                 case ARG_SAMPLES: opt.samples = (unsigned) strtoul(optarg, NULL, 10); break;
                 case ARG_IDLE: opt.idle_seconds = (unsigned) strtoul(optarg, NULL, 10); break;
@@ -938,8 +1147,23 @@ int main(int argc, char *argv[]) {
                                 "gap-ms 0-10000\n");
                 return 2;
         }
-        if (split_commas(strategies, &opt.strategies) < 0 || split_commas(workloads, &opt.workloads) < 0)
+        /* The samples of an event kind in one strategy's windows all fit. */
+        if ((size_t) opt.events * opt.reps > EVENTS_MAX_SAMPLES) {
+                fprintf(stderr, "standby-bench: bad arguments: events x reps at most %d\n", EVENTS_MAX_SAMPLES);
+                return 2;
+        }
+        if (split_commas(strategies, &opt.strategies) < 0 || split_commas(workloads, &opt.workloads) < 0 ||
+            split_commas(daemons, &opt.daemons) < 0)
                 return 1;
+        if (!opt.workloads[0] || !opt.strategies[0]) {
+                fprintf(stderr, "standby-bench: bad arguments: no workload or no strategy\n");
+                return 2;
+        }
+        for (char **d = opt.daemons; *d; d++)
+                if (events_daemon_kind(*d) < 0) {
+                        fprintf(stderr, "standby-bench: unknown daemon \"%s\" (redis-server, memcached)\n", *d);
+                        return 2;
+                }
         for (char **s = opt.strategies; *s; s++)
                 if (strategy_from_string(*s) == _STRATEGY_INVALID) {
                         fprintf(stderr, "standby-bench: unknown strategy \"%s\" (freeze, slack)\n", *s);
@@ -986,7 +1210,7 @@ int main(int argc, char *argv[]) {
                                                       opt.backend_systemd,
                                                       opt.call_rule_socket)
                     : opt.enter_exit ? run_enter_exit()
-                                     : run_compare();
+                                     : run_compare(&opt);
 
         /* Whatever happened, leave nothing in standby and nothing behind. */
         char journal[400];
@@ -1002,6 +1226,7 @@ int main(int argc, char *argv[]) {
         rmdir(tmpdir);
         strv_free(opt.strategies);
         strv_free(opt.workloads);
+        strv_free(opt.daemons);
         return r < 0 ? 1 : 0;
 }
 

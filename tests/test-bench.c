@@ -11,6 +11,7 @@
 
 #include "../bench/bench.h"
 #include "cgroup.h"
+#include "fileio.h"
 #include "macro.h"
 #include "proc.h"
 #include "test-util.h"
@@ -242,6 +243,108 @@ START_TEST(test_bare_thawer_dbus) {
 }
 END_TEST
 
+/* Runs build/standby-bench (as root, its output in T.state_dir/out) with
+ * env before it and args after; returns its exit status and what it wrote
+ * to stderr (caller frees). */
+static int run_bench(const char *env, const char *args, char **ret_err) {
+        _cleanup_free_ char *cmd = NULL, *out = NULL;
+        char err[4096];
+
+        ck_assert(mkdir(T.state_dir, 0700) == 0 || errno == EEXIST);
+        snprintf(err, sizeof(err), "%s/stderr", T.state_dir);
+        ck_assert_int_ge(asprintf(&cmd, "%s %s --manager %s --workload %s --output %s/out %s >%s/stdout 2>%s", env,
+                                  test_bin("standby-bench"), test_bin("standby-manager"), test_bin("standby-workload"),
+                                  T.state_dir, args, T.state_dir, err),
+                         0);
+        int status = test_run_shell(cmd, &out);
+        ck_assert_int_eq(read_full_fileat(AT_FDCWD, err, ret_err, NULL), 0);
+        return status;
+}
+
+/* More workloads than the 64 that fixed arrays once held, some of a kind
+ * listed again: each is measured in a cgroup of its own (10 wakeups/s
+ * before, none frozen), none overruns anything (the ASan build checks). */
+START_TEST(test_compare_many_workloads) {
+        enum { N = 70 };
+        _cleanup_free_ char *list = NULL, *err = NULL, *csv = NULL, *args = NULL;
+        char path[4096];
+        size_t len = 0;
+
+        if (!test_need_root_cgroup2())
+                return;
+        FILE *m = open_memstream(&list, &len);
+        for (int i = 0; i < N; i++)
+                fprintf(m, "%snanosleep", i ? "," : "");
+        fclose(m);
+        ck_assert_int_ge(asprintf(&args, "--strategies freeze --reps 1 --duration 0.5 --period-ms 100 --events 0 "
+                                         "--workloads %s", list),
+                         0);
+        int status = run_bench("", args, &err);
+        ck_assert_msg(status == 0, "standby-bench exited with %d: %s", status, err);
+
+        snprintf(path, sizeof(path), "%s/out/results.csv", T.state_dir);
+        ck_assert_int_eq(read_full_fileat(AT_FDCWD, path, &csv, NULL), 0);
+        unsigned rows[3] = {}; /* before, standby, after */
+        for (char *line = csv; line && *line;) {
+                char *nl = strchr(line, '\n'), phase[16];
+                double rate, cpu;
+                unsigned rep;
+                if (nl)
+                        *nl = 0;
+                if (sscanf(line, "freeze,nanosleep,%u,%15[a-z],%lf,%lf", &rep, phase, &rate, &cpu) == 4) {
+                        if (streq(phase, "before")) {
+                                /* Its own 10/s, not the 700/s of a cgroup shared by all. */
+                                ck_assert_msg(rate > 0 && rate < 40, "before: %.1f wakeups/s", rate);
+                                rows[0]++;
+                        } else if (streq(phase, "standby")) {
+                                ck_assert_msg(rate == 0, "frozen: %.1f wakeups/s", rate);
+                                rows[1]++;
+                        } else
+                                rows[2]++;
+                }
+                line = nl ? nl + 1 : NULL;
+        }
+        for (int i = 0; i < 3; i++)
+                ck_assert_uint_eq(rows[i], N);
+}
+END_TEST
+
+/* A daemon among the event workloads that is not installed (not in PATH)
+ * fails the run, naming it, before anything starts; its row is not left
+ * out in silence. */
+START_TEST(test_compare_missing_daemon) {
+        _cleanup_free_ char *err = NULL, *env = NULL;
+        char dir[2048], link[4096];
+
+        if (!test_need_root_cgroup2())
+                return;
+        /* A PATH with everything the run uses but redis-server. */
+        ck_assert(mkdir(T.state_dir, 0700) == 0 || errno == EEXIST);
+        snprintf(dir, sizeof(dir), "%s/bin", T.state_dir);
+        ck_assert_int_eq(mkdir(dir, 0700), 0);
+        static const char * const programs[] = { "dbus-daemon", "memcached", "gnuplot" };
+        for (size_t i = 0; i < ELEMENTSOF(programs); i++) {
+                char target[64];
+                snprintf(target, sizeof(target), "/usr/bin/%s", programs[i]);
+                snprintf(link, sizeof(link), "%s/%s", dir, programs[i]);
+                if (access(target, X_OK) == 0)
+                        ck_assert_int_eq(symlink(target, link), 0);
+        }
+        ck_assert_int_ge(asprintf(&env, "PATH=%s", dir), 0);
+        int status = run_bench(env, "--strategies freeze --reps 1 --duration 0.2 --workloads nanosleep", &err);
+        ck_assert_msg(status != 0, "standby-bench ran without redis-server: %s", err);
+        ck_assert_msg(strstr(err, "redis-server is not installed"), "stderr: %s", err);
+        ck_assert_msg(!strstr(err, "memcached is not"), "stderr: %s", err);
+        free(err);
+        err = NULL;
+
+        /* A daemon the bench does not know is a usage error. */
+        status = run_bench("", "--daemons redis-server,postgres --workloads nanosleep", &err);
+        ck_assert_int_eq(status, 2);
+        ck_assert_msg(strstr(err, "unknown daemon \"postgres\""), "stderr: %s", err);
+}
+END_TEST
+
 Suite *bench_suite(void) {
         Suite *s = suite_create("bench");
         TCase *tc = tcase_create("stats");
@@ -252,6 +355,10 @@ Suite *bench_suite(void) {
         tc = test_kernel_tcase(s, "workloads", 60);
         tcase_add_test(tc, test_workload_wakes_as_claimed);
         tcase_add_test(tc, test_event_workloads_answer);
+
+        tc = test_kernel_tcase(s, "runs", 120);
+        tcase_add_test(tc, test_compare_many_workloads);
+        tcase_add_test(tc, test_compare_missing_daemon);
 
         tc = test_kernel_tcase(s, "references", 60);
         tcase_add_checked_fixture(tc, bus_setup, bus_teardown);
