@@ -23,15 +23,35 @@ static int tracefs_ready(void) {
         return 0;
 }
 
+/* The traced wakeups of the threads tids (sched_wakeup's pid= field). */
+static uint64_t count_traced(const char *trace, const pid_t *tids, size_t k) {
+        uint64_t traced = 0;
+
+        for (const char *line = trace; line && *line;) {
+                const char *nl = strchr(line, '\n'), *p = strstr(line, " pid=");
+                if (line[0] != '#' && p && (!nl || p < nl)) {
+                        int pid = atoi(p + 5);
+                        for (size_t t = 0; t < k; t++)
+                                if (tids[t] == pid)
+                                        traced++;
+                }
+                line = nl ? nl + 1 : NULL;
+        }
+        return traced;
+}
+
 int bench_self_check(const int *fds, char **names, size_t n, usec_t window) {
         char inst[128], path[256];
         _cleanup_free_ char *filter = NULL, *trace = NULL;
         _cleanup_free_ uint64_t *before = calloc(n, sizeof(uint64_t));
-        uint64_t after;
+        /* Each workload's threads as traced: those there when tracing starts. */
+        _cleanup_free_ pid_t **tids = calloc(n, sizeof(pid_t *));
+        _cleanup_free_ size_t *n_tids = calloc(n, sizeof(size_t));
         size_t len = 0;
+        bool bad = false;
         int r;
 
-        if (!before)
+        if (!before || !tids || !n_tids)
                 return -ENOMEM;
         r = tracefs_ready();
         if (r < 0)
@@ -42,13 +62,15 @@ int bench_self_check(const int *fds, char **names, size_t n, usec_t window) {
 
         /* pid == each workload thread. */
         FILE *m = open_memstream(&filter, &len);
+        if (!m) {
+                r = -ENOMEM;
+                goto finish;
+        }
         for (size_t i = 0; i < n; i++) {
-                _cleanup_free_ pid_t *tids = NULL;
-                size_t k = 0;
-                if (cgroup_list_pids(fds[i], true, &tids, &k) < 0)
+                if (cgroup_list_pids(fds[i], true, &tids[i], &n_tids[i]) < 0)
                         continue;
-                for (size_t t = 0; t < k; t++)
-                        fprintf(m, "%spid == %d", len || ftell(m) ? " || " : "", (int) tids[t]);
+                for (size_t t = 0; t < n_tids[i]; t++)
+                        fprintf(m, "%spid == %d", ftell(m) > 0 ? " || " : "", (int) tids[i][t]);
         }
         fclose(m);
         snprintf(path, sizeof(path), "%s/events/sched/sched_wakeup/filter", inst);
@@ -73,37 +95,28 @@ int bench_self_check(const int *fds, char **names, size_t n, usec_t window) {
         printf("\nSelf-check over %.1f s: wakeups from /proc (voluntary switches) against tracefs sched_wakeup\n\n",
                (double) window / 1e6);
         printf("%-12s %10s %10s %8s\n", "workload", "/proc", "tracefs", "diff");
-        bool bad = false;
         for (size_t i = 0; i < n; i++) {
-                _cleanup_free_ pid_t *tids = NULL;
-                size_t k = 0;
-                uint64_t traced = 0;
+                uint64_t after, traced = count_traced(trace, tids[i], n_tids[i]);
 
-                (void) stats_cgroup_schedstat(fds[i], &after, NULL);
-                if (cgroup_list_pids(fds[i], true, &tids, &k) >= 0)
-                        for (char *line = trace; line && *line;) {
-                                char *nl = strchr(line, '\n');
-                                const char *p = strstr(line, " pid=");
-                                if (line[0] != '#' && p) {
-                                        int pid = atoi(p + 5);
-                                        for (size_t t = 0; t < k; t++)
-                                                if (tids[t] == pid)
-                                                        traced++;
-                                }
-                                line = nl ? nl + 1 : NULL;
-                        }
-                uint64_t counted = after - before[i];
-                double diff = (double) counted - (double) traced;
+                if (stats_cgroup_schedstat(fds[i], &after, NULL) < 0)
+                        after = 0; /* the cgroup is empty, or gone: nothing counted */
+                /* Signed: a thread that ended during the window takes its
+                 * switches out of the /proc sum with it, while the
+                 * tracepoint has counted its wakeups. */
+                double counted = (double) after - (double) before[i];
+                double diff = counted - (double) traced;
                 /* Off by more than 2 wakeups and 10%: say so. */
                 bool off = (diff > 2 || diff < -2) && (diff / (double) MAX(traced, 1) > 0.1 || diff / (double) MAX(traced, 1) < -0.1);
                 bad = bad || off;
-                printf("%-12s %10llu %10llu %8.0f%s\n", names[i], (unsigned long long) counted,
-                       (unsigned long long) traced, diff, off ? "  DISAGREE" : "");
+                printf("%-12s %10.0f %10llu %8.0f%s\n", names[i], counted, (unsigned long long) traced, diff,
+                       off ? "  DISAGREE" : "");
         }
-        printf(bad ? "\nThe counts disagree: the wakeup figures above are not to be trusted on this kernel.\n"
+        printf(bad ? "\nThe counts disagree: wakeup figures from /proc are not to be trusted here.\n"
                    : "\nThe counts agree.\n");
         r = bad ? -EBADMSG : 0;
 finish:
+        for (size_t i = 0; i < n; i++)
+                free(tids[i]);
         if (rmdir(inst) < 0)
                 log_warning_errno(-errno, "Cannot remove the tracefs instance %s: %m", inst);
         return r;

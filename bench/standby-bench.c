@@ -914,7 +914,10 @@ static int run_compare(const Options *o) {
                 return log_error_errno(r, "Failed to write %s: %m", config_path);
         if (o->self_check) {
                 r = bench_self_check(c.fds, c.names, c.nw, o->window);
-                if (r < 0 && r != -EBADMSG)
+                if (r == -EBADMSG)
+                        return log_error_errno(r, "--self-check: the wakeup counts from /proc and from tracefs disagree "
+                                                  "(above): the comparison's wakeup figures would not be valid.");
+                if (r < 0)
                         return r;
         }
         if (o->events > 0) {

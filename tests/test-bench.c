@@ -345,6 +345,55 @@ START_TEST(test_compare_missing_daemon) {
 }
 END_TEST
 
+/* --self-check that finds the two counts apart fails the run. The
+ * workload here ends during the self-check's window, after its wakeups
+ * were traced: the kernel's tracepoint has them, and the /proc sum (over
+ * the threads there at the end) has lost them with the thread, as it would
+ * any workload's that exited while measured. It is alive when the bench
+ * lists the threads to trace, and ends once tracing is on (a bounded poll
+ * of the tracefs instance's switch: the kernel offers no event for it). */
+START_TEST(test_self_check_disagreement_fails) {
+        _cleanup_free_ char *err = NULL, *args = NULL, *script = NULL;
+        char path[4096];
+
+        if (!test_need_root_cgroup2())
+                return;
+        ck_assert(mkdir(T.state_dir, 0700) == 0 || errno == EEXIST);
+        snprintf(path, sizeof(path), "%s/ending-workload", T.state_dir);
+        FILE *f = fopen(path, "we");
+        ck_assert_ptr_nonnull(f);
+        /* The bench is its parent; the tracefs instance is named after it. */
+        fputs("#!/bin/sh\n"
+              "f=/sys/kernel/tracing/instances/standby-bench-$PPID/events/sched/sched_wakeup/enable\n"
+              "for i in $(seq 1000); do\n"
+              "  [ \"$(cat \"$f\" 2>/dev/null)\" = 1 ] && break\n"
+              "  sleep 0.01\n"
+              "done\n"
+              "for i in $(seq 20); do sleep 0.01; done\n",
+              f);
+        ck_assert_int_eq(fclose(f), 0);
+        ck_assert_int_eq(chmod(path, 0755), 0);
+        script = strdup(path);
+        ck_assert_int_ge(asprintf(&args, "--self-check --strategies freeze --reps 1 --duration 3 --events 0 "
+                                         "--workloads nanosleep --workload %s", script),
+                         0);
+        /* run_bench's own --workload comes first; this one overrides it. */
+        int status = run_bench("", args, &err);
+        if (strstr(err, "No tracefs")) {
+                (void) test_skip("no tracefs: %s", err);
+                return;
+        }
+        ck_assert_msg(status != 0, "standby-bench passed a self-check that disagreed: %s", err);
+        ck_assert_msg(strstr(err, "disagree"), "stderr: %s", err);
+        snprintf(path, sizeof(path), "%s/stdout", T.state_dir);
+        _cleanup_free_ char *out = NULL;
+        ck_assert_int_eq(read_full_fileat(AT_FDCWD, path, &out, NULL), 0);
+        ck_assert_msg(strstr(out, "DISAGREE"), "stdout: %s", out);
+        /* It stopped there: no comparison was measured. */
+        ck_assert_msg(!strstr(out, "Wakeups per second"), "stdout: %s", out);
+}
+END_TEST
+
 Suite *bench_suite(void) {
         Suite *s = suite_create("bench");
         TCase *tc = tcase_create("stats");
@@ -359,6 +408,7 @@ Suite *bench_suite(void) {
         tc = test_kernel_tcase(s, "runs", 120);
         tcase_add_test(tc, test_compare_many_workloads);
         tcase_add_test(tc, test_compare_missing_daemon);
+        tcase_add_test(tc, test_self_check_disagreement_fails);
 
         tc = test_kernel_tcase(s, "references", 60);
         tcase_add_checked_fixture(tc, bus_setup, bus_teardown);
