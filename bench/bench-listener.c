@@ -39,7 +39,6 @@
 
 char bus_address[400];
 pid_t dbus_pid, listener_pid;
-static int port_socket, port_push, port_reference;
 
 int bench_start_dbus(void) {
         char conf[400], addr_arg[450], line[512] = {};
@@ -205,6 +204,38 @@ typedef struct Timing {
         double total, reply;
 } Timing;
 
+/* The listener mode's run: the options, what it started, and every
+ * figure. The samples of each mode are [kind][sample], flattened; the
+ * references (bench-thawed, bare-thawed) are measured for has_references()
+ * kinds only. */
+typedef struct ListenerBench {
+        const char *listener_path;
+        unsigned samples, idle_seconds, churn_seconds, gap_ms;
+        bool systemd, call_rule_socket;
+
+        int port_socket, port_push, port_reference;
+        /* Where the services live: our own units.slice, or the app.slice of
+         * a systemd --user manager (--backend=systemd) that runs them as its
+         * units. */
+        char units_rel[800], um_dir[400], um_script[4096];
+        bool um_started, in_standby;
+        pid_t reference_pid;
+        int reference_cg[_KIND_MAX];
+        BareThawer thawer[_KIND_MAX];
+        bool have_floor, have_bare;
+        sd_bus *bus;
+        int push_conn;
+
+        /* Totals and reply times (Timing) of each mode. */
+        double *base, *frozen, *base_reply, *frozen_reply;
+        double *floor, *floor_write, *floor_reply, *bare, *bare_reply;
+        uint64_t rss_after_events, n_thaws, thaw_total, thaw_max;
+        usec_t storm_sent, storm_handled;
+        uint64_t storm_thaws, storm_coalesced, rss_after_storm;
+        uint64_t idle_runs;
+        uint64_t churn_runs, churn_changes, churn_seen;
+} ListenerBench;
+
 static void timing_set(Timing *t, usec_t t0, usec_t t0_real, usec_t rx_real) {
         t->total = (double) (now_usec(CLOCK_MONOTONIC) - t0);
         t->reply = (double) rx_real - (double) t0_real;
@@ -255,14 +286,14 @@ static int call_stamp(sd_bus *bus, const char *name, int thaw_cg, Timing *ret, d
 }
 
 /* One sample of an event kind: from the event to the service's reply. */
-static int sample(sd_bus *bus, int kind, int push_conn, Timing *ret) {
+static int sample(const ListenerBench *lb, int kind, Timing *ret) {
         usec_t t0 = now_usec(CLOCK_MONOTONIC), t0_real = now_usec(CLOCK_REALTIME), rx = USEC_INFINITY;
         int r;
 
         switch (kind) {
         case KIND_SOCKET: {
                 /* A new client: connect, ask, get the answer; then, untimed, hang up. */
-                int fd = bench_tcp_connect_stamped(port_socket, true);
+                int fd = bench_tcp_connect_stamped(lb->port_socket, true);
                 if (fd < 0)
                         return fd;
                 r = bench_echo_stamped(fd, &rx);
@@ -272,14 +303,14 @@ static int sample(sd_bus *bus, int kind, int push_conn, Timing *ret) {
         }
         case KIND_PUSH: {
                 /* The push, then a request on the connection it already has. */
-                r = sd_bus_call_method(bus, "org.standby.Listener1", "/org/standby/Listener1", "org.standby.Listener1",
-                                       "Push", NULL, NULL, "ss", kind_units[KIND_PUSH], "bench");
+                r = sd_bus_call_method(lb->bus, "org.standby.Listener1", "/org/standby/Listener1",
+                                       "org.standby.Listener1", "Push", NULL, NULL, "ss", kind_units[KIND_PUSH], "bench");
                 if (r >= 0)
-                        r = bench_echo_stamped(push_conn, &rx);
+                        r = bench_echo_stamped(lb->push_conn, &rx);
                 break;
         }
         default:
-                return call_stamp(bus, SERVICE_NAME, -EBADF, ret, NULL);
+                return call_stamp(lb->bus, SERVICE_NAME, -EBADF, ret, NULL);
         }
         timing_set(ret, t0, t0_real, rx);
         return r < 0 ? r : 0;
@@ -486,21 +517,16 @@ finish:
         return r;
 }
 
-/* Where the services live: our own units.slice, or the app.slice of a
- * systemd --user manager (--backend=systemd) that runs them as its units. */
-static char units_rel[800], um_dir[400], um_script[4096];
-static bool um_started;
-
 /* Freezes the unit again; returns once the listener has taken the journal
  * change (and so holds the unit's sockets): it takes journal changes before
  * any other pending event, so its answer to a call sent after the change
  * comes after it. Otherwise a sample could time the listener's re-arming. */
-static int refreeze(sd_bus *bus, int kind) {
+static int refreeze(const ListenerBench *lb, int kind) {
         char path[1024];
-        snprintf(path, sizeof(path), "%s/%s", units_rel, kind_units[kind]);
+        snprintf(path, sizeof(path), "%s/%s", lb->units_rel, kind_units[kind]);
         if (run_manager("freeze", path) == USEC_INFINITY)
                 return -EIO;
-        return statistic(bus, "events") == UINT64_MAX ? -EIO : 0;
+        return statistic(lb->bus, "events") == UINT64_MAX ? -EIO : 0;
 }
 
 static int shell(const char *cmd) {
@@ -510,43 +536,44 @@ static int shell(const char *cmd) {
 
 /* A systemd --user manager in a cgroup of the scratch tree, and the three
  * services as its transient units. */
-static int start_systemd_services(char *const socket_argv[], char *const push_argv[], char *const call_argv[]) {
+static int start_systemd_services(ListenerBench *lb, char *const socket_argv[], char *const push_argv[],
+                                  char *const call_argv[]) {
         char cmd[8192], cgrel[700], bin[4096];
         char *const *argvs[] = { socket_argv, push_argv, call_argv };
 
-        if (!realpath("tests/env/user-manager.sh", um_script) || !realpath(bench_workload_path, bin))
+        if (!realpath("tests/env/user-manager.sh", lb->um_script) || !realpath(bench_workload_path, bin))
                 return log_error_errno(-ENOENT, "--backend=systemd runs from the source tree (tests/env/user-manager.sh).");
-        snprintf(um_dir, sizeof(um_dir), "%s/um", tmpdir);
+        snprintf(lb->um_dir, sizeof(lb->um_dir), "%s/um", tmpdir);
         snprintf(cgrel, sizeof(cgrel), "%s/um.service", scratch.base);
-        (void) mkdir(um_dir, 0700);
-        snprintf(cmd, sizeof(cmd), "'%s' start '%s' '%s'", um_script, um_dir, cgrel);
+        (void) mkdir(lb->um_dir, 0700);
+        snprintf(cmd, sizeof(cmd), "'%s' start '%s' '%s'", lb->um_script, lb->um_dir, cgrel);
         if (shell(cmd) < 0)
                 return log_error_errno(-EIO, "The systemd --user manager did not start.");
-        um_started = true;
+        lb->um_started = true;
         for (int k = 0; k < _KIND_MAX; k++) {
                 int n = snprintf(cmd, sizeof(cmd), "XDG_RUNTIME_DIR='%s/xdg' systemd-run --user --quiet --unit=%s '%s'",
-                                 um_dir, kind_units[k], bin);
+                                 lb->um_dir, kind_units[k], bin);
                 for (char *const *a = argvs[k] + 1; *a && n < (int) sizeof(cmd) - 64; a++)
                         n += snprintf(cmd + n, sizeof(cmd) - (size_t) n, " '%s'", *a);
                 if (shell(cmd) < 0)
                         return log_error_errno(-EIO, "systemd-run %s failed.", kind_units[k]);
         }
-        snprintf(units_rel, sizeof(units_rel), "%s/app.slice", cgrel);
+        snprintf(lb->units_rel, sizeof(lb->units_rel), "%s/app.slice", cgrel);
         FILE *f = fopen(config_path, "we");
         if (!f)
                 return negative_errno();
         fprintf(f, "[Standby]\nTargets=%s\nFreezeTimeout=5s\nBackend=systemd\nSystemdAddress=unix:path=%s/xdg/systemd/private\n",
-                units_rel, um_dir);
+                lb->units_rel, lb->um_dir);
         return fclose(f) == 0 ? 0 : negative_errno();
 }
 
-static void stop_systemd_services(void) {
+static void stop_systemd_services(ListenerBench *lb) {
         char cmd[8192];
-        if (!um_started)
+        if (!lb->um_started)
                 return;
-        snprintf(cmd, sizeof(cmd), "'%s' stop '%s' x", um_script, um_dir);
+        snprintf(cmd, sizeof(cmd), "'%s' stop '%s' x", lb->um_script, lb->um_dir);
         (void) shell(cmd);
-        um_started = false;
+        lb->um_started = false;
 }
 
 static void print_row(FILE *f, const char *kind, const char *mode, double *v, size_t n, const char *csv_mode) {
@@ -609,13 +636,13 @@ static void settle(unsigned gap_ms) {
 }
 
 /* Whether the reference echo server and D-Bus service answer (at start). */
-static bool references_serve(sd_bus *bus) {
+static bool references_serve(const ListenerBench *lb) {
         Timing t;
-        int fd = bench_tcp_connect_stamped(port_reference, false);
+        int fd = bench_tcp_connect_stamped(lb->port_reference, false);
         if (fd < 0)
                 return false;
         bool ok = bench_echo(fd) >= 0;
-        return bench_hang_up(fd) >= 0 && ok && call_stamp(bus, REFERENCE_NAME, -EBADF, &t, NULL) >= 0;
+        return bench_hang_up(fd) >= 0 && ok && call_stamp(lb->bus, REFERENCE_NAME, -EBADF, &t, NULL) >= 0;
 }
 
 /* A sample of a reference, on a second echo server or D-Bus service outside
@@ -626,9 +653,10 @@ static bool references_serve(sd_bus *bus) {
  * right after the event (thawer NULL: bench-thawed, the kernel's floor, no
  * listener in between), or leaves the thaw to the bare thawer
  * (bench-bare-thawer.c: the least that any listener adds). */
-static int reference_sample(sd_bus *bus, int kind, int cg, BareThawer *thawer, unsigned gap_ms, Timing *ret,
-                            double *ret_write) {
+static int reference_sample(ListenerBench *lb, int kind, bool bare, Timing *ret, double *ret_write) {
+        BareThawer *thawer = bare ? &lb->thawer[kind] : NULL;
         const char *mode = thawer ? "bare-thawed" : "bench-thawed";
+        int cg = lb->reference_cg[kind];
         usec_t rx = 0;
         int r;
 
@@ -637,14 +665,14 @@ static int reference_sample(sd_bus *bus, int kind, int cg, BareThawer *thawer, u
                 return r;
         if (thawer && bare_thawer_arm(thawer) < 0)
                 return log_error_errno(-EIO, "The bare thawer did not answer.");
-        settle(gap_ms);
+        settle(lb->gap_ms);
         *ret_write = 0;
         if (kind == KIND_DBUS_CALL) {
-                r = call_stamp(bus, REFERENCE_NAME, thawer ? -EBADF : cg, ret, ret_write);
+                r = call_stamp(lb->bus, REFERENCE_NAME, thawer ? -EBADF : cg, ret, ret_write);
                 return r < 0 ? log_error_errno(r, "The dbus-call event got no reply (%s): %m", mode) : 0;
         }
         usec_t t0 = now_usec(CLOCK_MONOTONIC), t0_real = now_usec(CLOCK_REALTIME);
-        int fd = bench_tcp_connect_stamped(port_reference, true);
+        int fd = bench_tcp_connect_stamped(lb->port_reference, true);
         usec_t w0 = now_usec(CLOCK_MONOTONIC);
         r = thawer ? 0 : cgroup_set_freeze(cg, false);
         usec_t w1 = now_usec(CLOCK_MONOTONIC);
@@ -657,53 +685,51 @@ static int reference_sample(sd_bus *bus, int kind, int cg, BareThawer *thawer, u
         return bench_hang_up(fd);
 }
 
-int bench_listener(const char *listener_path, unsigned samples, unsigned idle_seconds, unsigned churn_seconds,
-                   unsigned gap_ms, bool systemd, bool call_rule_socket) {
-        /* Totals and reply times (Timing) of each mode, kind after kind. */
-        _cleanup_free_ double *base = calloc((size_t) samples * _KIND_MAX, sizeof(double));
-        _cleanup_free_ double *frozen = calloc((size_t) samples * _KIND_MAX, sizeof(double));
-        _cleanup_free_ double *base_reply = calloc((size_t) samples * _KIND_MAX, sizeof(double));
-        _cleanup_free_ double *frozen_reply = calloc((size_t) samples * _KIND_MAX, sizeof(double));
-        /* The references, socket and dbus-call only (has_references()). */
-        _cleanup_free_ double *floor = calloc((size_t) samples * _KIND_MAX, sizeof(double));
-        _cleanup_free_ double *floor_write = calloc((size_t) samples * _KIND_MAX, sizeof(double));
-        _cleanup_free_ double *floor_reply = calloc((size_t) samples * _KIND_MAX, sizeof(double));
-        _cleanup_free_ double *bare = calloc((size_t) samples * _KIND_MAX, sizeof(double));
-        _cleanup_free_ double *bare_reply = calloc((size_t) samples * _KIND_MAX, sizeof(double));
-        BareThawer thawer[_KIND_MAX];
-        pid_t reference_pid = 0;
-        int reference_cg[_KIND_MAX];
-        char dir[400], port_arg[3][16];
-        sd_bus *bus = NULL;
-        int push_conn = -1, r;
-
-        /* systemd answers FreezeUnit and ThawUnit once cgroup.events says so,
-         * and the kernel notifies that file at most once per 10 ms (a jiffy
-         * more at HZ=250): a thaw 5 ms after the refreeze timed that limit
-         * (ThawUnit took 7.9 ms). Every gap, in every mode alike, clears it. */
-        if (systemd && gap_ms < SYSTEMD_MIN_GAP_MS) {
-                fprintf(stderr, "[listener] systemd backend: idle gap %u ms instead of %u (cgroup.events rate limit)\n",
-                        SYSTEMD_MIN_GAP_MS, gap_ms);
-                gap_ms = SYSTEMD_MIN_GAP_MS;
-        }
+static void listener_bench_done(ListenerBench *lb) {
+        if (lb->in_standby)
+                (void) run_manager("exit", NULL);
         for (int k = 0; k < _KIND_MAX; k++) {
-                thawer[k] = (BareThawer) { .arm_fd = -EBADF, .ack_fd = -EBADF };
-                reference_cg[k] = -EBADF;
+                bare_thawer_stop(&lb->thawer[k]);
+                safe_close(lb->reference_cg[k]);
         }
-        if (!base || !frozen || !base_reply || !frozen_reply || !floor || !floor_write || !bare || !floor_reply ||
-            !bare_reply)
-                return -ENOMEM;
+        safe_close(lb->push_conn);
+        sd_bus_flush_close_unref(lb->bus);
+        bench_stop_services();
+        stop_systemd_services(lb);
+        free(lb->base);
+        free(lb->frozen);
+        free(lb->base_reply);
+        free(lb->frozen_reply);
+        free(lb->floor);
+        free(lb->floor_write);
+        free(lb->floor_reply);
+        free(lb->bare);
+        free(lb->bare_reply);
+}
+
+/* Phase 1: the bus, the three services (and the references' two) in their
+ * units, the rules, the listener; returns once every service answers. */
+static int listener_bench_start(ListenerBench *lb) {
+        size_t n = (size_t) lb->samples * _KIND_MAX;
+        char dir[400], port_arg[3][16];
+        int r;
+
+        double **series[] = { &lb->base,  &lb->frozen,      &lb->base_reply, &lb->frozen_reply, &lb->floor,
+                              &lb->floor_write, &lb->floor_reply, &lb->bare, &lb->bare_reply };
+        for (size_t i = 0; i < ELEMENTSOF(series); i++)
+                if (!(*series[i] = calloc(n, sizeof(double))))
+                        return -ENOMEM;
         snprintf(dir, sizeof(dir), "%s/rules", tmpdir);
         if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-                return negative_errno();
+                return log_error_errno(negative_errno(), "Cannot create %s: %m", dir);
         /* Below the ephemeral range (32768-60999 by default), where a client
          * port of an earlier run can still be taken. */
-        port_socket = 20000 + 3 * (int) (getpid() % 3000);
-        port_push = port_socket + 1;
-        port_reference = port_socket + 2;
-        snprintf(port_arg[0], sizeof(port_arg[0]), "%d", port_socket);
-        snprintf(port_arg[1], sizeof(port_arg[1]), "%d", port_push);
-        snprintf(port_arg[2], sizeof(port_arg[2]), "%d", port_reference);
+        lb->port_socket = 20000 + 3 * (int) (getpid() % 3000);
+        lb->port_push = lb->port_socket + 1;
+        lb->port_reference = lb->port_socket + 2;
+        snprintf(port_arg[0], sizeof(port_arg[0]), "%d", lb->port_socket);
+        snprintf(port_arg[1], sizeof(port_arg[1]), "%d", lb->port_push);
+        snprintf(port_arg[2], sizeof(port_arg[2]), "%d", lb->port_reference);
 
         r = bench_start_dbus();
         if (r < 0)
@@ -717,19 +743,19 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
                              SERVICE_NAME, NULL };
         char *srv_call_reference[] = { (char *) bench_workload_path, "bus-service", "--bus-address", bus_address,
                                        "--bus-name", REFERENCE_NAME, NULL };
-        if (systemd) {
-                if ((r = start_systemd_services(srv_socket, srv_push, srv_call)) < 0)
-                        goto finish;
+        if (lb->systemd) {
+                if ((r = start_systemd_services(lb, srv_socket, srv_push, srv_call)) < 0)
+                        return r;
         } else {
                 if ((r = scratch_spawn(&scratch, "units.slice/socket.service", srv_socket, NULL)) < 0 ||
                     (r = scratch_spawn(&scratch, "units.slice/push.service", srv_push, NULL)) < 0 ||
                     (r = scratch_spawn(&scratch, "units.slice/call.service", srv_call, NULL)) < 0 ||
-                    (r = scratch_spawn(&scratch, "references.slice/socket.service", srv_reference, &reference_pid)) < 0 ||
+                    (r = scratch_spawn(&scratch, "references.slice/socket.service", srv_reference, &lb->reference_pid)) < 0 ||
                     (r = scratch_spawn(&scratch, "references.slice/call.service", srv_call_reference, NULL)) < 0)
-                        goto finish;
-                snprintf(units_rel, sizeof(units_rel), "%s/units.slice", scratch.base);
-                if ((r = write_config(units_rel)) < 0)
-                        goto finish;
+                        return log_error_errno(r, "Failed to start the bench's services: %m");
+                snprintf(lb->units_rel, sizeof(lb->units_rel), "%s/units.slice", scratch.base);
+                if ((r = write_config(lb->units_rel)) < 0)
+                        return log_error_errno(r, "Failed to write %s: %m", config_path);
         }
         if ((r = bench_write_rule("10-socket.rule", "[Match]\nEvent=socket\nUnit=socket.service\n[Action]\nThaw=socket.service\n")) < 0 ||
             (r = bench_write_rule("20-push.rule", "[Match]\nEvent=push\nUnit=push.service\n[Action]\nThaw=push.service\n")) < 0 ||
@@ -737,63 +763,65 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
              * sockets, its bus connection among them, instead of watching the
              * bus's monitor: the other way to see a call coming. */
             (r = bench_write_rule("30-call.rule",
-                                  call_rule_socket ? "[Match]\nEvent=socket\nUnit=call.service\n[Action]\nThaw=call.service\n"
-                                                   : "[Match]\nEvent=dbus-call\nBusName=" SERVICE_NAME
-                                                     "\n[Action]\nThaw=call.service\n")) < 0)
-                goto finish;
-        r = bench_start_listener(listener_path, -EBADF);
-        if (r < 0) {
-                log_error_errno(r, "standby-listener did not become ready: %m");
-                goto finish;
-        }
-        if ((r = sd_bus_new(&bus)) < 0 || (r = sd_bus_set_address(bus, bus_address)) < 0 ||
-            (r = sd_bus_set_bus_client(bus, 1)) < 0 || (r = sd_bus_start(bus)) < 0)
-                goto finish;
+                                  lb->call_rule_socket ? "[Match]\nEvent=socket\nUnit=call.service\n[Action]\nThaw=call.service\n"
+                                                       : "[Match]\nEvent=dbus-call\nBusName=" SERVICE_NAME
+                                                         "\n[Action]\nThaw=call.service\n")) < 0)
+                return log_error_errno(r, "Failed to write the bench's rules in %s: %m", dir);
+        r = bench_start_listener(lb->listener_path, -EBADF);
+        if (r < 0)
+                return log_error_errno(r, "standby-listener did not become ready: %m");
+        if ((r = sd_bus_new(&lb->bus)) < 0 || (r = sd_bus_set_address(lb->bus, bus_address)) < 0 ||
+            (r = sd_bus_set_bus_client(lb->bus, 1)) < 0 || (r = sd_bus_start(lb->bus)) < 0)
+                return log_error_errno(r, "Cannot connect to the bench's bus %s: %m", bus_address);
         /* The servers may still be starting: retry their first request briefly. */
-        for (int i = 0; i < 500 && (push_conn = bench_tcp_connect_stamped(port_push, true)) < 0; i++)
+        for (int i = 0; i < 500 && (lb->push_conn = bench_tcp_connect_stamped(lb->port_push, true)) < 0; i++)
                 (void) poll(NULL, 0, 10);
         Timing warm;
         bool serving = false;
-        for (int i = 0; i < 500 && push_conn >= 0 && !(serving = sample(bus, KIND_SOCKET, push_conn, &warm) >= 0 &&
-                                                              sample(bus, KIND_DBUS_CALL, push_conn, &warm) >= 0 &&
-                                                              (systemd || references_serve(bus))); i++)
+        for (int i = 0; i < 500 && lb->push_conn >= 0 &&
+                        !(serving = sample(lb, KIND_SOCKET, &warm) >= 0 && sample(lb, KIND_DBUS_CALL, &warm) >= 0 &&
+                                    (lb->systemd || references_serve(lb)));
+             i++)
                 (void) poll(NULL, 0, 10);
         if (!serving) {
                 log_error("The bench's services did not answer within 5 s (ports %d, %d and %d, bus names %s and %s).",
-                          port_socket, port_push, port_reference, SERVICE_NAME, REFERENCE_NAME);
-                r = -ETIMEDOUT;
-                goto finish;
+                          lb->port_socket, lb->port_push, lb->port_reference, SERVICE_NAME, REFERENCE_NAME);
+                return -ETIMEDOUT;
         }
 
         /* The socket and dbus-call events' references (not with systemd:
          * there the cgroup is systemd's to write). */
-        const BareTarget targets[_KIND_MAX] = { [KIND_SOCKET] = { .service = reference_pid },
+        const BareTarget targets[_KIND_MAX] = { [KIND_SOCKET] = { .service = lb->reference_pid },
                                                 [KIND_DBUS_CALL] = { .bus_address = bus_address,
                                                                      .bus_name = REFERENCE_NAME } };
-        bool have_floor = !systemd &&
-                          scratch_open(&scratch, "references.slice/socket.service", &reference_cg[KIND_SOCKET]) >= 0 &&
-                          scratch_open(&scratch, "references.slice/call.service", &reference_cg[KIND_DBUS_CALL]) >= 0;
-        bool have_bare = have_floor && reference_pid > 0;
-        for (int k = 0; have_bare && k < _KIND_MAX; k++)
-                if (has_references(k) && bare_thawer_start(&thawer[k], reference_cg[k], &targets[k]) < 0)
-                        have_bare = false;
+        lb->have_floor = !lb->systemd &&
+                         scratch_open(&scratch, "references.slice/socket.service", &lb->reference_cg[KIND_SOCKET]) >= 0 &&
+                         scratch_open(&scratch, "references.slice/call.service", &lb->reference_cg[KIND_DBUS_CALL]) >= 0;
+        lb->have_bare = lb->have_floor && lb->reference_pid > 0;
+        for (int k = 0; lb->have_bare && k < _KIND_MAX; k++)
+                if (has_references(k) && bare_thawer_start(&lb->thawer[k], lb->reference_cg[k], &targets[k]) < 0)
+                        lb->have_bare = false;
+        return 0;
+}
 
-        /* In standby, rounds of: each service frozen and woken through the
-         * listener, and the same service running (the reference); for the
-         * socket event also bench-thawed and bare-thawed. Interleaved, so
-         * that a shared machine's drift meets every mode alike; each sample
-         * after the same idle gap. */
+/* Phase 2, in standby, rounds of: each service frozen and woken through
+ * the listener, and the same service running (the reference); for the
+ * socket and dbus-call events also bench-thawed and bare-thawed.
+ * Interleaved, so that a shared machine's drift meets every mode alike;
+ * each sample after the same idle gap. */
+static int listener_bench_rounds(ListenerBench *lb) {
+        unsigned samples = lb->samples, wrong = 0;
+        int r;
+
         fprintf(stderr, "[listener] %u rounds: each event kind frozen and never frozen%s\n", samples,
-                have_floor ? ", the socket and dbus-call events also bench-thawed and bare-thawed" : "");
-        if (run_manager("enter", NULL) == USEC_INFINITY) {
-                r = -EIO;
-                goto finish;
-        }
+                lb->have_floor ? ", the socket and dbus-call events also bench-thawed and bare-thawed" : "");
+        if (run_manager("enter", NULL) == USEC_INFINITY)
+                return -EIO;
+        lb->in_standby = true;
         /* Each frozen sample must have been answered by one thaw, and each
          * reference by none: a service found running would time a running
          * service, and a thaw in the reference would time a thaw. */
-        uint64_t thaws_seen = statistic(bus, "thaws");
-        unsigned wrong = 0;
+        uint64_t thaws_seen = statistic(lb->bus, "thaws");
         for (unsigned i = 0; i < samples; i++)
                 for (int k = 0; k < _KIND_MAX; k++) {
                         /* Odd rounds: reference, refreeze, frozen; even: refreeze,
@@ -803,16 +831,14 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
                         for (int step = 0; step < 2; step++) {
                                 int frz = (int) ((i + 1) % 2) == step ? 0 : 1;
                                 Timing t;
-                                if (frz && (r = refreeze(bus, k)) < 0)
-                                        goto finish;
-                                settle(gap_ms);
-                                if ((r = sample(bus, k, push_conn, &t)) < 0) {
-                                        log_error_errno(r, "%s event got no reply: %m", kind_names[k]);
-                                        goto finish;
-                                }
-                                (frz ? frozen : base)[k * samples + i] = t.total;
-                                (frz ? frozen_reply : base_reply)[k * samples + i] = t.reply;
-                                uint64_t thaws_now = statistic(bus, "thaws");
+                                if (frz && (r = refreeze(lb, k)) < 0)
+                                        return r;
+                                settle(lb->gap_ms);
+                                if ((r = sample(lb, k, &t)) < 0)
+                                        return log_error_errno(r, "%s event got no reply: %m", kind_names[k]);
+                                (frz ? lb->frozen : lb->base)[k * samples + i] = t.total;
+                                (frz ? lb->frozen_reply : lb->base_reply)[k * samples + i] = t.reply;
+                                uint64_t thaws_now = statistic(lb->bus, "thaws");
                                 if (thaws_now != thaws_seen + (uint64_t) frz) {
                                         wrong++;
                                         fprintf(stderr, "[listener] %s %s sample %u: %" PRIu64 " thaws instead of %d\n",
@@ -820,168 +846,209 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
                                 }
                                 thaws_seen = thaws_now;
                         }
-                        for (int j = 0; has_references(k) && have_floor && j < 2; j++) {
+                        for (int j = 0; has_references(k) && lb->have_floor && j < 2; j++) {
                                 bool by_bench = (i + (unsigned) j) % 2 == 0; /* neither always goes first */
                                 Timing t = {};
                                 double w = 0;
-                                if (!by_bench && !have_bare)
+                                if (!by_bench && !lb->have_bare)
                                         continue;
-                                if ((r = reference_sample(bus, k, reference_cg[k], by_bench ? NULL : &thawer[k], gap_ms,
-                                                          &t, &w)) < 0)
-                                        goto finish;
-                                (by_bench ? floor : bare)[k * samples + i] = t.total;
-                                (by_bench ? floor_reply : bare_reply)[k * samples + i] = t.reply;
+                                if ((r = reference_sample(lb, k, !by_bench, &t, &w)) < 0)
+                                        return r;
+                                (by_bench ? lb->floor : lb->bare)[k * samples + i] = t.total;
+                                (by_bench ? lb->floor_reply : lb->bare_reply)[k * samples + i] = t.reply;
                                 if (by_bench)
-                                        floor_write[k * samples + i] = w;
+                                        lb->floor_write[k * samples + i] = w;
                         }
                 }
         for (int k = 0; k < _KIND_MAX; k++)
-                bare_thawer_stop(&thawer[k]);
+                bare_thawer_stop(&lb->thawer[k]);
         if (wrong > 0) {
                 log_error("%u of %u samples had the wrong number of thaws (see above): the figures would not be valid.",
                           wrong, 2 * samples * _KIND_MAX);
-                r = -EIO;
-                goto finish;
+                return -EIO;
         }
-        uint64_t rss_after_events = bench_rss_kib(listener_pid);
-        uint64_t n_thaws = statistic(bus, "thaws"), thaw_total = statistic(bus, "thaw_usec_total"),
-                 thaw_max = statistic(bus, "thaw_usec_max");
+        lb->rss_after_events = bench_rss_kib(listener_pid);
+        lb->n_thaws = statistic(lb->bus, "thaws");
+        lb->thaw_total = statistic(lb->bus, "thaw_usec_total");
+        lb->thaw_max = statistic(lb->bus, "thaw_usec_max");
+        return 0;
+}
 
-        /* A storm: 10,000 pushes for one unit, frozen, sent without waiting. */
+/* Phase 3: a storm, 10,000 pushes for one unit, frozen, sent without waiting. */
+static int listener_bench_storm(ListenerBench *lb) {
+        int r;
+
         fprintf(stderr, "[listener] storm of 10000 pushes\n");
-        if ((r = refreeze(bus, KIND_PUSH)) < 0)
-                goto finish;
-        uint64_t thaws0 = statistic(bus, "thaws"), coalesced0 = statistic(bus, "coalesced");
+        if ((r = refreeze(lb, KIND_PUSH)) < 0)
+                return r;
+        uint64_t thaws0 = statistic(lb->bus, "thaws"), coalesced0 = statistic(lb->bus, "coalesced");
         usec_t s0 = now_usec(CLOCK_MONOTONIC);
         for (int i = 0; i < 10000; i++) {
                 sd_bus_message *m = NULL;
-                if ((r = sd_bus_message_new_method_call(bus, &m, "org.standby.Listener1", "/org/standby/Listener1",
+                if ((r = sd_bus_message_new_method_call(lb->bus, &m, "org.standby.Listener1", "/org/standby/Listener1",
                                                         "org.standby.Listener1", "Push")) < 0 ||
                     (r = sd_bus_message_append(m, "ss", kind_units[KIND_PUSH], "storm")) < 0 ||
-                    (r = sd_bus_message_set_expect_reply(m, 0)) < 0 || (r = sd_bus_send(bus, m, NULL)) < 0) {
+                    (r = sd_bus_message_set_expect_reply(m, 0)) < 0 || (r = sd_bus_send(lb->bus, m, NULL)) < 0) {
                         sd_bus_message_unref(m);
-                        goto finish;
+                        return log_error_errno(r, "Cannot send the storm's push %d: %m", i);
                 }
                 sd_bus_message_unref(m);
         }
-        (void) sd_bus_flush(bus);
-        usec_t sent = now_usec(CLOCK_MONOTONIC) - s0;
+        (void) sd_bus_flush(lb->bus);
+        lb->storm_sent = now_usec(CLOCK_MONOTONIC) - s0;
         /* Answered in order after the pushes from this connection. */
-        uint64_t thaws = statistic(bus, "thaws") - thaws0, coalesced = statistic(bus, "coalesced") - coalesced0;
-        usec_t handled = now_usec(CLOCK_MONOTONIC) - s0;
-        uint64_t rss_after_storm = bench_rss_kib(listener_pid);
+        lb->storm_thaws = statistic(lb->bus, "thaws") - thaws0;
+        lb->storm_coalesced = statistic(lb->bus, "coalesced") - coalesced0;
+        lb->storm_handled = now_usec(CLOCK_MONOTONIC) - s0;
+        lb->rss_after_storm = bench_rss_kib(listener_pid);
+        return 0;
+}
 
-        /* Idle in standby: every unit frozen, nothing sent to the listener. */
-        (void) refreeze(bus, KIND_PUSH);
-        listener_settle(bus);
-        fprintf(stderr, "[listener] idle in standby for %u s\n", idle_seconds);
+/* Phase 4, idle in standby: every unit frozen, nothing sent to the
+ * listener; then (churn_seconds > 0) standby while links and addresses
+ * change that no rule is about; then standby ends. */
+static int listener_bench_idle(ListenerBench *lb) {
+        int r;
+
+        (void) refreeze(lb, KIND_PUSH);
+        listener_settle(lb->bus);
+        fprintf(stderr, "[listener] idle in standby for %u s\n", lb->idle_seconds);
         uint64_t runs0 = runs(listener_pid);
-        (void) poll(NULL, 0, (int) idle_seconds * 1000);
-        uint64_t idle_runs = runs(listener_pid) - runs0;
-        uint64_t churn_runs = 0, churn_changes = 0, churn_seen = 0;
-        if (churn_seconds > 0 &&
-            (r = measure_churn(listener_path, bus, churn_seconds, &churn_runs, &churn_changes, &churn_seen)) < 0)
-                goto finish;
-        (void) run_manager("exit", NULL);
+        (void) poll(NULL, 0, (int) lb->idle_seconds * 1000);
+        lb->idle_runs = runs(listener_pid) - runs0;
+        if (lb->churn_seconds > 0 && (r = measure_churn(lb->listener_path, lb->bus, lb->churn_seconds, &lb->churn_runs,
+                                                        &lb->churn_changes, &lb->churn_seen)) < 0)
+                return r;
+        lb->in_standby = false;
+        if (run_manager("exit", NULL) == USEC_INFINITY)
+                return -EIO;
+        return 0;
+}
 
+/* Latency CDF per event kind, frozen against never frozen. */
+static void listener_bench_plot(ListenerBench *lb) {
+        char datp[4096], gpp[4096];
+
+        snprintf(datp, sizeof(datp), "%s/latency.dat", bench_output);
+        FILE *dat = fopen(datp, "we");
+        if (!dat)
+                return;
+        /* One block per series (sorted samples, cumulative fraction), blank lines between. */
+        for (int k = 0; k < _KIND_MAX; k++)
+                for (int frz = 0; frz < 2; frz++) {
+                        double *v = (frz ? lb->frozen : lb->base) + k * lb->samples;
+                        stats_sort(v, lb->samples);
+                        fprintf(dat, "# %s %s\n", kind_names[k], frz ? "frozen" : "never-frozen");
+                        for (unsigned i = 0; i < lb->samples; i++)
+                                fprintf(dat, "%.1f %.4f\n", v[i], (double) (i + 1) / lb->samples);
+                        fprintf(dat, "\n\n");
+                }
+        fclose(dat);
+        snprintf(gpp, sizeof(gpp), "%s/latency.gp", bench_output);
+        FILE *gp = fopen(gpp, "we");
+        if (!gp)
+                return;
+        fprintf(gp, "set terminal pngcairo size 900,500\nset output '%s/latency.png'\n"
+                    "set title 'Event to the service reply (%u samples each)'\n"
+                    "set xlabel 'latency (us)'\nset ylabel 'fraction of events'\nset logscale x\n"
+                    "set key bottom right\nset grid\nplot ", bench_output, lb->samples);
+        for (int i = 0; i < _KIND_MAX * 2; i++)
+                fprintf(gp, "%s'%s/latency.dat' index %d using 1:2 with lines lw 2 lc %d dt %d title '%s %s'",
+                        i ? ", " : "", bench_output, i, i / 2 + 1, i % 2 ? 1 : 2, kind_names[i / 2],
+                        i % 2 ? "frozen" : "never frozen");
+        fprintf(gp, "\n");
+        fclose(gp);
+        if (bench_gnuplot(gpp) >= 0)
+                printf("Plot: %s/latency.png\n", bench_output);
+}
+
+/* Phase 5: the tables, listener.csv, the plot, and the rest. */
+static void listener_bench_report(ListenerBench *lb) {
+        unsigned samples = lb->samples;
         char path[4096];
+
         snprintf(path, sizeof(path), "%s/listener.csv", bench_output);
         FILE *csv = fopen(path, "we");
         if (csv)
                 fprintf(csv, "kind,mode,samples,p50_us,p99_us,max_us\n");
         printf("\nEvent to the woken service's reply, %u samples each (us), each after %u ms idle, %s backend\n",
-               samples, gap_ms, systemd ? "systemd (FreezeUnit/ThawUnit)" : "cgroupfs");
+               samples, lb->gap_ms, lb->systemd ? "systemd (FreezeUnit/ThawUnit)" : "cgroupfs");
         printf("\nUntil the service replied (socket, push: the kernel's receive time stamp on the client's socket;\n"
                "dbus-call: the service's clock as it replied, sent in the reply):\n\n");
-        print_table(csv, true, samples, base_reply, frozen_reply, have_floor ? floor_reply : NULL,
-                    have_bare ? bare_reply : NULL);
+        print_table(csv, true, samples, lb->base_reply, lb->frozen_reply, lb->have_floor ? lb->floor_reply : NULL,
+                    lb->have_bare ? lb->bare_reply : NULL);
         printf("\nUntil the client, on the same CPUs, had read it:\n\n");
-        print_table(csv, false, samples, base, frozen, have_floor ? floor : NULL, have_bare ? bare : NULL);
-        if (have_floor)
+        print_table(csv, false, samples, lb->base, lb->frozen, lb->have_floor ? lb->floor : NULL,
+                    lb->have_bare ? lb->bare : NULL);
+        if (lb->have_floor)
                 printf("\nbench-thawed: the kernel's floor, no listener: the bench writes cgroup.freeze 0 itself right after "
                        "the event\n(that write alone: p50 %.1f us after a connect, %.1f us after a D-Bus call). What "
                        "the listener adds on top\nis frozen - bench-thawed. The references use a second echo server and "
                        "D-Bus service, outside\nstandby's targets, which the listener never sees.\n",
-                       stats_percentile(floor_write + KIND_SOCKET * samples, samples, 50),
-                       stats_percentile(floor_write + KIND_DBUS_CALL * samples, samples, 50));
-        if (have_bare)
+                       stats_percentile(lb->floor_write + KIND_SOCKET * samples, samples, 50),
+                       stats_percentile(lb->floor_write + KIND_DBUS_CALL * samples, samples, 50));
+        if (lb->have_bare)
                 printf("bare-thawed: the least any listener adds: a bare process woken by the server's listening socket, "
                        "or by a\nbus monitor that sees only calls to the service, writes cgroup.freeze 0 (no rules, no "
                        "journal, no parsing,\nno event loop). What standby-listener adds beyond it is its own.\n");
-        /* Latency CDF per event kind, frozen against never frozen. */
-        char datp[4096];
-        snprintf(datp, sizeof(datp), "%s/latency.dat", bench_output);
-        FILE *dat = fopen(datp, "we");
-        if (dat) {
-                /* One block per series (sorted samples, cumulative fraction), blank lines between. */
-                for (int k = 0; k < _KIND_MAX; k++)
-                        for (int frz = 0; frz < 2; frz++) {
-                                double *v = (frz ? frozen : base) + k * samples;
-                                stats_sort(v, samples);
-                                fprintf(dat, "# %s %s\n", kind_names[k], frz ? "frozen" : "never-frozen");
-                                for (unsigned i = 0; i < samples; i++)
-                                        fprintf(dat, "%.1f %.4f\n", v[i], (double) (i + 1) / samples);
-                                fprintf(dat, "\n\n");
-                        }
-                fclose(dat);
-                char gpp[4096];
-                snprintf(gpp, sizeof(gpp), "%s/latency.gp", bench_output);
-                FILE *gp = fopen(gpp, "we");
-                if (gp) {
-                        fprintf(gp, "set terminal pngcairo size 900,500\nset output '%s/latency.png'\n"
-                                    "set title 'Event to the service reply (%u samples each)'\n"
-                                    "set xlabel 'latency (us)'\nset ylabel 'fraction of events'\nset logscale x\n"
-                                    "set key bottom right\nset grid\nplot ", bench_output, samples);
-                        for (int i = 0; i < _KIND_MAX * 2; i++)
-                                fprintf(gp, "%s'%s/latency.dat' index %d using 1:2 with lines lw 2 lc %d dt %d title '%s %s'",
-                                        i ? ", " : "", bench_output, i, i / 2 + 1, i % 2 ? 1 : 2, kind_names[i / 2],
-                                        i % 2 ? "frozen" : "never frozen");
-                        fprintf(gp, "\n");
-                        fclose(gp);
-                        if (bench_gnuplot(gpp) >= 0)
-                                printf("Plot: %s/latency.png\n", bench_output);
-                }
-        }
+        listener_bench_plot(lb);
 
         printf("\nInside the listener, event received to units thawed: mean %.1f us, max %llu us (%llu thaws)\n",
-               n_thaws ? (double) thaw_total / (double) n_thaws : 0.0, (unsigned long long) thaw_max,
-               (unsigned long long) n_thaws);
+               lb->n_thaws ? (double) lb->thaw_total / (double) lb->n_thaws : 0.0, (unsigned long long) lb->thaw_max,
+               (unsigned long long) lb->n_thaws);
         printf("Listener RSS: %llu KiB after the events, %llu KiB after the storm\n",
-               (unsigned long long) rss_after_events, (unsigned long long) rss_after_storm);
+               (unsigned long long) lb->rss_after_events, (unsigned long long) lb->rss_after_storm);
         printf("Storm: 10000 pushes sent in %.1f ms, handled in %.1f ms: %llu thaw(s), %llu coalesced\n",
-               (double) sent / 1000.0, (double) handled / 1000.0, (unsigned long long) thaws,
-               (unsigned long long) coalesced);
-        printf("Idle in standby for %u s: the listener ran %llu times\n", idle_seconds, (unsigned long long) idle_runs);
-        if (churn_seconds > 0)
+               (double) lb->storm_sent / 1000.0, (double) lb->storm_handled / 1000.0, (unsigned long long) lb->storm_thaws,
+               (unsigned long long) lb->storm_coalesced);
+        printf("Idle in standby for %u s: the listener ran %llu times\n", lb->idle_seconds,
+               (unsigned long long) lb->idle_runs);
+        if (lb->churn_seconds > 0)
                 printf("Standby for %u s in a namespace whose link and addresses change every second (%llu changes, "
                        "%llu rtnetlink messages seen), no rule about them: the listener ran %llu times\n",
-                       churn_seconds, (unsigned long long) churn_changes, (unsigned long long) churn_seen,
-                       (unsigned long long) churn_runs);
+                       lb->churn_seconds, (unsigned long long) lb->churn_changes, (unsigned long long) lb->churn_seen,
+                       (unsigned long long) lb->churn_runs);
         if (csv) {
                 fprintf(csv, "# rss_kib_after_events=%llu rss_kib_after_storm=%llu storm_thaws=%llu storm_coalesced=%llu "
                              "storm_handled_ms=%.1f idle_seconds=%u idle_runs=%llu churn_seconds=%u churn_changes=%llu "
                              "churn_messages=%llu churn_runs=%llu\n",
-                        (unsigned long long) rss_after_events, (unsigned long long) rss_after_storm,
-                        (unsigned long long) thaws, (unsigned long long) coalesced, (double) handled / 1000.0,
-                        idle_seconds, (unsigned long long) idle_runs, churn_seconds,
-                        (unsigned long long) churn_changes, (unsigned long long) churn_seen,
-                        (unsigned long long) churn_runs);
+                        (unsigned long long) lb->rss_after_events, (unsigned long long) lb->rss_after_storm,
+                        (unsigned long long) lb->storm_thaws, (unsigned long long) lb->storm_coalesced,
+                        (double) lb->storm_handled / 1000.0, lb->idle_seconds, (unsigned long long) lb->idle_runs,
+                        lb->churn_seconds, (unsigned long long) lb->churn_changes, (unsigned long long) lb->churn_seen,
+                        (unsigned long long) lb->churn_runs);
                 fclose(csv);
                 printf("\nResults: %s\n", path);
         }
-        r = 0;
-finish:
-        if (r < 0)
-                (void) run_manager("exit", NULL);
-        for (int k = 0; k < _KIND_MAX; k++) {
-                bare_thawer_stop(&thawer[k]);
-                safe_close(reference_cg[k]);
+}
+
+int bench_listener(const char *listener_path, unsigned samples, unsigned idle_seconds, unsigned churn_seconds,
+                   unsigned gap_ms, bool systemd, bool call_rule_socket) {
+        _cleanup_(listener_bench_done) ListenerBench lb = {
+                .listener_path = listener_path, .samples = samples, .idle_seconds = idle_seconds,
+                .churn_seconds = churn_seconds, .gap_ms = gap_ms,
+                .systemd = systemd, .call_rule_socket = call_rule_socket, .push_conn = -EBADF,
+        };
+        int r;
+
+        /* systemd answers FreezeUnit and ThawUnit once cgroup.events says so,
+         * and the kernel notifies that file at most once per 10 ms (a jiffy
+         * more at HZ=250): a thaw 5 ms after the refreeze timed that limit
+         * (ThawUnit took 7.9 ms). Every gap, in every mode alike, clears it. */
+        if (systemd && gap_ms < SYSTEMD_MIN_GAP_MS) {
+                fprintf(stderr, "[listener] systemd backend: idle gap %u ms instead of %u (cgroup.events rate limit)\n",
+                        SYSTEMD_MIN_GAP_MS, gap_ms);
+                lb.gap_ms = SYSTEMD_MIN_GAP_MS;
         }
-        safe_close(push_conn);
-        sd_bus_flush_close_unref(bus);
-        bench_stop_services();
-        stop_systemd_services();
-        return r;
+        for (int k = 0; k < _KIND_MAX; k++) {
+                lb.thawer[k] = (BareThawer) { .arm_fd = -EBADF, .ack_fd = -EBADF };
+                lb.reference_cg[k] = -EBADF;
+        }
+        if ((r = listener_bench_start(&lb)) < 0 || (r = listener_bench_rounds(&lb)) < 0 ||
+            (r = listener_bench_storm(&lb)) < 0 || (r = listener_bench_idle(&lb)) < 0)
+                return r;
+        listener_bench_report(&lb);
+        return 0;
 }
 
 void bench_stop_services(void) {
