@@ -627,9 +627,9 @@ static void print_table(FILE *csv, bool reply, unsigned samples, double *base, d
 /* The idle time before each sample, in every mode alike: an event in
  * standby meets CPUs that have been idle, and waking a halted CPU costs here
  * about as much as the whole reply of a warm one (never frozen: 90-130 us
- * back to back, 220-250 us after 5 ms idle). Without it the reference ran
- * warm, back to back, and the frozen samples (each after a standby-manager
- * run) did not. A deliberate timer, not a wait for something to happen. */
+ * back to back, 220-250 us after 5 ms idle). Without it the reference would
+ * run warm, back to back, and the frozen samples (each after a
+ * standby-manager run) would not. A deliberate timer, not a wait for something to happen. */
 static void settle(unsigned gap_ms) {
         if (gap_ms > 0)
                 (void) poll(NULL, 0, (int) gap_ms);
@@ -646,10 +646,10 @@ static bool references_serve(const ListenerBench *lb) {
 }
 
 /* A sample of a reference, on a second echo server or D-Bus service outside
- * standby's targets, which the listener never sees (freezing the listener's
- * own socket.service behind the journal's back once let a late thaw record
- * make the listener hold that service's sockets and thaw it during the next
- * never-frozen sample). The bench freezes it itself, then either thaws it
+ * standby's targets, which the listener never sees (were the bench to freeze
+ * the listener's own socket.service behind the journal's back, a late thaw
+ * record would make the listener hold that service's sockets and thaw it
+ * during the next never-frozen sample). The bench freezes it itself, then either thaws it
  * right after the event (thawer NULL: bench-thawed, the kernel's floor, no
  * listener in between), or leaves the thaw to the bare thawer
  * (bench-bare-thawer.c: the least that any listener adds). */
@@ -1033,8 +1033,8 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
 
         /* systemd answers FreezeUnit and ThawUnit once cgroup.events says so,
          * and the kernel notifies that file at most once per 10 ms (a jiffy
-         * more at HZ=250): a thaw 5 ms after the refreeze timed that limit
-         * (ThawUnit took 7.9 ms). Every gap, in every mode alike, clears it. */
+         * more at HZ=250): a thaw 5 ms after the refreeze would time that
+         * limit (ThawUnit then takes 7.9 ms). Every gap, in every mode alike, clears it. */
         if (systemd && gap_ms < SYSTEMD_MIN_GAP_MS) {
                 fprintf(stderr, "[listener] systemd backend: idle gap %u ms instead of %u (cgroup.events rate limit)\n",
                         SYSTEMD_MIN_GAP_MS, gap_ms);

@@ -189,8 +189,8 @@ static void bus_sweep(void) {
 
 /* The bare thawer in its D-Bus mode thaws a frozen service on a call to the
  * service's name, and only then: calls its monitor saw while disarmed are
- * not the event (once they were, and it thawed before the bench had called,
- * so the floor read 18 us). */
+ * not the event (a thawer that took them for it would thaw before the bench
+ * had called, and the floor would read 18 us). */
 START_TEST(test_bare_thawer_dbus) {
         char *address = ref_bus_address;
         BareThawer t;
@@ -261,9 +261,9 @@ static int run_bench(const char *env, const char *args, char **ret_err) {
         return status;
 }
 
-/* More workloads than the 64 that fixed arrays once held, some of a kind
- * listed again: each is measured in a cgroup of its own (10 wakeups/s
- * before, none frozen), none overruns anything (the ASan build checks). */
+/* More than 64 workloads, all of one kind: each is measured in a cgroup of
+ * its own (10 wakeups/s before, none frozen), and nothing overruns (the
+ * ASan build checks). */
 START_TEST(test_compare_many_workloads) {
         enum { N = 70 };
         _cleanup_free_ char *list = NULL, *err = NULL, *csv = NULL, *args = NULL;
