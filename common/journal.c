@@ -491,8 +491,6 @@ static int parse_line(Journal *j, const char *line, size_t len, bool *seen, cons
                         if (r < 0 || !systemd)
                                 WHY("bad systemd address");
                 }
-                if (journal_find_unit(j, path))
-                        WHY("the cgroup is listed twice");
                 if (journal_add_unit(j, path, (UnitState) state, reason) < 0)
                         return -ENOMEM;
                 j->units[j->n_units - 1].thaw_until = x;
@@ -506,8 +504,6 @@ static int parse_line(Journal *j, const char *line, size_t len, bool *seen, cons
                         WHY("bad thread id");
                 if (token_u64(&tok[2], &y) < 0 || token_u64(&tok[3], &z) < 0)
                         WHY("not a number");
-                if (journal_find_thread(j, (pid_t) x))
-                        WHY("the thread is listed twice");
                 return journal_add_thread(j, (pid_t) x, y, z);
         }
         WHY("unknown key");

@@ -108,7 +108,6 @@ START_TEST(test_damaged) {
                 { "standby-journal 1\nunit frozen 0  a \\-\nend\n", 0, "line 2: an empty field" },
                 { "standby-journal 1\nbogus\nend\n", 0, "line 2: unknown key" },
                 { GOOD_HEAD UNIT_A "unit gelid 0 x.service \\-\n" UNIT_B "end\n", 2, "line 7: unknown unit state" },
-                { GOOD_HEAD UNIT_A UNIT_A "end\n", 1, "line 7: the cgroup is listed twice" },
                 { GOOD_HEAD "thread 0 1 2\nthread 5 1\nend\n", 0, "line 6: bad thread id" },
                 { GOOD_HEAD "phase exiting\nend\n", 0, "line 6: given twice" },
                 { GOOD_HEAD "end\n" UNIT_A, 0, "line 7: after the end line" },
