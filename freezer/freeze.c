@@ -666,6 +666,10 @@ static int exit_walk_targets(Manager *m, size_t *ret_thawed) {
         return stuck + w.failed + unwalked > 0 ? -EBUSY : 0;
 }
 
+static int cmp_strp(const void *a, const void *b) {
+        return strcmp(*(char * const *) a, *(char * const *) b);
+}
+
 int freeze_exit(Manager *m, size_t *ret_walk_thawed) {
         _cleanup_(batch_done) Batch b = {};
         size_t stuck = 0;
@@ -706,10 +710,18 @@ int freeze_exit(Manager *m, size_t *ret_walk_thawed) {
         }
         /* Cgroups that vanished while frozen need no thaw; those that cannot
          * be opened are left to the walk (and dropped: nothing could thaw
-         * them through the journal either). */
+         * them through the journal either). Looked up sorted: a journal may
+         * name as many units as users make cgroups. */
+        _cleanup_free_ char **sorted = calloc(b.n + 1, sizeof(char *));
+        if (!sorted)
+                return -ENOMEM;
+        if (b.n > 0) {
+                memcpy(sorted, b.cgroups, b.n * sizeof(char *));
+                qsort(sorted, b.n, sizeof(char *), cmp_strp);
+        }
         for (size_t i = 0; i < m->journal->n_units;) {
                 JournalUnit *u = &m->journal->units[i];
-                bool in_batch = strv_contains(b.cgroups, u->cgroup);
+                bool in_batch = b.n > 0 && bsearch(&u->cgroup, sorted, b.n, sizeof(char *), cmp_strp);
                 if (u->state != UNIT_SLACKED && !in_batch)
                         journal_remove_unit(m->journal, u);
                 else
