@@ -73,6 +73,13 @@ Unit=sync.service
 [Action]
 Thaw=sync.service
 RULE
+cat > "$rootfs/etc/standby/rules.d/40-wakeup.rule" <<'RULE'
+[Match]
+Event=push
+Unit=wakeup.service
+[Action]
+ExitStandby=yes
+RULE
 chmod 0644 "$rootfs"/etc/standby/rules.d/*.rule
 mkdir -p "$rootfs/etc/systemd/system/multi-user.target.wants"
 for u in echo.service mail.service; do
@@ -357,6 +364,28 @@ scenario "the whole slice stopped"
 check "$sc: systemctl stop workloads.slice" in_ct systemctl stop workloads.slice
 scenario_end
 in_ct systemctl start echo.service mail.service
+
+# The slack strategy left by the listener (an ExitStandby= rule): its exit
+# restores other processes' timer slack (CAP_SYS_NICE) and restarts their
+# nanosleep (ptrace), under the listener's unit.
+sc="slack left by the listener"
+mailpid=$(in_ct systemctl show -p MainPID --value mail.service)
+slack() { in_ct cat "/proc/$mailpid/timerslack_ns"; }
+before=$(slack)
+check "$sc: enter --strategy=slack" in_ct standby-manager --quiet enter --strategy=slack
+check "$sc: mail.service's slack is standby's ($(slack))" [ "$(slack)" != "$before" ]
+t0=$(in_ct date +%s)
+out=$(in_ct busctl call org.standby.Listener1 /org/standby/Listener1 org.standby.Listener1 Push ss wakeup.service test 2>&1 || true)
+check "$sc: Push answered true ($out)" [ "$out" = "b true" ]
+left() { in_ct standby-manager status | grep -q '^Standby: inactive'; }
+for _ in $(seq 1 100); do left && break; sleep 0.1; done # bounded: 10 s
+check "$sc: standby left" left
+check "$sc: mail.service's slack restored ($(slack), was $before)" [ "$(slack)" = "$before" ]
+refused() { in_ct journalctl -q -u standby-listener.service --since "@$t0" --no-pager |
+        grep -e 'Cannot re-arm' -e 'Operation not permitted'; }
+check "$sc: no thread left unrestored or un-rearmed" [ -z "$(refused)" ]
+refused | sed 's/^/     /'
+left || in_ct standby-manager --quiet exit || true
 
 # kill -9 part-way through enter (after the journal and two freezes), then exit.
 sc="kill -9 mid-enter"
