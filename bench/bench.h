@@ -78,6 +78,11 @@ int write_config(const char *targets);
 int bench_listener(const char *listener_path, unsigned samples, unsigned idle_seconds, unsigned churn_seconds,
                    unsigned gap_ms, bool systemd, bool call_rule_socket);
 
+/* bench-loaded.c: a power-key event and a push, each to its answer, on an
+ * unloaded listener and on one with a unit stuck in state D at its window's
+ * end and its systemd manager stopped; p99 against p99. */
+int bench_listener_loaded(const char *listener_path, unsigned samples, unsigned gap_ms);
+
 /* bench-selfcheck.c: counts each workload's wakeups both ways over window;
  * prints the comparison. -EBADMSG when they disagree. */
 int bench_self_check(const int *fds, char **names, size_t n, usec_t window);

@@ -50,6 +50,7 @@ typedef struct Options {
         unsigned samples, idle_seconds, churn_seconds, gap_ms;
         bool backend_systemd;
         bool call_rule_socket;
+        bool loaded;
 } Options;
 
 static Options opt;
@@ -93,6 +94,10 @@ static void help(void) {
                "  --gap-ms N            listener mode: idle time before each sample (default 5)\n"
                "  --backend=systemd     listener mode: the services as units of a systemd --user\n"
                "                        manager, frozen and thawed through it\n"
+               "  --listener-loaded[=PATH]  a power-key event and a push to their answers, on an\n"
+               "                        unloaded listener and while a unit is stuck in state D at its\n"
+               "                        window's end and its systemd --user manager is stopped\n"
+               "                        (--samples, --gap-ms as above)\n"
                "  --call-rule=socket    listener mode: wake the D-Bus service by an Event=socket rule\n"
                "                        (its own bus connection) instead of Event=dbus-call (the monitor)\n"
                "  -h, --help            this help\n");
@@ -1058,7 +1063,7 @@ static int run_enter_exit(void) {
 int main(int argc, char *argv[]) {
         enum { ARG_MANAGER = 0x100, ARG_WORKLOAD, ARG_STRATEGIES, ARG_WORKLOADS, ARG_PERIOD, ARG_DURATION, ARG_REPS,
                ARG_OUTPUT, ARG_ENTER_EXIT, ARG_UNITS, ARG_PROCS, ARG_NO_GUARD, ARG_SELF_CHECK, ARG_EVENTS, ARG_DAEMONS,
-               ARG_LISTENER, ARG_SAMPLES, ARG_IDLE, ARG_CHURN, ARG_GAP, ARG_BACKEND,
+               ARG_LISTENER, ARG_SAMPLES, ARG_IDLE, ARG_CHURN, ARG_GAP, ARG_BACKEND, ARG_LOADED,
                ARG_CALL_RULE };
         static const struct option options[] = {
                 { "manager", required_argument, NULL, ARG_MANAGER },
@@ -1077,6 +1082,7 @@ int main(int argc, char *argv[]) {
                 { "events", required_argument, NULL, ARG_EVENTS },
                 { "daemons", required_argument, NULL, ARG_DAEMONS },
                 { "listener", optional_argument, NULL, ARG_LISTENER },
+                { "listener-loaded", optional_argument, NULL, ARG_LOADED },
                 { "samples", required_argument, NULL, ARG_SAMPLES },
                 { "idle-seconds", required_argument, NULL, ARG_IDLE },
                 { "churn-seconds", required_argument, NULL, ARG_CHURN },
@@ -1113,6 +1119,10 @@ int main(int argc, char *argv[]) {
                 case ARG_EVENTS: opt.events = (unsigned) strtoul(optarg, NULL, 10); break;
                 case ARG_DAEMONS: daemons = optarg; break;
                 case ARG_LISTENER: opt.listener = optarg ? optarg : "build/standby-listener"; break;
+                case ARG_LOADED:
+                        opt.listener = optarg ? optarg : "build/standby-listener";
+                        opt.loaded = true;
+                        break;
                 case ARG_SAMPLES: opt.samples = (unsigned) strtoul(optarg, NULL, 10); break;
                 case ARG_IDLE: opt.idle_seconds = (unsigned) strtoul(optarg, NULL, 10); break;
                 case ARG_CHURN: opt.churn_seconds = (unsigned) strtoul(optarg, NULL, 10); break;
@@ -1209,9 +1219,10 @@ int main(int argc, char *argv[]) {
         if (r < 0)
                 fprintf(stderr, "standby-bench: cannot create a scratch cgroup: %s\n", strerror(-r));
         else
-                r = opt.listener ? bench_listener(opt.listener, opt.samples, opt.idle_seconds, opt.churn_seconds, opt.gap_ms,
-                                                      opt.backend_systemd,
-                                                      opt.call_rule_socket)
+                r = opt.loaded ? bench_listener_loaded(opt.listener, opt.samples, opt.gap_ms)
+                    : opt.listener ? bench_listener(opt.listener, opt.samples, opt.idle_seconds, opt.churn_seconds,
+                                                    opt.gap_ms, opt.backend_systemd,
+                                                    opt.call_rule_socket)
                     : opt.enter_exit ? run_enter_exit()
                                      : run_compare(&opt);
 

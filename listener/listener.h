@@ -215,6 +215,8 @@ void listener_drop_refreezes(Listener *l);
  * frozen. A freeze's outcome is cgroup.events' to tell. */
 int listener_systemd_set_freeze(Listener *l, const char *address, const char *cgroup, bool freeze);
 void listener_drop_systemd_links(Listener *l);
+/* Opens the connection to the manager at address, if not open yet. */
+int listener_systemd_connect(Listener *l, const char *address);
 /* Thaws or freezes a unit the way standby froze it: cg_fd (or freeze_fd, if
  * >= 0) for cgroupfs, address (if not NULL) for systemd. */
 int listener_unit_set_freeze(Listener *l, const char *cgroup, const char *address, int cg_fd, int freeze_fd, bool freeze);

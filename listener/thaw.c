@@ -199,6 +199,10 @@ void listener_cache_refresh(Listener *l) {
                 }
                 free(c->systemd);
                 c->systemd = j->units[i].systemd ? strdup(j->units[i].systemd) : NULL;
+                /* Connected now, off the event's path, and while its manager
+                 * answers: a ThawUnit then costs one write. */
+                if (c->systemd)
+                        (void) listener_systemd_connect(l, c->systemd);
                 l->n_cache++;
         }
         for (size_t k = 0; k < n_old; k++) {
