@@ -478,6 +478,48 @@ START_TEST(test_full_state_dir) {
 }
 END_TEST
 
+/* Room for enter's first journal (every unit, before any freeze) but not
+ * for its last: enter thaws everything again, removes the journal and
+ * fails; nothing stays frozen, and the state directory is as before. */
+START_TEST(test_enter_rolls_back_when_full) {
+        _cleanup_free_ char *err = NULL;
+        char filler[4096], name[300], buf[4096] = {};
+        struct stat st;
+
+        if (!test_need_root_cgroup2())
+                return;
+        enter_private_mounts();
+        ck_assert_int_eq(mkdir(T.state_dir, 0700), 0);
+        ck_assert_int_eq(mount("tmpfs", T.state_dir, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0700"), 0);
+        /* 20 units of 200-byte names: a journal of two pages (4.5-5 KB). */
+        for (int i = 0; i < 20; i++) {
+                memset(name, 'n', 200);
+                snprintf(name + 200, sizeof(name) - 200, "%02d.service", i);
+                int fd = mk_path(name);
+                ck_assert_int_ge(fd, 0);
+                park_in(fd);
+        }
+        snprintf(filler, sizeof(filler), "%s/filler", T.state_dir);
+        int fd = open(filler, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        ck_assert_int_ge(fd, 0);
+        while (write(fd, buf, sizeof(buf)) > 0)
+                ;
+        ck_assert_int_eq(errno, ENOSPC);
+        /* Three pages free: the first save takes two, the second finds one. */
+        ck_assert_int_eq(fstat(fd, &st), 0);
+        ck_assert_int_eq(ftruncate(fd, st.st_size - 3 * 4096), 0);
+        close(fd);
+
+        ck_assert_int_eq(test_manager(&err, "enter", NULL), EXIT_FAILURE_GENERIC);
+        ck_assert_msg(strstr(err, "No space left on device; thawing everything again"), "stderr: %s", err);
+        assert_nothing_frozen("enter rolled back");
+        ck_assert(!journal_exists());
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_NOT_ACTIVE);
+        unlink(filler);
+        ck_assert_int_eq(umount2(T.state_dir, MNT_DETACH), 0);
+}
+END_TEST
+
 /* No lock to be had (the lock file gone and no inode left on the state
  * file system): exit reads the journal without it and still gives the
  * machine back. */
@@ -765,6 +807,7 @@ Suite *hostile_suite(void) {
         tcase_add_test(tc, test_exit_without_journal);
         tcase_add_test(tc, test_full_state_dir);
         tcase_add_test(tc, test_exit_without_lock);
+        tcase_add_test(tc, test_enter_rolls_back_when_full);
         tcase_add_test(tc, test_mounts_below_targets);
         tcase_add_test(tc, test_state_dir_refused);
         tcase_add_test(tc, test_status_counts_kernel);
