@@ -160,39 +160,64 @@ typedef struct Event {
         const Rule *rule;          /* dbus-signal: the rule whose match fired */
 } Event;
 
-/* thaw.c */
+/* match.c */
 /* Runs every rule that matches ev; returns how many matched. */
 int listener_dispatch(Listener *l, const Event *ev, usec_t received);
-/* Re-arms windows from the journal (start, restart, standby change). */
-int listener_reconcile(Listener *l);
+
+/* late.c */
+/* Remembers what a rule asked for while standby was not active (unit NULL:
+ * ExitStandby=). */
+void listener_remember_late(Listener *l, const char *unit, usec_t duration);
 /* Standby just became active: carries out what events asked for since it
  * began (while the manager was still freezing), then forgets the rest. */
 void listener_replay_late(Listener *l);
 void listener_forget_late(Listener *l);
+
+/* thaw.c */
+/* Thaws the units a rule's unit name stands for, for duration (received:
+ * when the event came, for the statistics). */
+int listener_thaw(Listener *l, const char *unit, usec_t duration, usec_t received);
+
+/* windows.c */
+/* Opens a window: leaves are frozen again at deadline (CLOCK_MONOTONIC). */
+int listener_add_window(Listener *l, char **leaves, usec_t deadline);
+void listener_drop_windows(Listener *l);
+
+/* names.c */
+/* The journal's leaves (what standby froze) that a rule's unit name stands
+ * for: every cgroup of that name and what is below it. */
+int listener_unit_leaves(Listener *l, const char *name, char ***ret);
+/* The same, kept until the journal changes (owned by the listener). */
+char **listener_resolve_unit(Listener *l, const char *unit);
+void listener_forget_resolved(Listener *l);
+
+/* unit-state.c: each unit's state, and its reconcile with the journal and
+ * the kernel. */
+/* Re-arms windows from the journal (start, restart, standby change). */
+int listener_reconcile(Listener *l);
 /* At start: a unit the journal calls frozen but that runs (its thaw was not
  * recorded before the last listener stopped) is frozen again, so that the
  * journal holds. Returns how many. */
 int listener_enforce_journal(Listener *l);
 /* Rebuilds the in-memory copy of the journal from l->m.journal (loaded). */
 void listener_cache_refresh(Listener *l);
+/* The in-memory state of a unit standby froze, or NULL. */
+CachedUnit *listener_cached_unit(Listener *l, const char *cgroup);
+/* Thaws one unit for an event if its state says so, until until; returns 1
+ * if it did, 0 if there was nothing to do. */
+int listener_unit_thaw(Listener *l, const char *cgroup, usec_t now, usec_t until);
+/* Queues the records of thaws done, written a little later. */
+int listener_record_thaws(Listener *l, char **cgroups, usec_t until);
 /* A thaw is recorded this long after it, once the woken service and its
  * client have had the CPU: a frozen reply took 0.3-0.5 ms (p50), up to
  * 1.7 ms (p99) here; longer, and the next event of a sequence meets the
  * record instead. */
 #define LISTENER_RECORD_DELAY_USEC (2 * USEC_PER_MSEC)
 #define LISTENER_RECORD_ACCURACY_USEC (1 * USEC_PER_MSEC)
-
 /* Writes the pending thaw records to the journal (one save, under its lock). */
 void listener_flush_records(Listener *l);
 /* Forgets them (an exit is under way). */
 void listener_drop_records(Listener *l);
-/* The in-memory state of a unit standby froze, or NULL. */
-CachedUnit *listener_cached_unit(Listener *l, const char *cgroup);
-/* The journal's leaves (what standby froze) that a rule's unit name stands
- * for: every cgroup of that name and what is below it. */
-int listener_unit_leaves(Listener *l, const char *name, char ***ret);
-void listener_forget_resolved(Listener *l);
-void listener_drop_windows(Listener *l);
 
 /* refreeze.c */
 /* A window ends: freezes its units again if nothing superseded it, without

@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The owner of each unit's state in the listener, and of its reconcile
+ * with the journal and the kernel (docs/design.md draws the machine).
+ *
+ * Three views of a unit: the journal (the engine's, under its lock), the
+ * listener's in-memory copy of it (CachedUnit: what an event is judged by,
+ * with the unit's cgroup.freeze kept open), and the kernel's cgroup.freeze.
+ * The copy is rebuilt from the journal on every change of the journal, with
+ * the thaws done but not yet recorded laid over it. A thaw is written
+ * first and recorded 2 ms later, through the engine (freeze_record), once
+ * the woken service and its client have had the CPU; a record is dropped
+ * if standby ended or began anew since, or if the unit's cgroup.freeze
+ * reads 1 again (someone froze it since). At start, a unit the journal
+ * calls frozen whose cgroup.freeze reads 0 (a thaw the last listener did
+ * not live to record) is frozen again, and windows are rebuilt from the
+ * journal. The listener never writes a JournalUnit itself. */
+#include <fcntl.h>
+
+#include "cgroup.h"
+#include "listener.h"
+#include "log.h"
+#include "strv.h"
+
+/* Whether a unit thawed by the listener has been frozen again since
+ * (standby-manager freeze): its pending thaw record is then stale. */
+static bool frozen_again(const CachedUnit *c) {
+        bool frozen = false;
+        return c && c->fd >= 0 && cgroup_get_freeze(c->fd, &frozen) >= 0 && frozen;
+}
+
+CachedUnit *listener_cached_unit(Listener *l, const char *cgroup) {
+        for (size_t i = 0; i < l->n_cache; i++)
+                if (streq(l->cache[i].cgroup, cgroup))
+                        return &l->cache[i];
+        return NULL;
+}
+
+void listener_cache_refresh(Listener *l) {
+        CachedUnit *old = l->cache;
+        size_t n_old = l->n_cache;
+        Journal *j = l->m.journal;
+
+        /* What a rule's unit name stands for follows the journal. */
+        listener_forget_resolved(l);
+
+        l->cache = calloc(j ? j->n_units + 1 : 1, sizeof(CachedUnit));
+        l->n_cache = 0;
+        for (size_t i = 0; l->cache && j && i < j->n_units; i++) {
+                CachedUnit *c = &l->cache[l->n_cache];
+                c->fd = c->freeze_fd = -EBADF;
+                /* Keep the open fds of a unit already known. */
+                for (size_t k = 0; k < n_old; k++)
+                        if (old[k].cgroup && streq(old[k].cgroup, j->units[i].cgroup)) {
+                                c->fd = TAKE_FD(old[k].fd);
+                                c->freeze_fd = TAKE_FD(old[k].freeze_fd);
+                                c->cgroup = TAKE_PTR(old[k].cgroup);
+                        }
+                if (!c->cgroup && !(c->cgroup = strdup(j->units[i].cgroup)))
+                        break;
+                /* Opened now, off the event's path. */
+                if (c->fd < 0)
+                        (void) cgroup_open(l->m.root_fd, c->cgroup, &c->fd);
+                if (c->fd >= 0 && c->freeze_fd < 0)
+                        (void) cgroup_open_freeze(c->fd, &c->freeze_fd);
+                c->state = j->units[i].state;
+                c->thaw_until = j->units[i].thaw_until;
+                /* A thaw not yet recorded is still a thaw, unless the unit was
+                 * frozen again since (standby-manager freeze): then the
+                 * journal's FROZEN is newer than the thaw, and taking the thaw
+                 * would drop the unit's watches while it is frozen (an event
+                 * lost; the bench caught it when a record came 5 ms late). */
+                for (size_t k = 0; k < l->n_pending; k++) {
+                        if (!streq(l->pending[k].cgroup, c->cgroup) || l->pending[k].since != j->since ||
+                            (c->state != UNIT_FROZEN && c->state != UNIT_THAWED))
+                                continue;
+                        if (c->state == UNIT_FROZEN && frozen_again(c))
+                                continue;
+                        c->state = UNIT_THAWED;
+                        c->thaw_until = l->pending[k].until;
+                }
+                free(c->systemd);
+                c->systemd = j->units[i].systemd ? strdup(j->units[i].systemd) : NULL;
+                /* Connected now, off the event's path, and while its manager
+                 * answers: a ThawUnit then costs one write. */
+                if (c->systemd)
+                        (void) listener_systemd_connect(l, c->systemd);
+                l->n_cache++;
+        }
+        for (size_t k = 0; k < n_old; k++) {
+                safe_close(old[k].fd);
+                safe_close(old[k].freeze_fd);
+                free(old[k].cgroup);
+                free(old[k].systemd);
+        }
+        free(old);
+}
+
+void listener_drop_records(Listener *l) {
+        for (size_t k = 0; k < l->n_pending; k++)
+                free(l->pending[k].cgroup);
+        l->pending = mfree(l->pending);
+        l->n_pending = 0;
+        if (l->record_source)
+                (void) sd_event_source_set_enabled(l->record_source, SD_EVENT_OFF);
+}
+
+void listener_flush_records(Listener *l) {
+        bool skipped = false;
+        int r;
+
+        if (l->n_pending == 0)
+                return;
+        r = manager_lock_journal(&l->m, true);
+        if (r >= 0) {
+                bool changed = false;
+                for (size_t k = 0; k < l->n_pending; k++) {
+                        /* Not if standby ended, or began anew, since the thaw. */
+                        if (l->m.journal->phase != JOURNAL_ACTIVE || l->m.journal->since != l->pending[k].since) {
+                                skipped = true;
+                                continue;
+                        }
+                        /* Nor if someone froze it again since (standby-manager freeze). */
+                        if (frozen_again(listener_cached_unit(l, l->pending[k].cgroup))) {
+                                skipped = true;
+                                continue;
+                        }
+                        r = freeze_record(&l->m, l->pending[k].cgroup,
+                                          UNIT_STATE_MASK(UNIT_FROZEN) | UNIT_STATE_MASK(UNIT_THAWED) |
+                                                  UNIT_STATE_MASK(UNIT_FREEZING),
+                                          UNIT_THAWED, l->pending[k].until, NULL);
+                        changed = changed || r > 0;
+                }
+                r = changed ? manager_save_journal(&l->m) : 0;
+                if (r < 0)
+                        log_error_errno(r, "Failed to record a thaw in the journal: %m");
+        }
+        manager_unlock_journal(&l->m);
+        listener_drop_records(l);
+        /* A thaw overtaken by others: the in-memory view goes back to the
+         * journal's (the watches follow at the next journal change, as the
+         * manager's refreeze that overtook it is one). */
+        if (skipped && r >= 0)
+                listener_cache_refresh(l);
+}
+
+static int on_record(sd_event_source *s, uint64_t usec, void *userdata) {
+        listener_flush_records(userdata);
+        return 0;
+}
+
+/* Arms the one-shot record timer unless it is armed already (its records
+ * then go with the pending ones). */
+static int arm_record(Listener *l) {
+        int enabled = SD_EVENT_OFF;
+        int r;
+
+        if (!l->record_source)
+                return sd_event_add_time_relative(l->event, &l->record_source, CLOCK_MONOTONIC, l->record_delay,
+                                                  LISTENER_RECORD_ACCURACY_USEC, on_record, l);
+        if (sd_event_source_get_enabled(l->record_source, &enabled) >= 0 && enabled != SD_EVENT_OFF)
+                return 0;
+        r = sd_event_source_set_time_relative(l->record_source, l->record_delay);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(l->record_source, SD_EVENT_ONESHOT);
+        return r;
+}
+
+/* The one place that thaws a unit for an event: from its state, whether it
+ * is to be thawed (frozen; thawed, with its window over; freezing again,
+ * its refreeze in flight, which then lets go of it), the thaw written the
+ * way it was frozen, and the new state kept until its record. Returns 1
+ * if it thawed it, 0 if there was nothing to do. */
+int listener_unit_thaw(Listener *l, const char *cgroup, usec_t now, usec_t until) {
+        CachedUnit *c = listener_cached_unit(l, cgroup);
+        int r;
+
+        if (!c)
+                return 0; /* not frozen by standby: nothing to do */
+        /* Repeated events within a window coalesce into its one thaw. */
+        if (c->state == UNIT_THAWED && (c->thaw_until == USEC_INFINITY || c->thaw_until > now))
+                return 0;
+        if (c->state != UNIT_FROZEN && c->state != UNIT_THAWED &&
+            !(c->state == UNIT_FREEZING && listener_refreeze_forget(l, c->cgroup)))
+                return 0;
+        if (c->fd < 0 && cgroup_open(l->m.root_fd, c->cgroup, &c->fd) < 0)
+                return 0; /* gone */
+        /* Through systemd where systemd froze it: never one way in, the
+         * other out. Not waited for (systemd-link.c). */
+        r = listener_unit_set_freeze(l, c->cgroup, c->systemd, c->fd, c->freeze_fd, false);
+        if (r < 0)
+                return log_warning_errno(r, "Failed to thaw %s: %m", c->cgroup);
+        c->state = UNIT_THAWED;
+        c->thaw_until = until;
+        return 1;
+}
+
+int listener_record_thaws(Listener *l, char **cgroups, usec_t until) {
+        int r;
+
+        for (char **x = cgroups; x && *x; x++) {
+                PendingRecord *np = realloc(l->pending, (l->n_pending + 1) * sizeof(PendingRecord));
+                if (!np)
+                        return -ENOMEM;
+                l->pending = np;
+                l->pending[l->n_pending] = (PendingRecord) { .cgroup = strdup(*x), .until = until,
+                                                             .since = l->m.journal ? l->m.journal->since : 0 };
+                if (!l->pending[l->n_pending].cgroup)
+                        return -ENOMEM;
+                l->n_pending++;
+        }
+        r = arm_record(l);
+        if (r < 0)
+                listener_flush_records(l); /* no loop to defer to: record now */
+        return 0;
+}
+
+int listener_enforce_journal(Listener *l) {
+        size_t n = 0;
+        int r;
+
+        r = manager_lock_journal(&l->m, true);
+        for (size_t i = 0; r >= 0 && l->m.journal->phase == JOURNAL_ACTIVE && i < l->m.journal->n_units; i++) {
+                JournalUnit *u = &l->m.journal->units[i];
+                _cleanup_close_ int fd = -EBADF;
+                bool frozen;
+
+                if (u->state != UNIT_FROZEN || cgroup_open(l->m.root_fd, u->cgroup, &fd) < 0 ||
+                    cgroup_get_freeze(fd, &frozen) < 0 || frozen)
+                        continue;
+                log_notice("%s runs, but the journal says frozen (a thaw not recorded before the listener "
+                           "stopped): freezing it again.", u->cgroup);
+                if (listener_unit_set_freeze(l, u->cgroup, u->systemd, fd, -EBADF, true) < 0)
+                        log_warning("Failed to freeze %s again; it stays running.", u->cgroup);
+                else
+                        n++;
+        }
+        manager_unlock_journal(&l->m);
+        return r < 0 ? r : (int) n;
+}
+
+int listener_reconcile(Listener *l) {
+        usec_t now = now_usec(CLOCK_MONOTONIC);
+        int r;
+
+        listener_drop_windows(l);
+        listener_drop_refreezes(l);
+        r = manager_read_journal(&l->m);
+        if (r < 0)
+                return r;
+        l->standby_active = l->m.journal->phase == JOURNAL_ACTIVE;
+        listener_cache_refresh(l);
+        listener_forget_resolved(l);
+        /* Windows opened before a restart close on time (or now, if overdue). */
+        for (size_t i = 0; l->standby_active && i < l->m.journal->n_units; i++) {
+                JournalUnit *u = &l->m.journal->units[i];
+                char *one[] = { u->cgroup, NULL };
+
+                if (u->state != UNIT_THAWED || u->thaw_until == USEC_INFINITY || u->thaw_until == 0)
+                        continue;
+                r = listener_add_window(l, one, MAX(u->thaw_until, now));
+                if (r < 0)
+                        break;
+                /* freeze_refreeze_due() matches on the exact deadline. */
+                l->windows->deadline = u->thaw_until;
+        }
+        manager_unlock_journal(&l->m);
+        return r < 0 ? r : 0;
+}
