@@ -1101,6 +1101,9 @@ int main(int argc, char *argv[]) {
         opt = (Options) { .manager = "build/standby-manager", .workload = "build/standby-workload",
                           .output = "bench-results", .reps = 3, .period_ms = 50, .units = 100, .procs = 10,
                           .samples = 200, .idle_seconds = 60, .churn_seconds = 5, .gap_ms = 5, .events = 14 };
+        /* The rule files the bench writes for the listener must not be
+         * group- or world-writable, or the listener refuses them. */
+        umask(022);
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
                 switch (c) {
                 case ARG_MANAGER: opt.manager = optarg; break;

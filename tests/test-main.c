@@ -5,6 +5,7 @@
  * after Check's own summary line, which tests skipped and why, and a closing
  * line "Tests: N passed, N failed, N skipped". A skip that
  * STANDBY_TEST_EXPECTED_SKIPS does not allow counts as a failure. */
+#include <sys/stat.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <stdio.h>
@@ -59,6 +60,10 @@ int main(void) {
         SRunner *sr;
         int failed, run, skipped, unexpected, fd;
 
+        /* The rule and config files the tests write must be root's alone
+         * (group- or world-writable ones are refused): whatever umask the
+         * caller has, they are created 0644. */
+        umask(022);
         /* Names this runner's test cgroups, so the sweep finds only its own. */
         snprintf(id, sizeof(id), "%d", (int) getpid());
         setenv("STANDBY_TEST_RUNNER", id, 1);
