@@ -872,7 +872,8 @@ static void compare_plot_wakeups(const Compare *c) {
                 fprintf(dat, " %s", c->o->strategies[s]);
         fprintf(dat, "\n");
         for (size_t w = 0; w < c->nw; w++) {
-                fprintf(dat, "%s %.3f", c->names[w], stats_median(cell(c, c->rate, 0, w, PHASE_BEFORE), c->reps));
+                /* Quoted: a name with a space ("ipc (D-Bus)") is one column. */
+                fprintf(dat, "\"%s\" %.3f", c->names[w], stats_median(cell(c, c->rate, 0, w, PHASE_BEFORE), c->reps));
                 for (size_t s = 0; s < c->ns; s++)
                         fprintf(dat, " %.3f", stats_median(cell(c, c->rate, s, w, PHASE_STANDBY), c->reps));
                 fprintf(dat, "\n");
