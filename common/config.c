@@ -169,6 +169,10 @@ static int handler(void *user, const char *section, const char *name, const char
                 if (parse_bool(value, &c->deadlock_guard) < 0)
                         return ini_file_fail(&s->ini, s->ini.line, "DeadlockGuard=%s: expected \"yes\" or \"no\"", value);
                 r = 0;
+        } else if (streq(name, "FreezeSessions")) {
+                if (parse_bool(value, &c->freeze_sessions) < 0)
+                        return ini_file_fail(&s->ini, s->ini.line, "FreezeSessions=%s: expected \"yes\" or \"no\"", value);
+                r = 0;
         } else if (streq(name, "Backend")) {
                 if (streq(value, "auto"))
                         c->backend = BACKEND_AUTO;

@@ -29,6 +29,7 @@ typedef struct Config {
         FreezeFailure on_freeze_timeout;
         uint64_t slack_ns;       /* 0: the largest value the kernel takes */
         bool deadlock_guard;
+        bool freeze_sessions;    /* freeze logind's session scopes (session-*.scope) too */
         char *group;             /* members may run standby verbs besides root */
         Backend backend;
         char *systemd_address;   /* the manager of every target unit; NULL: derived per unit */

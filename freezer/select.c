@@ -56,6 +56,23 @@ static bool is_exempt(char **exempt, const char *leaf) {
         return false;
 }
 
+/* logind's session scopes: the login shells, ssh logins and the display
+ * server's session, whose processes are whoever may ask for standby through
+ * systemctl (the service that enters it cannot learn who did). A name is
+ * session-ID.scope, ID of letters and digits, at any depth (logind puts them
+ * in user.slice/user-UID.slice). */
+static bool is_session_scope(const char *leaf) {
+        for (const char *p = leaf; p; p = strchr(p, '/')) {
+                if (*p == '/')
+                        p++;
+                size_t n = strcspn(p, "/");
+                if (n > strlen("session-.scope") && strneq(p, "session-", 8) && strneq(p + n - 6, ".scope", 6) &&
+                    strspn(p + 8, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") == n - 14)
+                        return true;
+        }
+        return false;
+}
+
 static bool holds_caller(char **callers, const char *leaf) {
         for (char **c = callers; c && *c; c++)
                 if (cgroup_path_startswith(*c, leaf))
@@ -160,7 +177,8 @@ int select_units(Manager *m, char **targets, char ***ret, char ***ret_kept) {
                                     "another file system is mounted there, or it cannot be read.", *u,
                                     CGROUP_DEPTH_MAX);
                 for (char **i = inner; *i; i++) {
-                        if (!is_exempt(m->config->exempt, *i) && !holds_caller(callers, *i))
+                        if (!is_exempt(m->config->exempt, *i) && !holds_caller(callers, *i) &&
+                            (m->config->freeze_sessions || !is_session_scope(*i)))
                                 log_warning("Cgroup %s has processes of its own besides child cgroups; those stay running.", *i);
                         if ((r = strv_extend(&kept, *i)) < 0)
                                 return r;
@@ -173,6 +191,8 @@ int select_units(Manager *m, char **targets, char ***ret, char ***ret_kept) {
                                 log_info("Leaving %s running: it holds standby-manager or its caller.", *l);
                         else if (is_exempt(m->config->exempt, *l))
                                 log_debug("Leaving %s running: exempt.", *l);
+                        else if (!m->config->freeze_sessions && is_session_scope(*l))
+                                log_info("Leaving %s running: a login session (FreezeSessions=no).", *l);
                         else {
                                 r = strv_extend(&units, *l);
                                 if (r < 0)

@@ -21,6 +21,7 @@ START_TEST(test_defaults) {
         ck_assert_int_eq(c->on_freeze_timeout, FREEZE_FAILURE_SKIP);
         ck_assert_uint_eq(c->slack_ns, 0);
         ck_assert(c->deadlock_guard);
+        ck_assert(!c->freeze_sessions);
 }
 END_TEST
 
@@ -30,7 +31,7 @@ START_TEST(test_full_file) {
         _cleanup_free_ char *p = test_write_tmp("# comment\n[Standby]\nTargets=user.slice apps.slice\nTargets=x/y\n"
                                            "Exempt=\nExempt=foo.service\nStrategy=slack\nFreezeTimeout=1min 30s\n"
                                            "OnFreezeTimeout=abort\nTimerSlackNSec=1000000\nDeadlockGuard=no\n"
-                                           "Group=standby\n");
+                                           "FreezeSessions=yes\nGroup=standby\n");
 
         ck_assert_int_eq(config_load(p, false, &c, &err), 0);
         ck_assert_uint_eq(strv_length(c->targets), 3);
@@ -42,6 +43,7 @@ START_TEST(test_full_file) {
         ck_assert_int_eq(c->on_freeze_timeout, FREEZE_FAILURE_ABORT);
         ck_assert_uint_eq(c->slack_ns, 1000000);
         ck_assert(!c->deadlock_guard);
+        ck_assert(c->freeze_sessions);
         ck_assert_str_eq(c->group, "standby");
         unlink(p);
 }
@@ -74,6 +76,7 @@ START_TEST(test_errors_table) {
                 { "[Standby]\n\nOnFreezeTimeout=retry\n", 3, "OnFreezeTimeout=retry: expected \"skip\" or \"abort\"" },
                 { "[Standby]\nTimerSlackNSec=-5\n", 2, "TimerSlackNSec=-5: expected \"max\"" },
                 { "[Standby]\nDeadlockGuard=maybe\n", 2, "DeadlockGuard=maybe: expected \"yes\" or \"no\"" },
+                { "[Standby]\nFreezeSessions=some\n", 2, "FreezeSessions=some: expected \"yes\" or \"no\"" },
                 { "[Standby]\nTarget=user.slice\n", 2, "unknown key \"Target\" in [Standby]" },
                 { "[Standbye]\nTargets=a\n", 2, "unknown section [Standbye]" },
                 { "[Standby]\nthis is no assignment\n", 2, "syntax error" },

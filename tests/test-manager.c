@@ -111,6 +111,33 @@ START_TEST(test_exemptions) {
 }
 END_TEST
 
+/* logind's session scopes (where `systemctl start standby.target` is typed)
+ * are left running unless FreezeSessions=yes; only those names are. */
+START_TEST(test_session_scopes) {
+        int login, app, lookalike;
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_spawn_workload("user-1000.slice/session-c4.scope", "nanosleep", 10, 1, &login);
+        test_spawn_workload("user-1000.slice/app.service", "nanosleep", 10, 1, &app);
+        test_spawn_workload("user-1000.slice/session-c4.scope.d", "nanosleep", 10, 1, &lookalike);
+
+        ck_assert_int_eq(test_manager(NULL, "enter", NULL), EXIT_OK);
+        ck_assert(!test_frozen("user-1000.slice/session-c4.scope"));
+        ck_assert(test_frozen("user-1000.slice/app.service"));
+        ck_assert(test_frozen("user-1000.slice/session-c4.scope.d"));
+        test_drain(login);
+        ck_assert_int_eq(test_ticks(login, 3, 5 * USEC_PER_SEC), 3);
+        ck_assert_int_eq(test_manager(NULL, "exit", NULL), EXIT_OK);
+
+        test_write_config("FreezeSessions=yes\n");
+        ck_assert_int_eq(test_manager(NULL, "enter", NULL), EXIT_OK);
+        ck_assert(test_frozen("user-1000.slice/session-c4.scope"));
+        ck_assert_int_eq(test_manager(NULL, "exit", NULL), EXIT_OK);
+        ck_assert(!test_anything_frozen());
+}
+END_TEST
+
 /* thaw --for: running during the window, frozen again after it, by itself. */
 START_TEST(test_thaw_window) {
         int a, b;
@@ -533,6 +560,7 @@ Suite *manager_suite(void) {
         TCase *tc = test_kernel_tcase(s, "cli", 120);
         tcase_add_test(tc, test_enter_exit_progress);
         tcase_add_test(tc, test_exemptions);
+        tcase_add_test(tc, test_session_scopes);
         tcase_add_test(tc, test_thaw_window);
         tcase_add_test(tc, test_freeze_thaw_verbs);
         tcase_add_test(tc, test_freeze_journal_lags);
