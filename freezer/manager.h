@@ -164,6 +164,14 @@ int systemd_address_check(const Config *c, const char *address);
 void systemd_journal_check_addresses(Manager *m);
 int systemd_freezer_state(const char *address, const char *cgroup, char **ret);
 
+/* systemd-target.c: where systemd is PID 1, after standby was entered
+ * (entered) or left by hand, starts standby.target or stops
+ * standby-enter.service (and so the target), without waiting for the job;
+ * nothing for another state directory or configuration than the system's,
+ * nor when run by standby-enter.service or standby-leave.service. Logs a
+ * failure as a warning and returns it. */
+int systemd_target_follow(Manager *m, bool entered);
+
 /* freeze.c: freezes or thaws one journal unit the way it was frozen. */
 int unit_set_freeze(const JournalUnit *u, int cg_fd, bool freeze);
 

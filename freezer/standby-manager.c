@@ -369,10 +369,18 @@ int main(int argc, char *argv[]) {
         if (crash)
                 (void) parse_u64(crash, &m.crash_after);
 
-        if (streq(verb, "enter"))
-                ret = verb_enter(&m, strategy);
-        else if (streq(verb, "exit"))
-                ret = verb_exit(&m);
+        if (streq(verb, "enter") || streq(verb, "exit")) {
+                bool enter = streq(verb, "enter");
+                ret = enter ? verb_enter(&m, strategy) : verb_exit(&m);
+                /* Unlocked first: the unit's own enter or exit takes the lock.
+                 * Standby entered already (by hand, say) starts the target too;
+                 * any exit stops it, even a failed one (the unit's exit tries
+                 * again) or one with nothing to undo (the target stayed up). */
+                bool active = m.journal && m.journal->phase == JOURNAL_ACTIVE;
+                (void) manager_unlock_journal(&m);
+                if (!enter || ret == EXIT_OK || (ret == EXIT_ALREADY && active))
+                        (void) systemd_target_follow(&m, enter);
+        }
         else if (streq(verb, "status")) {
                 m.take_damaged = true; /* shown with what could not be read */
                 ret = manager_lock_journal(&m, false) < 0 ? EXIT_FAILURE_GENERIC : EXIT_OK;
