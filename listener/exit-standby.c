@@ -14,12 +14,23 @@
  * (their units are the exit's), and the thaws not yet recorded are
  * dropped (the exit removes the units from the journal). If the exit
  * fails, the journal says so (phase exiting), as after standby-manager
- * exit, and the listener follows the journal again. */
+ * exit, and the listener follows the journal again.
+ *
+ * Where systemd is PID 1 and the listener is on the system bus, the exit
+ * is asked of systemd instead: standby-leave.service runs it, then stops
+ * standby.target, so that the target, status and the journal agree after an
+ * ExitStandby= rule as after any other exit; and the exit runs with what it
+ * needs and the listener's unit withholds (ptrace for the slack strategy's
+ * nanosleep re-arm, CAP_SYS_NICE for other processes' timer slack). The
+ * StartUnit call is not waited for; until the exit has begun (the journal
+ * leaves phase active) events change nothing, and another ExitStandby=
+ * joins it. If systemd does not start the unit, the exit runs here. */
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <systemd/sd-daemon.h>
 
 #include "listener.h"
 #include "log.h"
@@ -57,14 +68,11 @@ _noreturn_ static void run_exit(Listener *l) {
         _exit(r >= 0 ? EXIT_OK : r == -ENOENT ? EXIT_NOT_ACTIVE : EXIT_FAILURE_GENERIC);
 }
 
-void listener_exit_standby(Listener *l, const char *why) {
+/* The exit in a child of the listener. */
+static void exit_here(Listener *l, const char *why) {
         int pidfd, r;
         pid_t pid;
 
-        if (l->exit_pid > 0)
-                return; /* one exit at a time: this event joins it */
-        l->stats.exits++;
-        log_info("Ending standby (%s).", why);
         pid = fork();
         if (pid < 0) {
                 log_error_errno(-errno, "Cannot start ending standby (%s): %m", why);
@@ -85,6 +93,45 @@ void listener_exit_standby(Listener *l, const char *why) {
                 safe_close(pidfd);
                 l->exit_pid = 0;
         }
+}
+
+static int on_leave_started(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Listener *l = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+
+        if (!e) {
+                log_debug("standby-leave.service started.");
+                return 0;
+        }
+        log_warning("systemd did not start standby-leave.service (%s: %s): ending standby here.", e->name,
+                    e->message ?: "no message");
+        l->leave_pending = false;
+        if (l->standby_active)
+                exit_here(l, "standby-leave.service not started");
+        return 0;
+}
+
+static int leave_through_systemd(Listener *l) {
+        int r;
+
+        if (l->bus_address || sd_booted() <= 0 || !l->bus)
+                return -EOPNOTSUPP;
+        r = sd_bus_call_method_async(l->bus, NULL, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                     "org.freedesktop.systemd1.Manager", "StartUnit", on_leave_started, l, "ss",
+                                     "standby-leave.service", "replace");
+        if (r < 0)
+                return log_warning_errno(r, "Cannot ask systemd to start standby-leave.service: %m");
+        l->leave_pending = true;
+        return 0;
+}
+
+void listener_exit_standby(Listener *l, const char *why) {
+        if (listener_exiting(l))
+                return; /* one exit at a time: this event joins it */
+        l->stats.exits++;
+        log_info("Ending standby (%s).", why);
+        if (leave_through_systemd(l) < 0)
+                exit_here(l, why);
         /* Everything in flight is the exit's now. */
         listener_drop_windows(l);
         listener_drop_refreezes(l);

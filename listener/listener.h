@@ -124,6 +124,7 @@ typedef struct Listener {
         LockGuard *guards;
         SystemdLink *systemd_links;
         pid_t exit_pid;                   /* an ExitStandby= exit running in a child (exit-standby.c) */
+        bool leave_pending;               /* or asked of systemd, not yet begun (exit-standby.c) */
         sd_event_source *exit_source;     /* its pidfd */
         CachedUnit *cache;
         size_t n_cache;
@@ -251,6 +252,10 @@ int listener_unit_set_freeze(Listener *l, const char *cgroup, const char *addres
  * runs, events are answered and change nothing (see there). */
 void listener_exit_standby(Listener *l, const char *why);
 void listener_forget_exit(Listener *l);
+/* Whether an exit is under way: what events ask for is the exit's. */
+static inline bool listener_exiting(const Listener *l) {
+        return l->exit_pid > 0 || l->leave_pending;
+}
 
 /* netlink.c */
 /* Joins the rtnetlink groups the rules need (links, IPv4 and IPv6

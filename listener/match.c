@@ -55,7 +55,7 @@ int listener_dispatch(Listener *l, const Event *ev, usec_t received) {
                         continue;
                 }
                 /* While an exit runs, what any event asks for is under way. */
-                if (l->exit_pid > 0)
+                if (listener_exiting(l))
                         continue;
                 if (rule->exit_standby) {
                         listener_exit_standby(l, rule->path);

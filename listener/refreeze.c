@@ -128,7 +128,7 @@ static int on_guard_done(sd_event_source *s, int fd, uint32_t revents, void *use
                 }
         if (g->r < 0)
                 log_warning_errno(g->r, "Cannot read /proc/locks, deadlock guard skipped: %m");
-        if (!g->holders || !l->standby_active || l->exit_pid > 0) {
+        if (!g->holders || !l->standby_active || listener_exiting(l)) {
                 guard_free(g);
                 return 0;
         }

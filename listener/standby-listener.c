@@ -99,6 +99,7 @@ static int state_changed(Listener *l) {
                 listener_replay_late(l);
                 return r;
         }
+        l->leave_pending = false; /* the exit asked of systemd began */
         listener_drop_windows(l);
         listener_drop_refreezes(l);
         return 0;
