@@ -24,7 +24,8 @@
  * nanosleep re-arm, CAP_SYS_NICE for other processes' timer slack). The
  * StartUnit call is not waited for; until the exit has begun (the journal
  * leaves phase active) events change nothing, and another ExitStandby=
- * joins it. If systemd does not start the unit, the exit runs here. */
+ * asks again (systemd joins it to the job under way). If systemd does not
+ * start the unit, the exit runs here. */
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
@@ -106,7 +107,7 @@ static int on_leave_started(sd_bus_message *reply, void *userdata, sd_bus_error 
         log_warning("systemd did not start standby-leave.service (%s: %s): ending standby here.", e->name,
                     e->message ?: "no message");
         l->leave_pending = false;
-        if (l->standby_active)
+        if (l->standby_active && l->exit_pid <= 0)
                 exit_here(l, "standby-leave.service not started");
         return 0;
 }
@@ -126,6 +127,12 @@ static int leave_through_systemd(Listener *l) {
 }
 
 void listener_exit_standby(Listener *l, const char *why) {
+        /* Asked of systemd again: a start joins the job under way, and
+         * starts the unit anew if it ended without touching the journal. */
+        if (l->leave_pending) {
+                (void) leave_through_systemd(l);
+                return;
+        }
         if (listener_exiting(l))
                 return; /* one exit at a time: this event joins it */
         l->stats.exits++;
