@@ -367,7 +367,7 @@ in_ct systemctl start echo.service mail.service
 
 # The slack strategy left by the listener (an ExitStandby= rule): its exit
 # restores other processes' timer slack (CAP_SYS_NICE) and restarts their
-# nanosleep (ptrace), under the listener's unit.
+# nanosleep (ptrace), in standby-leave.service.
 sc="slack left by the listener"
 mailpid=$(in_ct systemctl show -p MainPID --value mail.service)
 slack() { in_ct cat "/proc/$mailpid/timerslack_ns"; }
@@ -394,6 +394,113 @@ code=0
 check "$sc: enter killed ($code)" [ "$code" = 137 ]
 check "$sc: exit" in_ct standby-manager --quiet exit
 check "$sc: nothing left frozen (kernel, systemd)" nothing_left
+
+# Issue 15 (4-6): standby on a real user session, and standby.target, status
+# and the journal agreeing whichever way standby is entered or left.
+session_checks() {
+        local sc out pid tids t a b
+        agree() { # active|inactive: the target, status and the journal say so, bounded: 20 s
+                local want=$1 st stat jr
+                for _ in $(seq 1 200); do
+                        st=$(in_ct systemctl is-active standby.target || true)
+                        stat=$(in_ct standby-manager status | sed -n 's/^Standby: \([a-z]*\).*/\1/p')
+                        jr=inactive; in_ct test -e /run/standby/state && jr=active
+                        [ "$st $stat $jr" = "$want $want $want" ] && return 0
+                        sleep 0.1
+                done
+                say "     standby.target $st, status $stat, journal $jr; not all $want"
+                return 1
+        }
+        # An ExitStandby= rule (40-wakeup.rule), fired by a push (no input device here).
+        exit_push() { in_ct busctl call org.standby.Listener1 /org/standby/Listener1 org.standby.Listener1 Push ss \
+                wakeup.service test 2>&1 || true; }
+
+        # 4. A login shell (a logind session, as PAMName=login makes one) asks
+        # for standby: its systemctl returns and the shell keeps running.
+        sc="session"
+        in_ct rm -f /run/login-shell.rc /run/login-shell.tick
+        in_ct touch /run/login-shell.run
+        in_ct systemd-run -q --unit=login-shell.service -p PAMName=login -p User=root /bin/bash -c '
+                cat /proc/self/cgroup > /run/login-shell.cg
+                systemctl start standby.target; echo $? > /run/login-shell.rc
+                i=0; while [ -e /run/login-shell.run ]; do i=$((i + 1)); echo $i > /run/login-shell.tick; sleep 0.1; done'
+        returned() { in_ct test -s /run/login-shell.rc; }
+        for _ in $(seq 1 300); do returned && break; sleep 0.1; done # bounded: 30 s
+        check "$sc: the shell runs in a session scope ($(in_ct sed -n 's/^0:://p' /run/login-shell.cg 2>/dev/null))" \
+                in_ct grep -q '^0::/.*/session-[0-9a-z]*\.scope$' /run/login-shell.cg
+        check "$sc: its systemctl start standby.target returned" returned
+        check "$sc: with status 0" [ "$(in_ct cat /run/login-shell.rc 2>/dev/null)" = 0 ]
+        ticking() { # the shell's counter moves on, bounded: 5 s
+                local t0 t1; t0=$(in_ct cat /run/login-shell.tick 2>/dev/null)
+                for _ in $(seq 1 50); do t1=$(in_ct cat /run/login-shell.tick 2>/dev/null)
+                        [ -n "$t1" ] && [ "$t1" != "$t0" ] && return 0; sleep 0.1; done; return 1; }
+        check "$sc: the shell keeps running in standby" ticking
+        check "$sc: mail.service frozen all the same" [ "$(freezer mail.service)" = frozen ]
+        check "$sc: alice's sync.service frozen all the same" [ "$(user_freezer sync.service)" = frozen ]
+        check "$sc: target, status, journal: active" agree active
+        # 5. Left by an ExitStandby= rule: through systemd, the target stops.
+        out=$(exit_push)
+        check "$sc: the exit rule's push answered true ($out)" [ "$out" = "b true" ]
+        check "$sc: after the rule, target, status, journal: inactive" agree inactive
+        check "$sc: nothing left frozen" nothing_left
+        check "$sc: the next start enters again" in_ct systemctl start standby.target
+        check "$sc: mail.service frozen again" [ "$(freezer mail.service)" = frozen ]
+        check "$sc: exit" leave
+        in_ct rm -f /run/login-shell.run
+        for _ in $(seq 1 100); do [ "$(unit_state login-shell.service)" = inactive ] && break; sleep 0.1; done
+
+        # 5. Entered and left with standby-manager by hand: the target follows.
+        sc="by hand"
+        check "$sc: standby-manager enter" in_ct standby-manager --quiet enter
+        check "$sc: target, status, journal: active" agree active
+        check "$sc: systemctl start standby.target agrees (no status 6)" in_ct systemctl start standby.target
+        check "$sc: standby-manager exit" in_ct standby-manager --quiet exit
+        check "$sc: target, status, journal: inactive" agree inactive
+        check "$sc: nothing left frozen" nothing_left
+        check "$sc: systemctl start standby.target enters again" in_ct systemctl start standby.target
+        check "$sc: standby-manager exit (entered by the target)" in_ct standby-manager --quiet exit
+        check "$sc: target, status, journal: inactive again" agree inactive
+        check "$sc: exit succeeded" exit_ok
+
+        # 6. The slack strategy through the installed units, left by the rule:
+        # every thread's slack back, a nanosleep loop back on schedule.
+        sc="slack"
+        check "$sc: standby inactive before" agree inactive
+        printf '[Standby]\nTargets=user.slice workloads.slice\nStrategy=slack\n' > "$rootfs/etc/standby/standby.conf"
+        in_ct systemctl reload standby-listener.service
+        in_ct systemd-run -q --unit=slacky.service -p Slice=workloads.slice \
+                /usr/local/bin/standby-workload nanosleep --period-ms 100 --threads 3
+        for _ in $(seq 1 50); do [ "$(unit_state slacky.service)" = active ] && break; sleep 0.1; done
+        pid=$(in_ct systemctl show -p MainPID --value slacky.service)
+        tids=$(in_ct ls "/proc/$pid/task")
+        slacks() { for t in $tids; do in_ct cat "/proc/$t/timerslack_ns"; done | tr '\n' ' '; }
+        a=$(slacks)
+        check "$sc: enter" in_ct systemctl start standby.target
+        b=$(slacks)
+        each_differs() { # every thread's value in b differs from its own in a
+                local -a x=($a) y=($b); local i
+                [ "${#x[@]}" -eq "${#y[@]}" ] && [ "${#x[@]}" -gt 0 ] || return 1
+                for i in "${!x[@]}"; do [ "${x[$i]}" != "${y[$i]}" ] || return 1; done
+        }
+        check "$sc: every thread of slacky.service slacked ($a-> $b)" each_differs
+        out=$(exit_push)
+        check "$sc: the exit rule's push answered true ($out)" [ "$out" = "b true" ]
+        check "$sc: target, status, journal: inactive" agree inactive
+        b=$(slacks)
+        check "$sc: every thread's timerslack_ns back ($b)" [ -n "$a" -a "$a" = "$b" ]
+        switches() { in_ct awk '/^voluntary_ctxt_switches/ { print $2 }' "/proc/$pid/task/$pid/status"; }
+        on_schedule() { # 10 periods of 100 ms, bounded: 3 s
+                local s0 s1; s0=$(switches)
+                for _ in $(seq 1 30); do s1=$(switches); [ $((s1 - s0)) -ge 10 ] && return 0; sleep 0.1; done
+                say "     $((s1 - s0)) wake-ups in 3 s"; return 1; }
+        check "$sc: the nanosleep loop back on schedule" on_schedule
+        check "$sc: exit ran in standby-leave.service" in_ct sh -c \
+                'journalctl -q -b -u standby-leave.service | grep -q "Timer slack restored"'
+        in_ct systemctl stop slacky.service
+        printf '[Standby]\nTargets=user.slice workloads.slice\nFreezeTimeout=5s\n' > "$rootfs/etc/standby/standby.conf"
+        in_ct systemctl reload standby-listener.service
+}
+session_checks
 
 say "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
