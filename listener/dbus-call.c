@@ -182,3 +182,13 @@ int listener_setup_call_monitor(Listener *l) {
         log_info("Watching method calls to %zu bus names.", strv_length(matches));
         return 0;
 }
+
+/* A watched bus name belongs to its rule. */
+static bool match_call(const Rule *rule, const Event *ev) {
+        return rule == ev->rule;
+}
+
+const ListenerSource listener_source_dbus_call = {
+        .name = "dbus-call", .kinds = EVENT_KIND_MASK(EVENT_DBUS_CALL), .start = listener_setup_call_monitor,
+        .reload = listener_setup_call_monitor, .stop = listener_drop_call_monitor, .matches = match_call,
+};

@@ -250,3 +250,20 @@ void listener_drop_inputs(Listener *l) {
                 input_free(w);
         }
 }
+
+static bool match_input(const Rule *rule, const Event *ev) {
+        return (!rule->device || (ev->device && streq(rule->device, ev->device)) ||
+                (ev->device_path && streq(rule->device, ev->device_path))) &&
+               rule->key_type == ev->key_type && rule->key_code == ev->key_code &&
+               (rule->value < 0 || rule->value == ev->value);
+}
+
+static void stop_inputs(Listener *l) {
+        listener_drop_inputs(l);
+        l->input_dir_watch = sd_event_source_disable_unref(l->input_dir_watch);
+}
+
+const ListenerSource listener_source_input = {
+        .name = "input", .kinds = EVENT_KIND_MASK(EVENT_INPUT), .start = listener_setup_input,
+        .reload = listener_setup_input, .stop = stop_inputs, .matches = match_input,
+};

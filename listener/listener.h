@@ -161,6 +161,33 @@ typedef struct Event {
         const Rule *rule;          /* dbus-signal: the rule whose match fired */
 } Event;
 
+/* sources.c: one row per event source. */
+#define EVENT_KIND_MASK(k) (1u << (unsigned) (k))
+typedef struct ListenerSource {
+        const char *name;
+        unsigned kinds;                      /* the Event= kinds it delivers (EVENT_KIND_MASK()s) */
+        int (*start)(Listener *l);           /* at start; a failure ends the listener */
+        void (*before_reload)(Listener *l);  /* what points into the old rules, dropped before they go */
+        int (*reload)(Listener *l);          /* with the new rules in place */
+        void (*stop)(Listener *l);           /* at the end, in the reverse order */
+        bool (*matches)(const Rule *rule, const Event *ev); /* ev of rule's kind; a key left out matches anything */
+} ListenerSource;
+/* Each source's, in its file. */
+extern const ListenerSource listener_source_push, listener_source_dbus_signal, listener_source_netlink,
+        listener_source_input, listener_source_dbus_call, listener_source_uevent, listener_source_socket;
+/* A key a rule leaves out matches anything. */
+static inline bool listener_str_matches(const char *want, const char *have) {
+        return !want || (have && streq(want, have));
+}
+/* Sets up every source, in the table's order; checks that every event
+ * kind has one. */
+int listener_sources_start(Listener *l);
+/* Puts rules (loaded whole) in force and sets the sources up for them. */
+void listener_sources_reload(Listener *l, RuleSet *rules);
+void listener_sources_stop(Listener *l);
+/* Whether ev matches rule, as its source says. */
+bool listener_source_matches(const Rule *rule, const Event *ev);
+
 /* match.c */
 /* Runs every rule that matches ev; returns how many matched. */
 int listener_dispatch(Listener *l, const Event *ev, usec_t received);

@@ -369,3 +369,14 @@ void listener_free_netlink(Listener *l) {
         free(w);
         l->netlink = NULL;
 }
+
+static bool match_netlink(const Rule *rule, const Event *ev) {
+        return listener_str_matches(rule->interface, ev->interface) && listener_str_matches(rule->change, ev->change) &&
+               (!rule->family || rule->family == ev->family);
+}
+
+const ListenerSource listener_source_netlink = {
+        .name = "netlink", .kinds = EVENT_KIND_MASK(EVENT_LINK) | EVENT_KIND_MASK(EVENT_ADDRESS),
+        .start = listener_setup_netlink, .reload = listener_setup_netlink, .stop = listener_free_netlink,
+        .matches = match_netlink,
+};

@@ -133,10 +133,24 @@ static int method_push(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         return sd_bus_reply_method_return(msg, "b", r > 0);
 }
 
+/* GetStatistics' reply, in this order: a statistic is a field of Statistics
+ * and a row here (the build fails when a field has none). */
+#define STATISTIC(field) { #field, offsetof(Statistics, field) }
+static const struct {
+        const char *key;
+        size_t offset;
+} statistics[] = {
+        STATISTIC(events),          STATISTIC(matched),         STATISTIC(thaws),
+        STATISTIC(coalesced),       STATISTIC(refreezes),       STATISTIC(exits),
+        STATISTIC(resyncs),         STATISTIC(replayed),        STATISTIC(undelivered),
+        STATISTIC(thaw_usec_total), STATISTIC(thaw_usec_max),   STATISTIC(systemd_fallbacks),
+};
+#undef STATISTIC
+_Static_assert(sizeof(Statistics) == ELEMENTSOF(statistics) * sizeof(uint64_t), "a statistic without a row");
+
 static int method_statistics(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         Listener *l = userdata;
-        const Statistics *s = &l->stats;
         int r;
 
         /* When events came and how long thaws took tell when a user's
@@ -145,13 +159,15 @@ static int method_statistics(sd_bus_message *msg, void *userdata, sd_bus_error *
         if (r != 0)
                 return r;
         r = sd_bus_message_new_method_return(msg, &reply);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(reply, "a{st}", 12, "events", s->events, "matched", s->matched, "thaws", s->thaws,
-                                  "coalesced", s->coalesced, "refreezes", s->refreezes, "exits", s->exits,
-                                  "resyncs", s->resyncs, "replayed", s->replayed, "undelivered", s->undelivered,
-                                  "thaw_usec_total", s->thaw_usec_total, "thaw_usec_max", s->thaw_usec_max,
-                                  "systemd_fallbacks", s->systemd_fallbacks);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "{st}");
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(statistics); i++) {
+                uint64_t v;
+                memcpy(&v, (const uint8_t *) &l->stats + statistics[i].offset, sizeof(v));
+                r = sd_bus_message_append(reply, "{st}", statistics[i].key, v);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
         if (r < 0)
                 return r;
         return sd_bus_send(NULL, reply, NULL);
@@ -258,3 +274,29 @@ int listener_setup_bus(Listener *l) {
                 return log_error_errno(r, "Failed to attach the bus to the event loop: %m");
         return 0;
 }
+
+static bool match_push(const Rule *rule, const Event *ev) {
+        return listener_str_matches(rule->unit, ev->unit);
+}
+
+/* A signal match belongs to its rule. */
+static bool match_signal(const Rule *rule, const Event *ev) {
+        return rule == ev->rule;
+}
+
+static void stop_signal_matches(Listener *l) {
+        for (size_t i = 0; i < l->n_signal_slots; i++)
+                sd_bus_slot_unref(l->signal_slots[i]);
+        l->signal_slots = mfree(l->signal_slots);
+        l->n_signal_slots = 0;
+}
+
+/* The bus connection itself outlives every source: closed last. */
+const ListenerSource listener_source_push = {
+        .name = "push", .kinds = EVENT_KIND_MASK(EVENT_PUSH), .start = listener_setup_bus, .matches = match_push,
+};
+
+const ListenerSource listener_source_dbus_signal = {
+        .name = "dbus-signal", .kinds = EVENT_KIND_MASK(EVENT_DBUS_SIGNAL), .start = listener_setup_signal_matches,
+        .reload = listener_setup_signal_matches, .stop = stop_signal_matches, .matches = match_signal,
+};

@@ -424,3 +424,15 @@ void listener_drop_sockets(Listener *l) {
                 watch_free(w);
         }
 }
+
+static bool match_socket(const Rule *rule, const Event *ev) {
+        return listener_str_matches(rule->unit, ev->unit);
+}
+
+/* Held for the units the journal calls frozen: set up once the journal is
+ * read, and again at every change of it (listener_sync_sockets); the
+ * watches point into the rules, so they are dropped before a reload. */
+const ListenerSource listener_source_socket = {
+        .name = "socket", .kinds = EVENT_KIND_MASK(EVENT_SOCKET), .before_reload = listener_drop_sockets,
+        .reload = listener_sync_sockets, .stop = listener_drop_sockets, .matches = match_socket,
+};

@@ -57,17 +57,7 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
                         log_error("Reload refused, keeping the %zu rules in force: %s", l->rules->n_rules,
                                   error ? error : "cannot load the rules");
                 else {
-                        /* Socket watches point into the old rules: drop them first. */
-                        listener_drop_sockets(l);
-                        listener_forget_resolved(l);
-                        rule_set_free(l->rules);
-                        l->rules = TAKE_PTR(set);
-                        (void) listener_setup_signal_matches(l);
-                        (void) listener_setup_input(l);
-                        (void) listener_setup_call_monitor(l);
-                        (void) listener_setup_uevent(l);
-                        (void) listener_setup_netlink(l);
-                        (void) listener_sync_sockets(l);
+                        listener_sources_reload(l, TAKE_PTR(set));
                         log_info("Reloaded %zu rules.", l->rules->n_rules);
                 }
                 (void) sd_notify(false, "READY=1");
@@ -262,22 +252,7 @@ static int run_daemon(const char *config_path, const char *state_dir, const char
         r = watch_state_dirs(&l);
         if (r < 0)
                 goto finish;
-        r = listener_setup_bus(&l);
-        if (r < 0)
-                goto finish;
-        r = listener_setup_signal_matches(&l);
-        if (r < 0)
-                goto fail;
-        r = listener_setup_netlink(&l);
-        if (r < 0)
-                goto finish;
-        r = listener_setup_input(&l);
-        if (r < 0)
-                goto fail;
-        r = listener_setup_call_monitor(&l);
-        if (r < 0)
-                goto finish;
-        r = listener_setup_uevent(&l);
+        r = listener_sources_start(&l);
         if (r < 0)
                 goto finish;
         /* A damaged or unreadable journal (reported as it was read) does not
@@ -316,24 +291,16 @@ finish:
         listener_drop_windows(&l);
         listener_drop_refreezes(&l);
         listener_forget_exit(&l);
-        listener_drop_sockets(&l);
         listener_forget_resolved(&l);
         listener_forget_verdicts();
         journal_free(TAKE_PTR(l.m.journal));
         listener_cache_refresh(&l); /* with no journal: empties and closes the cache */
         free(l.cache);
-        listener_drop_inputs(&l);
-        listener_drop_call_monitor(&l);
-        sd_event_source_disable_unref(l.uevent_source);
-        sd_event_source_disable_unref(l.input_dir_watch);
+        listener_sources_stop(&l);
         sd_event_source_disable_unref(l.state_watch);
         sd_event_source_disable_unref(l.state_parent_watch);
         sd_event_source_disable_unref(l.state_rewatch);
-        listener_free_netlink(&l);
         listener_drop_systemd_links(&l);
-        for (size_t i = 0; i < l.n_signal_slots; i++)
-                sd_bus_slot_unref(l.signal_slots[i]);
-        free(l.signal_slots);
         sd_bus_flush_close_unref(l.bus);
         sd_event_unref(l.event);
         rule_set_free(l.rules);

@@ -69,3 +69,16 @@ int listener_setup_uevent(Listener *l) {
         /* The source closes the fd with it. */
         return sd_event_source_set_io_fd_own(l->uevent_source, true);
 }
+
+static bool match_uevent(const Rule *rule, const Event *ev) {
+        return listener_str_matches(rule->subsystem, ev->subsystem) && listener_str_matches(rule->change, ev->change);
+}
+
+static void stop_uevent(Listener *l) {
+        l->uevent_source = sd_event_source_disable_unref(l->uevent_source);
+}
+
+const ListenerSource listener_source_uevent = {
+        .name = "uevent", .kinds = EVENT_KIND_MASK(EVENT_UEVENT), .start = listener_setup_uevent,
+        .reload = listener_setup_uevent, .stop = stop_uevent, .matches = match_uevent,
+};
