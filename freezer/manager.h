@@ -166,7 +166,7 @@ int systemd_freezer_state(const char *address, const char *cgroup, char **ret);
 
 /* systemd-target.c: where systemd is PID 1, after standby was entered
  * (entered) or left by hand, starts standby.target or stops
- * standby-enter.service (and so the target), without waiting for the job;
+ * standby-enter.service (and so the target), and waits for the job (30 s);
  * nothing for another state directory or configuration than the system's,
  * nor when run by standby-enter.service or standby-leave.service. Logs a
  * failure as a warning and returns it. */

@@ -20,6 +20,10 @@ typedef struct SdBus {
                                    char **);
         int (*enter_container)(sd_bus_message *, char, const char *);
         int (*read)(sd_bus_message *, const char *, ...);
+        int (*match_signal)(sd_bus *, sd_bus_slot **, const char *, const char *, const char *, const char *,
+                            sd_bus_message_handler_t, void *);
+        int (*process)(sd_bus *, sd_bus_message **);
+        int (*wait)(sd_bus *, uint64_t);
         sd_bus_message *(*message_unref)(sd_bus_message *);
         sd_bus *(*close_unref)(sd_bus *);
         void (*error_free)(sd_bus_error *);
