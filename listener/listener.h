@@ -23,6 +23,7 @@ typedef struct Statistics {
         uint64_t resyncs;         /* netlink overruns answered by a fresh dump */
         uint64_t undelivered;     /* calls to a frozen unit's BusName= the bus did not deliver (dbus-call.c) */
         uint64_t systemd_fallbacks; /* thaws systemd did not do in time, done through cgroup.freeze */
+        uint64_t journal_busy;    /* journal work put off: another process held the journal's lock */
         uint64_t thaw_usec_total; /* event received -> units thawed */
         uint64_t thaw_usec_max;
 } Statistics;
@@ -30,6 +31,7 @@ typedef struct Statistics {
 /* A thaw window: units thawed by a rule until deadline, then frozen again. */
 typedef struct Window {
         struct Listener *listener;
+        bool due;                 /* ended, its refreeze put off until the journal's lock is free */
         char **leaves;
         usec_t deadline;          /* CLOCK_MONOTONIC */
         sd_event_source *timer;
@@ -93,6 +95,7 @@ typedef struct Refreeze {
         RefreezeUnit *units;
         size_t n, n_pending;
         sd_event_source *timer;   /* FreezeTimeout */
+        bool settle_due;          /* settled, its record put off until the journal's lock is free */
         struct Refreeze *next;
 } Refreeze;
 
@@ -121,6 +124,7 @@ typedef struct Listener {
         bool standby_active;
         Window *windows;
         Refreeze *refreezes;              /* windows closing (refreeze.c) */
+        sd_event_source *lock_watch;      /* the journal's lock file closed: free again? (unit-state.c) */
         LockGuard *guards;
         SystemdLink *systemd_links;
         pid_t exit_pid;                   /* an ExitStandby= exit running in a child (exit-standby.c) */
@@ -209,6 +213,8 @@ int listener_thaw(Listener *l, const char *unit, usec_t duration, usec_t receive
 /* windows.c */
 /* Opens a window: leaves are frozen again at deadline (CLOCK_MONOTONIC). */
 int listener_add_window(Listener *l, char **leaves, usec_t deadline);
+/* Windows whose end was put off for the journal's lock, tried again. */
+void listener_windows_retry(Listener *l);
 void listener_drop_windows(Listener *l);
 
 /* names.c */
@@ -242,8 +248,17 @@ int listener_record_thaws(Listener *l, char **cgroups, usec_t until);
  * record instead. */
 #define LISTENER_RECORD_DELAY_USEC (2 * USEC_PER_MSEC)
 #define LISTENER_RECORD_ACCURACY_USEC (1 * USEC_PER_MSEC)
+/* Takes the journal's lock and loads the journal, never waiting: -EAGAIN
+ * while another process holds the lock (a manager verb may wait out
+ * FreezeTimeout under it); the work is then retried when that process
+ * closes the lock file (listener_lock_retry). */
+int listener_lock_journal(Listener *l);
+/* Everything put off for the lock, tried again. */
+void listener_lock_retry(Listener *l);
 /* Writes the pending thaw records to the journal (one save, under its lock). */
 void listener_flush_records(Listener *l);
+/* The same, waiting for the lock if need be (at the end). */
+void listener_flush_records_wait(Listener *l);
 /* Forgets them (an exit is under way). */
 void listener_drop_records(Listener *l);
 
@@ -254,6 +269,8 @@ int listener_refreeze_start(Listener *l, char **leaves, usec_t deadline);
 /* An event thaws a unit whose refreeze is in flight: that refreeze lets go
  * of it. Returns whether one had it. */
 bool listener_refreeze_forget(Listener *l, const char *cgroup);
+/* Refreezes and guards whose journal work was put off, tried again. */
+void listener_refreeze_retry(Listener *l);
 /* Standby ended or an exit began: stops every refreeze and guard in flight
  * (their units are the exit's). */
 void listener_drop_refreezes(Listener *l);

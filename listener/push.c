@@ -144,6 +144,7 @@ static const struct {
         STATISTIC(coalesced),       STATISTIC(refreezes),       STATISTIC(exits),
         STATISTIC(resyncs),         STATISTIC(replayed),        STATISTIC(undelivered),
         STATISTIC(thaw_usec_total), STATISTIC(thaw_usec_max),   STATISTIC(systemd_fallbacks),
+        STATISTIC(journal_busy),
 };
 #undef STATISTIC
 _Static_assert(sizeof(Statistics) == ELEMENTSOF(statistics) * sizeof(uint64_t), "a statistic without a row");

@@ -36,6 +36,7 @@ struct LockGuard {
         char **frozen;            /* every unit frozen: their lock waiters are no victims */
         char **holders, **reasons; /* the thread's answer */
         int r;
+        bool apply_due;           /* answered, its journal work put off until the lock is free */
         LockGuard *next;
 };
 
@@ -78,6 +79,17 @@ static LockGuard *guard_free(LockGuard *g) {
         return NULL;
 }
 
+static void guard_unlink(LockGuard *g) {
+        Listener *l = g->listener;
+
+        for (LockGuard **p = &l->guards; *p; p = &(*p)->next)
+                if (*p == g) {
+                        *p = g->next;
+                        break;
+                }
+        guard_free(g);
+}
+
 void listener_drop_refreezes(Listener *l) {
         while (l->refreezes) {
                 Refreeze *rf = l->refreezes;
@@ -113,26 +125,21 @@ static void *guard_thread(void *userdata) {
         return NULL;
 }
 
-static int on_guard_done(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        LockGuard *g = userdata;
+/* The guard's answer: its lock holders thawed and recorded, if still frozen. */
+static void guard_apply(LockGuard *g) {
         Listener *l = g->listener;
         bool changed = false;
         int r;
 
-        (void) pthread_join(g->thread, NULL);
-        g->started = false;
-        for (LockGuard **p = &l->guards; *p; p = &(*p)->next)
-                if (*p == g) {
-                        *p = g->next;
-                        break;
-                }
-        if (g->r < 0)
-                log_warning_errno(g->r, "Cannot read /proc/locks, deadlock guard skipped: %m");
         if (!g->holders || !l->standby_active || listener_exiting(l)) {
-                guard_free(g);
-                return 0;
+                guard_unlink(g);
+                return;
         }
-        r = manager_lock_journal(&l->m, true);
+        r = listener_lock_journal(l);
+        if (r == -EAGAIN) {
+                g->apply_due = true; /* listener_refreeze_retry() */
+                return;
+        }
         for (size_t i = 0; r >= 0 && g->holders[i]; i++) {
                 JournalUnit *u = journal_find_unit(l->m.journal, g->holders[i]);
                 _cleanup_close_ int cg = -EBADF;
@@ -155,9 +162,22 @@ static int on_guard_done(sd_event_source *s, int fd, uint32_t revents, void *use
         if (changed)
                 listener_cache_refresh(l);
         manager_unlock_journal(&l->m);
-        guard_free(g);
+        guard_unlink(g);
+}
+
+static int on_guard_done(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        LockGuard *g = userdata;
+
+        (void) pthread_join(g->thread, NULL);
+        g->started = false;
+        /* Read once: the eventfd stays readable. */
+        (void) sd_event_source_set_enabled(g->source, SD_EVENT_OFF);
+        if (g->r < 0)
+                log_warning_errno(g->r, "Cannot read /proc/locks, deadlock guard skipped: %m");
+        guard_apply(g);
         return 0;
 }
+
 
 static int guard_start(Listener *l, char **candidates) {
         LockGuard *g = calloc(1, sizeof(LockGuard));
@@ -200,7 +220,12 @@ static void refreeze_settle(Refreeze *rf) {
         bool changed = false;
         int r;
 
-        r = manager_lock_journal(&l->m, true);
+        r = listener_lock_journal(l);
+        if (r == -EAGAIN) {
+                rf->settle_due = true; /* listener_refreeze_retry() */
+                return;
+        }
+        rf->settle_due = false;
         for (size_t i = 0; r >= 0 && i < rf->n; i++) {
                 RefreezeUnit *u = &rf->units[i];
                 if (u->dropped)
@@ -302,7 +327,9 @@ int listener_refreeze_start(Listener *l, char **leaves, usec_t deadline) {
         int r;
 
         listener_flush_records(l);
-        r = manager_lock_journal(&l->m, true);
+        r = listener_lock_journal(l);
+        if (r == -EAGAIN)
+                return r; /* the window waits for the lock (windows.c) */
         if (r >= 0)
                 r = freeze_refreeze_begin(&l->m, leaves, deadline, &due);
         if (r > 0) {
@@ -359,4 +386,17 @@ finish:
         listener_cache_refresh(l);
         manager_unlock_journal(&l->m);
         return r < 0 ? r : 0;
+}
+
+void listener_refreeze_retry(Listener *l) {
+        for (Refreeze *rf = l->refreezes, *next; rf; rf = next) {
+                next = rf->next;
+                if (rf->settle_due)
+                        refreeze_settle(rf);
+        }
+        for (LockGuard *g = l->guards, *next; g; g = next) {
+                next = g->next;
+                if (g->apply_due)
+                        guard_apply(g);
+        }
 }

@@ -285,12 +285,13 @@ fail:
         log_error_errno(r, "standby-listener failed: %m");
 finish:
         if (l.m.state_fd >= 0)
-                listener_flush_records(&l); /* a thaw done is a thaw recorded */
+                listener_flush_records_wait(&l); /* a thaw done is a thaw recorded */
         sd_event_source_disable_unref(l.record_source);
         listener_forget_late(&l);
         listener_drop_windows(&l);
         listener_drop_refreezes(&l);
         listener_forget_exit(&l);
+        sd_event_source_disable_unref(l.lock_watch);
         listener_forget_resolved(&l);
         listener_forget_verdicts();
         journal_free(TAKE_PTR(l.m.journal));

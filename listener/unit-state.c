@@ -15,6 +15,10 @@
  * not live to record) is frozen again, and windows are rebuilt from the
  * journal. The listener never writes a JournalUnit itself. */
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <sys/file.h>
+#include <sys/inotify.h>
 
 #include "cgroup.h"
 #include "listener.h"
@@ -104,13 +108,56 @@ void listener_drop_records(Listener *l) {
                 (void) sd_event_source_set_enabled(l->record_source, SD_EVENT_OFF);
 }
 
-void listener_flush_records(Listener *l) {
+static int on_lock_released(sd_event_source *s, const struct inotify_event *ev, void *userdata) {
+        Listener *l = userdata;
+
+        l->lock_watch = sd_event_source_disable_unref(l->lock_watch);
+        listener_lock_retry(l);
+        return 0;
+}
+
+int listener_lock_journal(Listener *l) {
+        char path[PATH_MAX];
+        int r;
+
+        for (int attempt = 0; l->m.lock_fd < 0; attempt++) {
+                r = journal_lock(l->m.state_fd, LOCK_EX | LOCK_NB, &l->m.lock_fd);
+                if (r >= 0)
+                        break;
+                if (r != -EWOULDBLOCK)
+                        return log_error_errno(r, "Failed to lock the journal in %s: %m", l->m.state_dir);
+                if (attempt > 0 || l->lock_watch) {
+                        l->stats.journal_busy++;
+                        return -EAGAIN;
+                }
+                /* Told when its holder closes the lock file (a process that
+                 * ends closes it too); tried once more after the watch is in
+                 * place, so that a release in between is not missed. */
+                snprintf(path, sizeof(path), "%s/" JOURNAL_LOCK_FILE, l->m.state_dir);
+                r = sd_event_add_inotify(l->event, &l->lock_watch, path, IN_CLOSE_WRITE | IN_CLOSE_NOWRITE,
+                                         on_lock_released, l);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot watch %s: %m", path);
+        }
+        l->lock_watch = sd_event_source_disable_unref(l->lock_watch);
+        return manager_lock_journal(&l->m, true);
+}
+
+void listener_lock_retry(Listener *l) {
+        listener_flush_records(l);
+        listener_windows_retry(l);
+        listener_refreeze_retry(l);
+}
+
+static void flush_records(Listener *l, bool wait) {
         bool skipped = false;
         int r;
 
         if (l->n_pending == 0)
                 return;
-        r = manager_lock_journal(&l->m, true);
+        r = wait ? manager_lock_journal(&l->m, true) : listener_lock_journal(l);
+        if (r == -EAGAIN)
+                return; /* kept, for when the lock is free */
         if (r >= 0) {
                 bool changed = false;
                 for (size_t k = 0; k < l->n_pending; k++) {
@@ -141,6 +188,14 @@ void listener_flush_records(Listener *l) {
          * manager's refreeze that overtook it is one). */
         if (skipped && r >= 0)
                 listener_cache_refresh(l);
+}
+
+void listener_flush_records(Listener *l) {
+        flush_records(l, false);
+}
+
+void listener_flush_records_wait(Listener *l) {
+        flush_records(l, true);
 }
 
 static int on_record(sd_event_source *s, uint64_t usec, void *userdata) {

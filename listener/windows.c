@@ -35,8 +35,12 @@ static int on_window_end(sd_event_source *s, uint64_t usec, void *userdata) {
         Window *w = userdata;
         Listener *l = w->listener;
 
-        /* Started here, finished by loop events (refreeze.c). */
-        (void) listener_refreeze_start(l, w->leaves, w->deadline);
+        /* Started here, finished by loop events (refreeze.c); or, while
+         * another process holds the journal's lock, once it lets go. */
+        if (listener_refreeze_start(l, w->leaves, w->deadline) == -EAGAIN) {
+                w->due = true;
+                return 0;
+        }
         window_unlink(l, w);
         return 0;
 }
@@ -63,4 +67,12 @@ int listener_add_window(Listener *l, char **leaves, usec_t deadline) {
         w->next = l->windows;
         l->windows = w;
         return 0;
+}
+
+void listener_windows_retry(Listener *l) {
+        for (Window *w = l->windows, *next; w; w = next) {
+                next = w->next;
+                if (w->due)
+                        (void) on_window_end(w->timer, 0, w);
+        }
 }

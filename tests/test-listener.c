@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <sched.h>
 #include <netinet/in.h>
+#include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -1710,6 +1711,49 @@ START_TEST(test_loop_stuck_refreeze_answers_push) {
 }
 END_TEST
 
+static bool journal_busy_twice(void *userdata) {
+        uint64_t v = statistic(userdata, "journal_busy");
+        return v != UINT64_MAX && v >= 2;
+}
+
+/* Another process holds the journal's lock (as a manager verb waiting out
+ * FreezeTimeout on a stuck unit does): a thaw's record and a window's end
+ * are put off, and a push is answered meanwhile; once the lock is let go,
+ * the window's units freeze again and the records are written. */
+START_TEST(test_loop_journal_locked_answers_push) {
+        char path[512];
+        int acted;
+
+        if (!test_need_root_cgroup2())
+                return;
+        write_rule("50-news.rule", "[Match]\nEvent=push\nUnit=news.service\n[Action]\nThaw=news.service\n");
+        test_spawn_workload("news.service", "idle", 100, 1, NULL);
+        sd_bus *bus = standby_with_idle_mail();
+        snprintf(path, sizeof(path), "%s/" JOURNAL_LOCK_FILE, T.state_dir);
+        int lock = open(path, O_RDWR | O_CLOEXEC);
+        ck_assert_int_ge(lock, 0);
+        ck_assert_int_eq(flock(lock, LOCK_EX), 0);
+
+        /* mail.service's window (1 s) ends while the lock is held: its
+         * record was put off 2 ms after the thaw, its refreeze at its end. */
+        ck_assert_ptr_null(push(bus, "mail.service", &acted));
+        ck_assert_int_eq(acted, 1);
+        ck_assert(test_wait_for(journal_busy_twice, bus, 10 * USEC_PER_SEC));
+        char *error = push_within(bus, "news.service", 2 * USEC_PER_SEC, &acted);
+        ck_assert_msg(!error, "a push was not answered while the journal was locked: %s", error);
+        ck_assert_int_eq(acted, 1);
+        ck_assert(!test_frozen("news.service"));
+        ck_assert_int_eq(journal_state_of("news.service"), UNIT_FROZEN);
+
+        close(lock);
+        ck_assert(wait_frozen("mail.service", true));
+        ck_assert(wait_journal_state("news.service", UNIT_THAWED, 10 * USEC_PER_SEC));
+        ck_assert(wait_journal_state("mail.service", UNIT_FROZEN, 10 * USEC_PER_SEC));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* A systemd --user manager (tests/env/user-manager.sh) that froze the units. */
 static char um_dir[128], um_cgrel[512], um_script[PATH_MAX];
 static bool um_started;
@@ -1941,6 +1985,7 @@ Suite *listener_suite(void) {
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_add_unchecked_fixture(tc, NULL, sweep);
         tcase_add_test(tc, test_loop_stuck_refreeze_answers_push);
+        tcase_add_test(tc, test_loop_journal_locked_answers_push);
         suite_add_tcase(s, tc);
         tc = tcase_create("loop-systemd");
         tcase_set_timeout(tc, 90);
