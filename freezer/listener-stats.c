@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* standby-manager status asks standby-listener for its statistics over D-Bus
- * (libsystemd through sdbus-dl.c). */
+/* standby-manager asks standby-listener over D-Bus (libsystemd through
+ * sdbus-dl.c): status for its statistics, thaw --for for a thaw window. */
 #include "sdbus-dl.h"
 
 #include "log.h"
 #include "manager.h"
+#include "strv.h"
 
 #define LISTENER_BUS_NAME "org.standby.Listener1"
 
@@ -62,6 +63,83 @@ finish:
         }
         *ret = stats;
         *ret_n = n;
+        return 0;
+#undef bus
+}
+
+/* Reads an array of strings of the reply into a strv. */
+static int read_strings(const SdBus *bus_fn, sd_bus_message *reply, const char *contents, char ***ret_a,
+                        char ***ret_b) {
+        const char *a, *b;
+        int r;
+
+        r = bus_fn->enter_container(reply, 'a', contents);
+        while (r >= 0) {
+                if (ret_b)
+                        r = bus_fn->read(reply, "(ss)", &a, &b);
+                else
+                        r = bus_fn->read(reply, "s", &a);
+                if (r <= 0)
+                        break;
+                if ((r = strv_extend(ret_a, a)) < 0 || (ret_b && (r = strv_extend(ret_b, b)) < 0))
+                        break;
+        }
+        if (r >= 0)
+                r = bus_fn->exit_container(reply);
+        return r;
+}
+
+int listener_thaw_window(const char *address, char **cgroups, usec_t duration, char ***ret_thawed,
+                         char ***ret_failed, char ***ret_why, char **ret_error) {
+        _cleanup_strv_free_ char **thawed = NULL, **failed = NULL, **why = NULL;
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *call = NULL, *reply = NULL;
+        sd_bus *b = NULL;
+        int r = 0;
+
+        const SdBus *bus_fn = sdbus_get(&r);
+        if (!bus_fn)
+                return r;
+#define bus (*bus_fn)
+        if (address) {
+                r = bus.new_(&b);
+                if (r >= 0)
+                        r = bus.set_address(b, address);
+                if (r >= 0)
+                        r = bus.set_bus_client(b, 1);
+                if (r >= 0)
+                        r = bus.start(b);
+        } else
+                r = bus.open_system(&b);
+        if (r >= 0)
+                r = bus.message_new_method_call(b, &call, LISTENER_BUS_NAME, "/org/standby/Listener1",
+                                                "org.standby.Listener1", "Thaw");
+        if (r >= 0)
+                r = bus.append_strv(call, cgroups);
+        if (r >= 0)
+                r = bus.append(call, "t", (uint64_t) duration);
+        /* The listener answers once its thaws through systemd settle: within
+         * 3 s (LISTENER_REPORT_TIMEOUT_USEC). */
+        if (r >= 0)
+                r = bus.call(b, call, 10 * USEC_PER_SEC, &error, &reply);
+        if (r >= 0)
+                r = read_strings(bus_fn, reply, "s", &thawed, NULL);
+        if (r >= 0)
+                r = read_strings(bus_fn, reply, "(ss)", &failed, &why);
+        if (r < 0 && ret_error && error.name)
+                *ret_error = strdup(error.name);
+        bus.error_free(&error);
+        if (call)
+                bus.message_unref(call);
+        if (reply)
+                bus.message_unref(reply);
+        if (b)
+                bus.close_unref(b);
+        if (r < 0)
+                return r;
+        *ret_thawed = TAKE_PTR(thawed);
+        *ret_failed = TAKE_PTR(failed);
+        *ret_why = TAKE_PTR(why);
         return 0;
 #undef bus
 }

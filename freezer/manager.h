@@ -91,12 +91,6 @@ int thaw_units(Manager *m, char **leaves, usec_t duration);
  * is frozen below the targets any more and every journal unit thawed,
  * -EBUSY otherwise (each logged). */
 int freeze_exit(Manager *m, size_t *ret_walk_thawed);
-/* The background refreezer of `thaw --for`. */
-int freeze_refreeze_later(Manager *m, char **leaves, usec_t deadline);
-/* With the journal locked and loaded: freezes again those of leaves that are
- * still thawed for the window ending at deadline, if standby is active.
- * Returns how many. */
-int freeze_refreeze_due(Manager *m, char **leaves, usec_t deadline);
 
 /* The engine's API for standby-listener, whose loop must never wait: it
  * writes cgroup.freeze itself (or sends FreezeUnit/ThawUnit) and watches
@@ -140,6 +134,13 @@ typedef struct ListenerStat {
         uint64_t value;
 } ListenerStat;
 int listener_stats_get(const char *address, ListenerStat **ret, size_t *ret_n);
+/* Asks standby-listener (Thaw) to thaw cgroups for a window of duration,
+ * which it owns: it freezes them again when the window ends. Returns the
+ * cgroups it thawed, and those it did not, each with why (ret_why, in the
+ * same order); or a negative errno, with the bus error's name in
+ * *ret_error (may be NULL; the caller frees it). */
+int listener_thaw_window(const char *address, char **cgroups, usec_t duration, char ***ret_thawed,
+                         char ***ret_failed, char ***ret_why, char **ret_error);
 
 /* systemd-backend.c: FreezeUnit/ThawUnit where systemd manages the unit.
  * systemd_backend_for: the address of the manager to use for a cgroup, or

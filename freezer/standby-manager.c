@@ -32,7 +32,7 @@ static void help(void) {
                "      --strategy NAME   freeze or slack (enter only; overrides Strategy=)\n"
                "      --for DURATION    thaw only: refreeze after DURATION (e.g. 30s, 2min)\n"
                "      --json            status only: one JSON object\n"
-               "      --bus-address A   status only: reach standby-listener on this D-Bus address\n"
+               "      --bus-address A   status, thaw --for: reach standby-listener on this D-Bus address\n"
                "  -v, --verbose         Log debug messages\n"
                "  -q, --quiet           Log only warnings and errors\n"
                "  -h, --help            Show this help\n"
@@ -182,41 +182,64 @@ static int verb_freeze(Manager *m, char **args) {
         return r < 0 ? EXIT_FAILURE_GENERIC : EXIT_OK;
 }
 
-static int verb_thaw(Manager *m, char **args, usec_t duration) {
-        _cleanup_strv_free_ char **leaves = NULL, **ours = NULL;
+/* thaw --for: the window is standby-listener's, which outlives this command
+ * and freezes the units again, the way standby froze them, when it ends. */
+static int verb_thaw_window(Manager *m, char **args, usec_t duration) {
+        _cleanup_strv_free_ char **leaves = NULL, **thawed = NULL, **failed = NULL, **why = NULL;
+        _cleanup_free_ char *error = NULL;
+        char tbuf[32];
+        bool unknown = true;
         int r;
 
-        r = resolve_and_lock(m, args, &leaves);
-        if (r != EXIT_OK)
-                return r;
-        if (duration != USEC_INFINITY && m->journal->phase != JOURNAL_ACTIVE) {
+        if (resolve_units(m, args, &leaves) < 0)
+                return EXIT_UNKNOWN_UNIT;
+        r = listener_thaw_window(m->bus_address, leaves, duration, &thawed, &failed, &why, &error);
+        if (r == -EOPNOTSUPP && !error) {
+                log_error("thaw --for asks standby-listener over D-Bus, which needs libsystemd.so.0: not found.");
+                return EXIT_FAILURE_GENERIC;
+        }
+        if (error && streq(error, "org.standby.Listener1.NotActive")) {
                 log_error("--for needs standby to be active (a refreeze outside standby would outlive its reason).");
                 return EXIT_NOT_ACTIVE;
         }
+        if (error && streq(error, "org.freedesktop.DBus.Error.AccessDenied")) {
+                log_error("standby-listener refused the thaw window: only root or members of its Group= may ask.");
+                return EXIT_PERMISSION;
+        }
+        if (r < 0) {
+                log_error_errno(r, "Cannot ask standby-listener for a thaw window (%s%s%m): thaw --for needs it "
+                                "running, as the window's owner; without --for, a thaw lasts until exit.",
+                                error ?: "", error ? ": " : "");
+                return EXIT_FAILURE_GENERIC;
+        }
+        for (char **t = thawed; t && *t; t++)
+                log_info("%s thawed for %s; standby-listener freezes it again then.", *t,
+                         format_duration(tbuf, sizeof(tbuf), duration));
+        for (size_t i = 0; failed && failed[i]; i++) {
+                if (!streq(why[i], "not frozen by standby"))
+                        unknown = false;
+                log_error("%s: not thawed: %s.", failed[i], why[i]);
+        }
+        if (!thawed && unknown)
+                return EXIT_NOT_ACTIVE;
+        return failed ? EXIT_FAILURE_GENERIC : EXIT_OK;
+}
+
+static int verb_thaw(Manager *m, char **args, usec_t duration) {
+        _cleanup_strv_free_ char **leaves = NULL;
+        int r;
+
+        if (duration != USEC_INFINITY)
+                return verb_thaw_window(m, args, duration);
+        r = resolve_and_lock(m, args, &leaves);
+        if (r != EXIT_OK)
+                return r;
         r = thaw_units(m, leaves, duration);
         if (r == -ESRCH) {
                 log_error("Not frozen by standby: %s.", args[0]);
                 return EXIT_NOT_ACTIVE;
         }
-        if (r < 0)
-                return EXIT_FAILURE_GENERIC;
-        if (duration != USEC_INFINITY) {
-                usec_t deadline = 0;
-
-                r = strv_split_words("", &ours);
-                for (char **l = leaves; r >= 0 && *l; l++) {
-                        JournalUnit *u = journal_find_unit(m->journal, *l);
-                        if (u && u->state == UNIT_THAWED) {
-                                deadline = u->thaw_until;
-                                r = strv_extend(&ours, *l);
-                        }
-                }
-                if (r >= 0 && ours[0])
-                        r = freeze_refreeze_later(m, ours, deadline);
-                if (r < 0)
-                        return log_error_errno(r, "Failed to start the refreezer: %m"), EXIT_FAILURE_GENERIC;
-        }
-        return EXIT_OK;
+        return r < 0 ? EXIT_FAILURE_GENERIC : EXIT_OK;
 }
 
 int main(int argc, char *argv[]) {

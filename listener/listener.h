@@ -24,6 +24,7 @@ typedef struct Statistics {
         uint64_t undelivered;     /* calls to a frozen unit's BusName= the bus did not deliver (dbus-call.c) */
         uint64_t systemd_fallbacks; /* thaws systemd did not do in time, done through cgroup.freeze */
         uint64_t journal_busy;    /* journal work put off: another process held the journal's lock */
+        uint64_t thaw_failures;   /* units an event or a call was to thaw that stayed frozen */
         uint64_t thaw_usec_total; /* event received -> units thawed */
         uint64_t thaw_usec_max;
 } Statistics;
@@ -107,6 +108,9 @@ typedef struct LockGuard LockGuard;
  * asynchronously (systemd-link.c). */
 typedef struct SystemdLink SystemdLink;
 
+/* A thaw asked over the bus, answered once its outcome is known (report.c). */
+typedef struct ThawReport ThawReport;
+
 /* The daemon: one sd-event loop, no periodic timer (only window deadlines). */
 typedef struct Listener {
         sd_event *event;
@@ -127,6 +131,8 @@ typedef struct Listener {
         sd_event_source *lock_watch;      /* the journal's lock file closed: free again? (unit-state.c) */
         LockGuard *guards;
         SystemdLink *systemd_links;
+        ThawReport *collecting;           /* the call being handled, while its thaws are done */
+        ThawReport *reports;              /* calls waiting for their thaws through systemd */
         pid_t exit_pid;                   /* an ExitStandby= exit running in a child (exit-standby.c) */
         bool leave_pending;               /* or asked of systemd, not yet begun (exit-standby.c) */
         sd_event_source *exit_source;     /* its pidfd */
@@ -209,6 +215,27 @@ void listener_forget_late(Listener *l);
 /* Thaws the units a rule's unit name stands for, for duration (received:
  * when the event came, for the statistics). */
 int listener_thaw(Listener *l, const char *unit, usec_t duration, usec_t received);
+
+/* Thaws leaves (cgroups), those standby froze, for duration, as asked
+ * over the bus (Thaw); what of them is not frozen by standby is noted
+ * failed in the report being collected. */
+int listener_thaw_leaves(Listener *l, char **leaves, usec_t duration, usec_t received);
+
+/* report.c: what a thaw asked over the bus did, for its reply. */
+/* How long a reply waits for the thaws through systemd to settle: the
+ * fallback through cgroup.freeze comes after LISTENER_SYSTEMD_TIMEOUT_USEC. */
+#define LISTENER_REPORT_TIMEOUT_USEC (3 * LISTENER_SYSTEMD_TIMEOUT_USEC)
+/* Starts collecting the outcomes of the thaws done while call is handled. */
+int listener_report_begin(Listener *l, sd_bus_message *call);
+/* A unit's outcome: 0 thawed, 1 pending (through systemd), or a negative
+ * errno, why it stays frozen. */
+void listener_report_note(Listener *l, const char *cgroup, int outcome);
+/* A thaw through systemd settled (r: 0 thawed, or why not). */
+void listener_report_settled(Listener *l, const char *cgroup, int r);
+/* The call is handled: answered now, or once its thaws settle; returns 1
+ * (what an sd-bus method handler returns for a call it took). */
+int listener_report_end(Listener *l);
+void listener_drop_reports(Listener *l);
 
 /* windows.c */
 /* Opens a window: leaves are frozen again at deadline (CLOCK_MONOTONIC). */

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The D-Bus face of the listener: Push(unit, reason) and GetStatistics(). */
+/* The D-Bus face of the listener: Push(unit, reason), PushEx(unit, reason),
+ * Thaw(cgroups, usec) and GetStatistics(). */
 #include <grp.h>
 #include <stddef.h>
 #include <sys/socket.h>
 
 #include "listener.h"
 #include "log.h"
+#include "strv.h"
 #include "unit-name.h"
 
 /* The verdict for each recent sender. Asking the bus for a sender's
@@ -133,6 +135,67 @@ static int method_push(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         return sd_bus_reply_method_return(msg, "b", r > 0);
 }
 
+/* Push, answered with what it did (report.c): the units it left running,
+ * and those that stay frozen, each with why. */
+static int method_push_ex(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Listener *l = userdata;
+        usec_t received = now_usec(CLOCK_MONOTONIC);
+        const char *unit, *reason;
+        int r;
+
+        r = sd_bus_message_read(msg, "ss", &unit, &reason);
+        if (r < 0)
+                return r;
+        r = check_access(l, msg, "push to", error);
+        if (r != 0)
+                return r;
+        if (!unit_name_is_valid(unit))
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "\"%s\" is not a unit name.", unit);
+
+        log_debug("Push for %s: %s", unit, reason);
+        r = listener_report_begin(l, msg);
+        if (r < 0)
+                return r;
+        (void) listener_dispatch(l, &(Event) { .kind = EVENT_PUSH, .unit = unit }, received);
+        return listener_report_end(l);
+}
+
+/* standby-manager thaw --for: the window is the listener's, which outlives
+ * the caller and freezes the units again the way standby froze them. Only
+ * units the journal lists as frozen by standby are thawed; cgroups is what
+ * the caller resolved its names to, and anything else in it is answered
+ * "not frozen by standby". */
+static int method_thaw(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_strv_free_ char **cgroups = NULL;
+        Listener *l = userdata;
+        usec_t received = now_usec(CLOCK_MONOTONIC);
+        uint64_t usec;
+        int r;
+
+        r = sd_bus_message_read_strv(msg, &cgroups);
+        if (r >= 0)
+                r = sd_bus_message_read(msg, "t", &usec);
+        if (r < 0)
+                return r;
+        r = check_access(l, msg, "thaw units through", error);
+        if (r != 0)
+                return r;
+        if (usec == 0)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "A thaw window of 0 s.");
+        if (!l->standby_active || l->exit_pid > 0)
+                return sd_bus_error_setf(error, LISTENER_INTERFACE ".NotActive", "Standby is not active.");
+
+        r = listener_report_begin(l, msg);
+        if (r < 0)
+                return r;
+        log_info("A thaw window of %.1f s asked over the bus, for %zu cgroups.", (double) usec / USEC_PER_SEC,
+                 strv_length(cgroups));
+        r = listener_thaw_leaves(l, cgroups, usec, received);
+        if (r < 0 && r != -EIO)
+                log_warning_errno(r, "Failed to open a thaw window: %m");
+        return listener_report_end(l);
+}
+
 /* GetStatistics' reply, in this order: a statistic is a field of Statistics
  * and a row here (the build fails when a field has none). */
 #define STATISTIC(field) { #field, offsetof(Statistics, field) }
@@ -145,6 +208,7 @@ static const struct {
         STATISTIC(resyncs),         STATISTIC(replayed),        STATISTIC(undelivered),
         STATISTIC(thaw_usec_total), STATISTIC(thaw_usec_max),   STATISTIC(systemd_fallbacks),
         STATISTIC(journal_busy),
+        STATISTIC(thaw_failures),
 };
 #undef STATISTIC
 _Static_assert(sizeof(Statistics) == ELEMENTSOF(statistics) * sizeof(uint64_t), "a statistic without a row");
@@ -177,6 +241,8 @@ static int method_statistics(sd_bus_message *msg, void *userdata, sd_bus_error *
 static const sd_bus_vtable listener_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_METHOD("Push", "ss", "b", method_push, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD("PushEx", "ss", "asa(ss)", method_push_ex, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD("Thaw", "ast", "asa(ss)", method_thaw, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("GetStatistics", "", "a{st}", method_statistics, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END
 };

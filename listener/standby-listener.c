@@ -290,6 +290,7 @@ finish:
         listener_forget_late(&l);
         listener_drop_windows(&l);
         listener_drop_refreezes(&l);
+        listener_drop_reports(&l);
         listener_forget_exit(&l);
         sd_event_source_disable_unref(l.lock_watch);
         listener_forget_resolved(&l);

@@ -88,6 +88,10 @@ int listener_systemd_connect(Listener *l, const char *address) {
         return link_get(l, address, &bus);
 }
 
+/* The thaw through cgroup.freeze that replaces one systemd did not do:
+ * counted (systemd_fallbacks), and, if it fails too, logged and counted as
+ * a failure (thaw_failures); its outcome goes to the reply of the call
+ * that asked for it, if one did (report.c). */
 static void thaw_directly(Listener *l, const char *cgroup) {
         _cleanup_close_ int fd = -EBADF;
         int r;
@@ -95,13 +99,16 @@ static void thaw_directly(Listener *l, const char *cgroup) {
         r = cgroup_open(l->m.root_fd, cgroup, &fd);
         if (r >= 0)
                 r = cgroup_set_freeze(fd, false);
-        if (r == -ENOENT)
-                return; /* gone: nothing to thaw */
-        if (r < 0) {
-                log_error_errno(r, "Failed to thaw %s through cgroup.freeze: %m", cgroup);
+        if (r == -ENOENT || r == -ENODEV) {
+                listener_report_settled(l, cgroup, -ENOENT); /* gone: nothing to thaw */
                 return;
         }
-        l->stats.systemd_fallbacks++;
+        if (r < 0) {
+                log_error_errno(r, "Failed to thaw %s through cgroup.freeze: %m", cgroup);
+                l->stats.thaw_failures++;
+        } else
+                l->stats.systemd_fallbacks++;
+        listener_report_settled(l, cgroup, r);
 }
 
 static void call_free(void *userdata) {
@@ -128,8 +135,13 @@ static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) 
         const sd_bus_error *e = sd_bus_message_get_error(m);
 
         c->timer = sd_event_source_disable_unref(c->timer);
-        if (!e || c->settled)
+        if (c->settled)
                 return 0;
+        if (!e) {
+                if (!c->freeze)
+                        listener_report_settled(c->listener, c->cgroup, 0);
+                return 0;
+        }
         /* systemd's view, not the kernel's: a unit stopped while frozen (its
          * watchdog, RuntimeMaxSec=, a kill) is inactive to ThawUnit while its
          * cgroup lives on, frozen. thaw_directly() leaves a gone one be. */

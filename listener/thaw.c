@@ -4,32 +4,60 @@
  * (windows.c); events inside an open window coalesce into its one thaw and
  * cost no system call. The thaw is on the event's critical path: one write
  * of "0" to each unit's kept-open cgroup.freeze, or a ThawUnit sent; the
- * record follows 2 ms later (unit-state.c). */
+ * record follows 2 ms later (unit-state.c). A thaw asked over the bus
+ * (Thaw, PushEx) notes each unit's outcome for its reply (report.c). */
 #include "listener.h"
 #include "log.h"
 #include "strv.h"
 
-/* Thaws the units a rule's unit name stands for, for duration, unless
- * their window is open. */
-int listener_thaw(Listener *l, const char *unit, usec_t duration, usec_t received) {
+/* One unit's outcome, for the reply of a call being handled: r from
+ * listener_unit_thaw(). */
+static void note_outcome(Listener *l, const char *cgroup, int r) {
+        CachedUnit *c = listener_cached_unit(l, cgroup);
+
+        if (!l->collecting)
+                return;
+        if (r > 0)
+                /* Through systemd, known done when ThawUnit is answered. */
+                listener_report_note(l, cgroup, c && c->systemd ? 1 : 0);
+        else if (r < 0)
+                listener_report_note(l, cgroup, r);
+        else if (!c)
+                listener_report_note(l, cgroup, -ESRCH);
+        else if (c->state == UNIT_THAWED)
+                listener_report_note(l, cgroup, 0); /* thawed already, its window open */
+        else if (c->fd < 0)
+                listener_report_note(l, cgroup, -ENOENT);
+}
+
+int listener_thaw_leaves(Listener *l, char **leaves, usec_t duration, usec_t received) {
         usec_t now = now_usec(CLOCK_MONOTONIC);
-        usec_t until = duration == USEC_INFINITY ? USEC_INFINITY : now + duration;
-        char **leaves = listener_resolve_unit(l, unit);
+        usec_t until = duration >= USEC_INFINITY - now ? USEC_INFINITY : now + duration;
         _cleanup_strv_free_ char **done = NULL;
+        size_t failed = 0;
         int r;
 
-        for (char **x = leaves; x && *x; x++)
-                if (listener_unit_thaw(l, *x, now, until) > 0 && (r = strv_extend(&done, *x)) < 0)
+        for (char **x = leaves; x && *x; x++) {
+                r = listener_unit_thaw(l, *x, now, until);
+                note_outcome(l, *x, r);
+                if (r < 0)
+                        failed++;
+                else if (r > 0 && (r = strv_extend(&done, *x)) < 0)
                         return r;
+        }
+        /* A thaw that failed is no coalesced event: it is counted, and
+         * listener_unit_thaw() logged it. */
+        l->stats.thaw_failures += failed;
         if (!done) {
-                l->stats.coalesced++;
-                return 0;
+                if (failed == 0)
+                        l->stats.coalesced++;
+                return failed > 0 ? -EIO : 0;
         }
         usec_t took = now_usec(CLOCK_MONOTONIC) - received;
         l->stats.thaws++;
         l->stats.thaw_usec_total += took;
         l->stats.thaw_usec_max = MAX(l->stats.thaw_usec_max, took);
-        log_debug("Thawed %zu cgroups for %s, %.3f ms after the event.", strv_length(done), unit, (double) took / 1000.0);
+        log_debug("Thawed %zu cgroups, %.3f ms after the event.", strv_length(done), (double) took / 1000.0);
 
         /* The record, once this event is answered. */
         r = listener_record_thaws(l, done, until);
@@ -38,4 +66,10 @@ int listener_thaw(Listener *l, const char *unit, usec_t duration, usec_t receive
         if (until == USEC_INFINITY)
                 return 0;
         return listener_add_window(l, done, until);
+}
+
+/* Thaws the units a rule's unit name stands for, for duration, unless
+ * their window is open. */
+int listener_thaw(Listener *l, const char *unit, usec_t duration, usec_t received) {
+        return listener_thaw_leaves(l, listener_resolve_unit(l, unit), duration, received);
 }
