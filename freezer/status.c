@@ -109,6 +109,9 @@ static void print_listener(const ListenerStat *ls, size_t n, bool have, int erro
                 printf(" (event to thaw: mean %.2f ms, max %.2f ms)",
                        (double) stat_of(ls, n, "thaw_usec_total") / (double) thaws / 1000.0,
                        (double) stat_of(ls, n, "thaw_usec_max") / 1000.0);
+        /* Units left frozen that an event or a thaw window was to thaw: rare, and said only then. */
+        if (stat_of(ls, n, "thaw_failures") > 0)
+                printf(", %" PRIu64 " units not thawed (see its log)", stat_of(ls, n, "thaw_failures"));
         printf(", %" PRIu64 " coalesced, %" PRIu64 " refrozen, %" PRIu64 " exits, %" PRIu64 " resyncs, %" PRIu64
                " replayed\n",
                stat_of(ls, n, "coalesced"), stat_of(ls, n, "refreezes"), stat_of(ls, n, "exits"),

@@ -2045,6 +2045,9 @@ START_TEST(test_push_ex_reports_failed_thaw) {
         ck_assert(!test_frozen("mail.service"));
         ck_assert_uint_eq(statistic(bus, "thaw_failures"), 1);
         ck_assert_uint_eq(statistic(bus, "coalesced"), 0);
+        _cleanup_free_ char *status = NULL;
+        ck_assert_int_eq(test_manager_env(NULL, &status, NULL, "status", "--bus-address", bus_address, NULL), EXIT_OK);
+        ck_assert_msg(strstr(status, ", 1 units not thawed (see its log)"), "%s", status);
 
         /* Thaw answers the same way; inside its window mail.service is thawed already. */
         strv_free(TAKE_PTR(thawed));
