@@ -502,5 +502,40 @@ session_checks() {
 }
 session_checks
 
+# Issue 15 (1-2): a thaw window is the listener's, asked for by thaw --for
+# from a service that ends at once, and closed through systemd (system and
+# user units); PushEx says what a push thawed.
+window_checks() {
+        local sc out code
+        sc="thaw --for from a service"
+        # Alice's by its cgroup path: root's user manager (a login session
+        # above) has a sync.service too.
+        local alice=user.slice/user-1000.slice/user@1000.service/app.slice/sync.service
+        check "$sc: enter" in_ct systemctl start standby.target
+        check "$sc: mail.service, alice's sync.service frozen" \
+                [ "$(freezer mail.service) $(user_freezer sync.service)" = "frozen frozen" ]
+        out=$(in_ct systemd-run -q --wait --pipe standby-manager thaw mail.service "$alice" --for 3s 2>&1) && code=0 || code=$?
+        check "$sc: systemd-run --wait standby-manager thaw mail.service $alice --for 3s ($code)" [ "$code" = 0 ]
+        [ "$code" = 0 ] || say "$out" | sed 's/^/     /'
+        check "$sc: both running, their service gone" \
+                [ "$(freezer mail.service) $(user_freezer sync.service)" = "running running" ]
+        refrozen() { [ "$(freezer mail.service) $(user_freezer sync.service)" = "frozen frozen" ]; }
+        for _ in $(seq 1 150); do refrozen && break; sleep 0.1; done # bounded: 15 s
+        check "$sc: both frozen again after the window, through their managers (FreezerState)" refrozen
+
+        sc="PushEx for a user unit"
+        out=$(in_ct busctl call org.standby.Listener1 /org/standby/Listener1 org.standby.Listener1 PushEx ss \
+                sync.service test 2>&1 || true)
+        pushed() { [[ "$out" == 'asa(ss) '*"\"$alice\""*' 0' ]]; }
+        check "$sc: it names alice's sync.service thawed, nothing failed ($out)" pushed
+        check "$sc: alice's sync.service running (her manager says so)" [ "$(user_freezer sync.service)" = running ]
+        check "$sc: no thaw failed" in_ct sh -c \
+                'busctl call org.standby.Listener1 /org/standby/Listener1 org.standby.Listener1 GetStatistics |
+                 grep -q "\"thaw_failures\" 0"'
+        check "$sc: exit" leave
+        check "$sc: nothing left frozen" nothing_left
+}
+window_checks
+
 say "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
