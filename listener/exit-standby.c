@@ -66,6 +66,11 @@ _noreturn_ static void run_exit(Listener *l) {
                 r = -ENOENT; /* left, or being left, by someone else */
         else if (r >= 0)
                 r = manager_exit_standby(&l->m);
+        /* Here under systemd only when standby-leave.service was refused:
+         * the target follows all the same (its exit then has nothing to do). */
+        (void) manager_unlock_journal(&l->m);
+        if (r != -ENOENT)
+                (void) systemd_target_follow(&l->m, false);
         _exit(r >= 0 ? EXIT_OK : r == -ENOENT ? EXIT_NOT_ACTIVE : EXIT_FAILURE_GENERIC);
 }
 

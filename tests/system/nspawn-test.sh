@@ -449,6 +449,19 @@ session_checks() {
         in_ct rm -f /run/login-shell.run
         for _ in $(seq 1 100); do [ "$(unit_state login-shell.service)" = inactive ] && break; sleep 0.1; done
 
+        # 5. The rule's exit with standby-leave.service refused (masked): the
+        # listener's own exit, and the target follows all the same.
+        sc="leave refused"
+        in_ct systemctl mask -q --runtime standby-leave.service
+        check "$sc: enter" in_ct systemctl start standby.target
+        out=$(exit_push)
+        check "$sc: the exit rule's push answered true ($out)" [ "$out" = "b true" ]
+        check "$sc: target, status, journal: inactive" agree inactive
+        check "$sc: nothing left frozen" nothing_left
+        check "$sc: the listener said it ended standby itself" in_ct sh -c \
+                'journalctl -q -b -u standby-listener.service | grep -q "did not start standby-leave.service"'
+        in_ct systemctl unmask -q --runtime standby-leave.service
+
         # 5. Entered and left with standby-manager by hand: the target follows.
         sc="by hand"
         check "$sc: standby-manager enter" in_ct standby-manager --quiet enter
