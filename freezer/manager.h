@@ -157,7 +157,7 @@ int journal_add_unit_with_backend(Manager *m, const char *cgroup, UnitState stat
  * than unix:path= and a plain path. */
 int systemd_set_freeze(const char *address, const char *cgroup, bool freeze);
 /* Whether address is one standby itself records: the system manager's
- * private socket, /run/user/UID/systemd/private of an existing user, or the
+ * private socket, /run/user/UID/systemd/private under that UID's own runtime directory, or the
  * configured SystemdAddress=. -EPERM if not. */
 int systemd_address_check(const Config *c, const char *address);
 /* Drops, with an error naming the entry, every address in the loaded journal

@@ -5,7 +5,6 @@
  * a reachable systemd manages is frozen and thawed through that manager's
  * FreezeUnit/ThawUnit; a unit is never frozen one way and thawed the other:
  * the journal records which manager froze it. */
-#include <pwd.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 
@@ -257,10 +256,18 @@ int systemd_address_check(const Config *c, const char *address) {
                 return -ENOMEM;
         if (!streq(address, expected))
                 return -EPERM; /* leading zeros, say */
-        /* The user must exist: a runtime directory of no user is nobody's manager. */
-        errno = 0;
-        if (!getpwuid((uid_t) uid))
-                return errno > 0 && errno != ENOENT && errno != ESRCH ? -errno : -EPERM;
+        /* The user must have a runtime directory of their own (logind makes
+         * it, owned by them): a directory of no one, or someone else's, is
+         * nobody's manager. A stat, not getpwuid(): the listener checks every
+         * journal it loads from its event loop, and a user database lookup
+         * (LDAP, sssd) could make that loop wait. */
+        struct stat st;
+        char dir[64];
+        snprintf(dir, sizeof(dir), "/run/user/%lu", uid);
+        if (lstat(dir, &st) < 0)
+                return errno == ENOENT || errno == ENOTDIR ? -EPERM : -errno;
+        if (!S_ISDIR(st.st_mode) || st.st_uid != (uid_t) uid)
+                return -EPERM;
         return 0;
 }
 

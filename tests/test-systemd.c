@@ -308,11 +308,12 @@ static void journal_set_address(const char *sub, const char *address) {
 /* The journal's manager address is connected to as root on exit: only the
  * forms standby writes itself are taken. Any other (a "unixexec:" that would
  * run a command, tcp:, a second key, the user form of no user or with a
- * padded UID) is an error for that entry, thawed through cgroupfs. */
+ * padded UID, or a runtime directory not its UID's own) is an error for that entry, thawed through cgroupfs. */
 START_TEST(test_recorded_address_refused) {
-        char pwned[PATH_MAX], address[PATH_MAX + 128];
+        char pwned[PATH_MAX], address[PATH_MAX + 128], other_dir[64], other[128];
         const char *bad[] = {
                 address,
+                other,
                 "tcp:host=127.0.0.1,port=1",
                 "unix:path=/run/systemd/private,guid=00000000000000000000000000000000",
                 "unix:path=/run/systemd/private;unix:path=/tmp/x",
@@ -327,6 +328,13 @@ START_TEST(test_recorded_address_refused) {
         snprintf(pwned, sizeof(pwned), "%s.pwned", T.state_dir);
         (void) unlink(pwned);
         snprintf(address, sizeof(address), "unixexec:path=/usr/bin/touch,argv0=touch,argv1=%s", pwned);
+        /* A runtime directory that is not its UID's own (root's here) is no
+         * user's: its manager socket is not taken either. */
+        unsigned other_uid = 3000000000u + (unsigned) getpid() % 1000000u;
+        bool made_run_user = mkdir("/run/user", 0755) == 0;
+        snprintf(other_dir, sizeof(other_dir), "/run/user/%u", other_uid);
+        ck_assert_int_eq(mkdir(other_dir, 0700), 0);
+        snprintf(other, sizeof(other), "unix:path=%s/systemd/private", other_dir);
         test_write_config("Backend=cgroupfs\n");
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 _cleanup_free_ char *err = NULL;
@@ -344,6 +352,9 @@ START_TEST(test_recorded_address_refused) {
                 ck_assert_msg(strstr(err, "refusing the recorded systemd manager address"), "%s: %s", bad[i], err);
                 ck_assert_msg(!test_frozen("a.service"), "%s: left frozen", bad[i]);
         }
+        (void) rmdir(other_dir);
+        if (made_run_user)
+                (void) rmdir("/run/user");
 }
 END_TEST
 
