@@ -145,13 +145,13 @@ $(B)/helpers/%: $(B)/tests/helpers/%.o $(LIB)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -pthread
 
 $(B)/tests/%.o: ALL_CFLAGS += $(CHECK_CFLAGS)
-$(TESTS): $(call obj,$(TEST_SRC)) $(call obj,bench/bench-stats.c bench/bench-bare-thawer.c listener/dbus-wire.c) $(LIB)
+$(TESTS): $(call obj,$(TEST_SRC)) $(call obj,bench/bench-stats.c bench/bench-bare-thawer.c listener/dbus-wire.c listener/rules.c) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) $(CHECK_LIBS) -lm
 
 # One program per parser: the rule and config files, the journal, the D-Bus
 # wire walk (libFuzzer's main; every library object built with its coverage).
-$(B)/fuzz-%: $(B)/tests/fuzz/fuzz-%.o $(call obj,listener/dbus-wire.c) $(LIB)
+$(B)/fuzz-%: $(B)/tests/fuzz/fuzz-%.o $(call obj,listener/dbus-wire.c listener/rules.c) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS)
 

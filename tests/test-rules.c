@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "macro.h"
-#include "rules.h"
+#include "../listener/rules.h"
 #include "strv.h"
 #include "test-util.h"
 

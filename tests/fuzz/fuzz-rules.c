@@ -4,7 +4,7 @@
 #include <stdint.h>
 
 #include "macro.h"
-#include "rules.h"
+#include "../../listener/rules.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
