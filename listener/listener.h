@@ -265,7 +265,8 @@ void listener_cache_refresh(Listener *l);
 /* The in-memory state of a unit standby froze, or NULL. */
 CachedUnit *listener_cached_unit(Listener *l, const char *cgroup);
 /* Thaws one unit for an event if its state says so, until until; returns 1
- * if it did, 0 if there was nothing to do. */
+ * if it did, 0 if there was nothing to do, -ENOENT if its cgroup is gone,
+ * another negative errno if the thaw failed (logged). */
 int listener_unit_thaw(Listener *l, const char *cgroup, usec_t now, usec_t until);
 /* Queues the records of thaws done, written a little later. */
 int listener_record_thaws(Listener *l, char **cgroups, usec_t until);

@@ -34,13 +34,15 @@ int listener_thaw_leaves(Listener *l, char **leaves, usec_t duration, usec_t rec
         usec_t now = now_usec(CLOCK_MONOTONIC);
         usec_t until = duration >= USEC_INFINITY - now ? USEC_INFINITY : now + duration;
         _cleanup_strv_free_ char **done = NULL;
-        size_t failed = 0;
+        size_t failed = 0, gone = 0;
         int r;
 
         for (char **x = leaves; x && *x; x++) {
                 r = listener_unit_thaw(l, *x, now, until);
                 note_outcome(l, *x, r);
-                if (r < 0)
+                if (r == -ENOENT)
+                        gone++;
+                else if (r < 0)
                         failed++;
                 else if (r > 0 && (r = strv_extend(&done, *x)) < 0)
                         return r;
@@ -49,7 +51,8 @@ int listener_thaw_leaves(Listener *l, char **leaves, usec_t duration, usec_t rec
          * listener_unit_thaw() logged it. */
         l->stats.thaw_failures += failed;
         if (!done) {
-                if (failed == 0)
+                /* Coalesced: every unit it names is in its open window. */
+                if (failed == 0 && gone == 0)
                         l->stats.coalesced++;
                 return failed > 0 ? -EIO : 0;
         }

@@ -224,7 +224,8 @@ static int arm_record(Listener *l) {
  * is to be thawed (frozen; thawed, with its window over; freezing again,
  * its refreeze in flight, which then lets go of it), the thaw written the
  * way it was frozen, and the new state kept until its record. Returns 1
- * if it thawed it, 0 if there was nothing to do. */
+ * if it thawed it, 0 if there was nothing to do, -ENOENT if its cgroup is
+ * gone, another negative errno if the thaw failed (logged). */
 int listener_unit_thaw(Listener *l, const char *cgroup, usec_t now, usec_t until) {
         CachedUnit *c = listener_cached_unit(l, cgroup);
         int r;
@@ -237,11 +238,13 @@ int listener_unit_thaw(Listener *l, const char *cgroup, usec_t now, usec_t until
         if (c->state != UNIT_FROZEN && c->state != UNIT_THAWED &&
             !(c->state == UNIT_FREEZING && listener_refreeze_forget(l, c->cgroup)))
                 return 0;
-        if (c->fd < 0 && cgroup_open(l->m.root_fd, c->cgroup, &c->fd) < 0)
-                return 0; /* gone */
+        if (c->fd < 0 && (r = cgroup_open(l->m.root_fd, c->cgroup, &c->fd)) < 0)
+                return r == -ENOENT ? r : log_warning_errno(r, "Failed to open %s to thaw it: %m", c->cgroup);
         /* Through systemd where systemd froze it: never one way in, the
          * other out. Not waited for (systemd-link.c). */
         r = listener_unit_set_freeze(l, c->cgroup, c->systemd, c->fd, c->freeze_fd, false);
+        if (r == -ENODEV || r == -ENOENT)
+                return -ENOENT; /* removed since it was opened: nothing to thaw */
         if (r < 0)
                 return log_warning_errno(r, "Failed to thaw %s: %m", c->cgroup);
         c->state = UNIT_THAWED;

@@ -2127,6 +2127,51 @@ START_TEST(test_loop_systemd_thaw_window) {
 }
 END_TEST
 
+/* A unit whose cgroup was removed while frozen (its processes killed): the
+ * push says its cgroup is gone; neither a failure nor a coalesced event. */
+START_TEST(test_push_ex_reports_gone) {
+        _cleanup_strv_free_ char **thawed = NULL, **failed = NULL;
+        char expect[600];
+        bool populated = true;
+
+        if (!test_need_root_cgroup2())
+                return;
+        pid_t pid = test_spawn_workload("mail.service", "idle", 100, 1, NULL);
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        (void) statistic(bus, "events"); /* the journal change is taken before a call */
+
+        /* Killed while frozen, then its cgroup removed: the listener's kept fds outlive it. */
+        ck_assert_int_eq(kill(pid, SIGKILL), 0);
+        ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+        _cleanup_close_ int cg = test_cgroup("mail.service"), events = -EBADF;
+        ck_assert_int_ge(cgroup_open_events(cg, &events), 0);
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC;
+        for (;;) {
+                bool frozen;
+                struct pollfd p = { .fd = events, .events = POLLPRI };
+                ck_assert_int_ge(cgroup_get_frozen(cg, &frozen, &populated), 0);
+                if (!populated || deadline_poll_timeout(deadline) == 0)
+                        break;
+                (void) poll(&p, 1, deadline_poll_timeout(deadline)); /* the kernel's notice of a change */
+        }
+        ck_assert(!populated);
+        ck_assert_int_eq(unlinkat(T.root_fd, test_cgpath("mail.service"), AT_REMOVEDIR), 0);
+
+        ck_assert_ptr_null(thaw_call(bus, "PushEx", "mail.service", NULL, 0, &thawed, &failed));
+        ck_assert(!thawed);
+        snprintf(expect, sizeof(expect), "%s: its cgroup is gone", test_cgpath("mail.service"));
+        ck_assert_msg(failed && streq(failed[0], expect) && !failed[1], "failed: %s", failed ? failed[0] : "none");
+        ck_assert_uint_eq(statistic(bus, "thaw_failures"), 0);
+        ck_assert_uint_eq(statistic(bus, "coalesced"), 0);
+
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        ck_assert(!test_anything_frozen());
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* After a failed test (its teardown never ran): its bus and rules directory,
  * and its network namespace. */
 static void sweep(void) {
@@ -2214,6 +2259,7 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_thaw_for_window_is_the_listeners);
         tcase_add_test(tc, test_thaw_for_needs_the_listener);
         tcase_add_test(tc, test_push_ex_reports_failed_thaw);
+        tcase_add_test(tc, test_push_ex_reports_gone);
         suite_add_tcase(s, tc);
         tc = tcase_create("loop-systemd");
         tcase_set_timeout(tc, 90);
