@@ -164,6 +164,12 @@ user_freezer() {
 }
 for _ in $(seq 1 100); do [ "$(user_freezer sync.service 2>/dev/null)" = running ] && break; sleep 0.1; done
 check "standby-listener.service is active" [ "$(in_ct systemctl is-active standby-listener.service)" = active ]
+# Installed on a running system, nothing has made /run/standby yet (tmpfiles.d
+# runs at boot): the units make it themselves (RuntimeDirectory=).
+in_ct systemctl stop standby-listener.service
+in_ct rm -rf /run/standby
+check "the listener starts with no /run/standby" in_ct systemctl start standby-listener.service
+check "/run/standby made root's, 0700" [ "$(in_ct stat -c '%U %a' /run/standby)" = "root 700" ]
 check "echo.service and mail.service run" [ "$(freezer echo.service) $(freezer mail.service)" = "running running" ]
 
 check "systemctl start standby.target" in_ct systemctl start standby.target
