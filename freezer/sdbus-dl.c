@@ -2,6 +2,7 @@
 #include <dlfcn.h>
 
 #include "macro.h"
+#include "time-util.h"
 #include "sdbus-dl.h"
 
 const SdBus *sdbus_get(int *ret_error) {
@@ -18,6 +19,7 @@ const SdBus *sdbus_get(int *ret_error) {
                 { "sd_bus_set_bus_client", (void **) &bus.set_bus_client },
                 { "sd_bus_set_method_call_timeout", (void **) &bus.set_method_call_timeout },
                 { "sd_bus_start", (void **) &bus.start },
+                { "sd_bus_is_ready", (void **) &bus.is_ready },
                 { "sd_bus_call_method", (void **) &bus.call_method },
                 { "sd_bus_get_property_string", (void **) &bus.get_property_string },
                 { "sd_bus_message_new_method_call", (void **) &bus.message_new_method_call },
@@ -32,6 +34,7 @@ const SdBus *sdbus_get(int *ret_error) {
                 { "sd_bus_wait", (void **) &bus.wait },
                 { "sd_bus_message_unref", (void **) &bus.message_unref },
                 { "sd_bus_flush_close_unref", (void **) &bus.close_unref },
+                { "sd_bus_close_unref", (void **) &bus.close_unref_noflush },
                 { "sd_bus_error_free", (void **) &bus.error_free },
         };
 
@@ -64,12 +67,20 @@ int sdbus_connect_direct(const char *address, sd_bus **ret) {
                 r = b->set_address(bus, address);
         if (r >= 0)
                 r = b->start(bus);
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + SDBUS_CONNECT_TIMEOUT_USEC;
+        while (r >= 0 && (r = b->is_ready(bus)) == 0) {
+                r = b->process(bus, NULL);
+                if (r != 0)
+                        continue;
+                usec_t now = now_usec(CLOCK_MONOTONIC);
+                r = now >= deadline ? -ETIMEDOUT : b->wait(bus, deadline - now);
+        }
         if (r < 0) {
                 if (bus)
-                        b->close_unref(bus);
+                        b->close_unref_noflush(bus);
                 return r;
         }
-        (void) b->set_method_call_timeout(bus, 30 * 1000000ULL);
+        (void) b->set_method_call_timeout(bus, SDBUS_CONNECT_TIMEOUT_USEC);
         *ret = bus;
         return 0;
 }

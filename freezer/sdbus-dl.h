@@ -14,6 +14,7 @@ typedef struct SdBus {
         int (*set_bus_client)(sd_bus *, int);
         int (*set_method_call_timeout)(sd_bus *, uint64_t);
         int (*start)(sd_bus *);
+        int (*is_ready)(sd_bus *);
         int (*call_method)(sd_bus *, const char *, const char *, const char *, const char *, sd_bus_error *,
                            sd_bus_message **, const char *, ...);
         int (*get_property_string)(sd_bus *, const char *, const char *, const char *, const char *, sd_bus_error *,
@@ -32,6 +33,7 @@ typedef struct SdBus {
         int (*wait)(sd_bus *, uint64_t);
         sd_bus_message *(*message_unref)(sd_bus_message *);
         sd_bus *(*close_unref)(sd_bus *);
+        sd_bus *(*close_unref_noflush)(sd_bus *); /* a flush waits for the authentication, unbounded */
         void (*error_free)(sd_bus_error *);
 } SdBus;
 
@@ -40,5 +42,13 @@ typedef struct SdBus {
 const SdBus *sdbus_get(int *ret_error);
 
 /* Connects straight to a systemd manager's private socket (no bus daemon:
- * peer to peer, as systemctl does). */
+ * peer to peer, as systemctl does), and waits at most
+ * SDBUS_CONNECT_TIMEOUT_USEC for the manager to take it (-ETIMEDOUT). The
+ * kernel queues a connection to a listening socket whatever its owner does,
+ * and sd-bus would wait for the authentication without any bound: a user
+ * manager stopped by its own user (SIGSTOP) would keep exit from ever
+ * thawing anything. The same bound is set for the connection's calls
+ * (sdbus_connect_direct's caller may raise it for one that waits on
+ * purpose, such as FreezeUnit). */
+#define SDBUS_CONNECT_TIMEOUT_USEC (5 * 1000000ULL)
 int sdbus_connect_direct(const char *address, sd_bus **ret);

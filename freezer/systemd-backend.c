@@ -33,10 +33,14 @@ static bool address_is_plain_unix_path(const char *address) {
         return true;
 }
 
-/* One connection per manager address, kept for the run. */
+/* One connection per manager address, kept for the run; a manager that
+ * did not answer in time (stopped: its user may SIGSTOP his own) is not
+ * asked again in this run (error), so that it costs one timeout, not one
+ * per unit. */
 static struct {
         char *address;
         sd_bus *bus;
+        int error;
 } links[8];
 
 static int link_get(const char *address, sd_bus **ret) {
@@ -45,6 +49,8 @@ static int link_get(const char *address, sd_bus **ret) {
 
         for (i = 0; i < ELEMENTSOF(links) && links[i].address; i++)
                 if (streq(links[i].address, address)) {
+                        if (links[i].error < 0)
+                                return links[i].error;
                         *ret = links[i].bus;
                         return 0;
                 }
@@ -53,13 +59,31 @@ static int link_get(const char *address, sd_bus **ret) {
         if (!address_is_plain_unix_path(address))
                 return -EPERM;
         r = sdbus_connect_direct(address, &links[i].bus);
-        if (r < 0)
+        if (r < 0 && r != -ETIMEDOUT)
                 return r;
         links[i].address = strdup(address);
         if (!links[i].address)
                 return -ENOMEM;
+        links[i].error = r < 0 ? r : 0;
+        if (r < 0)
+                return r;
         *ret = links[i].bus;
         return 0;
+}
+
+/* The manager at address did not answer in time: no more calls to it in
+ * this run. */
+static void link_timed_out(const char *address) {
+        int r = 0;
+        const SdBus *b = sdbus_get(&r);
+
+        for (size_t i = 0; i < ELEMENTSOF(links) && links[i].address; i++)
+                if (streq(links[i].address, address) && links[i].error == 0) {
+                        if (b)
+                                b->close_unref_noflush(links[i].bus);
+                        links[i].bus = NULL;
+                        links[i].error = -ETIMEDOUT;
+                }
 }
 
 /* Forgets the connection to address: its manager went away (systemctl
@@ -130,6 +154,8 @@ static int unit_property(const char *address, const char *cgroup, const char *in
                         w += sprintf(w, "_%02x", (unsigned char) *p);
         *w = 0;
         r = b->get_property_string(bus, "org.freedesktop.systemd1", path, interface, property, NULL, ret);
+        if (r == -ETIMEDOUT)
+                link_timed_out(address);
         if (!link_lost(r, NULL))
                 return r;
         link_drop(address);
@@ -195,9 +221,14 @@ int systemd_set_freeze(const char *address, const char *cgroup, bool freeze) {
                 if (r < 0)
                         return log_error_errno(r, "Cannot reach the systemd manager at %s: %m", address);
                 b->error_free(&error);
+                /* systemd answers FreezeUnit once the unit is frozen, which
+                 * may take a while; a thaw is at once. */
+                (void) b->set_method_call_timeout(bus, freeze ? 30 * USEC_PER_SEC : SDBUS_CONNECT_TIMEOUT_USEC);
                 r = b->call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
                                    "org.freedesktop.systemd1.Manager", freeze ? "FreezeUnit" : "ThawUnit", &error,
                                    NULL, "s", unit_name_of_cgroup(cgroup));
+                if (r == -ETIMEDOUT)
+                        link_timed_out(address);
                 if (r >= 0 || !link_lost(r, &error))
                         break;
                 link_drop(address);

@@ -3,12 +3,15 @@
  * started and stopped by the test: units it manages are frozen and thawed
  * through FreezeUnit/ThawUnit, so that systemd's FreezerState agrees with the
  * kernel; nothing is left frozen. */
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "cgroup.h"
+#include "fileio.h"
 #include "macro.h"
 #include "standby.h"
 #include "test-util.h"
@@ -276,6 +279,78 @@ START_TEST(test_stopped_while_frozen) {
 }
 END_TEST
 
+/* The state letter of /proc/PID/stat ('T' for a process stopped by a signal). */
+static char proc_state(pid_t pid) {
+        char path[64], buf[512];
+        FILE *f;
+        char st = 0;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+        f = fopen(path, "re");
+        if (!f)
+                return 0;
+        if (fgets(buf, sizeof(buf), f)) {
+                char *p = strrchr(buf, ')');
+                if (p && p[1] == ' ')
+                        st = p[2];
+        }
+        fclose(f);
+        return st;
+}
+
+static bool is_stopped(void *userdata) {
+        return proc_state(*(pid_t *) userdata) == 'T';
+}
+
+/* A user stops his own systemd --user (SIGSTOP: it is his process) while
+ * standby's units are frozen through it; any process of his that standby
+ * does not freeze can (a cgroup named dbus.service, exempt by name, say).
+ * The manager's socket still takes connections (the kernel queues them), but
+ * nobody answers: exit must not wait for it, and must thaw his units (and
+ * everyone else's after them) through cgroup.freeze. The manager is
+ * continued after a bound (20 s), so that exit on a standby that waits for
+ * it ends too: it must have ended while the manager was still stopped. */
+START_TEST(test_exit_with_manager_stopped) {
+        _cleanup_free_ char *pidtext = NULL, *err = NULL;
+        char path[PATH_MAX];
+        pid_t pid, cont;
+
+        if (!test_need_root_cgroup2())
+                return;
+        if (!started) {
+                test_skip("no /lib/systemd/systemd here");
+                return;
+        }
+        run_unit("standby-a.service");
+        run_unit("standby-b.service");
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert(test_frozen(unit_sub("standby-a.service")));
+        ck_assert(test_frozen(unit_sub("standby-b.service")));
+
+        snprintf(path, sizeof(path), "%s/manager.pid", dir);
+        ck_assert_int_eq(read_one_lineat(AT_FDCWD, path, &pidtext), 0);
+        ck_assert_int_eq(parse_pid(pidtext, &pid), 0);
+        ck_assert_int_eq(kill(pid, SIGSTOP), 0);
+        ck_assert(test_wait_for(is_stopped, &pid, 5 * USEC_PER_SEC));
+        cont = fork();
+        ck_assert_int_ge(cont, 0);
+        if (cont == 0) {
+                sleep(20);
+                (void) kill(pid, SIGCONT);
+                _exit(0);
+        }
+
+        int code = test_manager(&err, "exit", NULL);
+        char st = proc_state(pid);
+        (void) kill(cont, SIGKILL);
+        (void) waitpid(cont, NULL, 0);
+        (void) kill(pid, SIGCONT);
+        ck_assert_msg(st == 'T', "exit waited until the stopped manager was continued: %s", err);
+        ck_assert_int_eq(code, EXIT_OK);
+        ck_assert(!test_anything_frozen());
+}
+END_TEST
+
 /* Appends " systemd ADDRESS" to the journal's line of the unit sub (the
  * address as the journal escapes it: only plain characters here). */
 static void journal_set_address(const char *sub, const char *address) {
@@ -368,6 +443,7 @@ Suite *systemd_suite(void) {
         tcase_add_test(tc, test_backend_choice);
         tcase_add_test(tc, test_systemd_crash_recovery);
         tcase_add_test(tc, test_stopped_while_frozen);
+        tcase_add_test(tc, test_exit_with_manager_stopped);
         suite_add_tcase(s, tc);
         tc = test_kernel_tcase(s, "address", 0);
         tcase_add_test(tc, test_recorded_address_refused);
