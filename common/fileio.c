@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/stat.h>
 
 #include "fileio.h"
 #include "macro.h"
@@ -13,9 +14,18 @@ int read_full_fileat(int dirfd, const char *path, char **ret, size_t *ret_size) 
         _cleanup_free_ char *buf = NULL;
         size_t size = 0, alloc = 0;
 
-        fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+        /* O_NONBLOCK and the type check: a FIFO (or a device) where a file
+         * is expected must not hang the reader (exit, the listener). */
+        fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
         if (fd < 0)
                 return negative_errno();
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (S_ISDIR(st.st_mode))
+                return -EISDIR;
+        if (!S_ISREG(st.st_mode))
+                return -EBADFD;
 
         /* procfs and kernfs report size 0, so read until EOF rather than fstat. */
         for (;;) {

@@ -9,7 +9,9 @@
  * here: one seam, O_CLOEXEC|O_NOFOLLOW always. dirfd may be AT_FDCWD. */
 
 /* Reads the whole file (at most 16 MiB) into a NUL-terminated buffer the caller
- * frees. Returns 0, or a negative errno (-EFBIG when larger). */
+ * frees. Returns 0, or a negative errno (-EFBIG when larger, -EISDIR for a
+ * directory, -EBADFD for anything else that is not a regular file: a FIFO is
+ * never waited on). */
 int read_full_fileat(int dirfd, const char *path, char **ret, size_t *ret_size);
 
 /* Reads the first line, without its newline. */

@@ -388,6 +388,43 @@ START_TEST(test_corrupt_journals) {
 }
 END_TEST
 
+/* A journal that is no regular file (a FIFO, made by an unlucky admin or a
+ * script gone wrong) is a journal lost, not a wait: exit thaws through the
+ * walk at once. A helper holds the FIFO's only write end open for 20 s (the
+ * bound): an exit that reads the FIFO waits for it to go. */
+START_TEST(test_journal_fifo) {
+        _cleanup_free_ char *err = NULL;
+        char p[4096];
+
+        if (!test_need_root_cgroup2())
+                return;
+        spawn_units(2);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert_uint_eq(count_frozen(NULL), 2);
+        snprintf(p, sizeof(p), "%s/" JOURNAL_FILE, T.state_dir);
+        ck_assert_int_eq(unlink(p), 0);
+        ck_assert_int_eq(mkfifo(p, 0600), 0);
+        int fd = open(p, O_RDWR | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        pid_t helper = fork();
+        ck_assert_int_ge(helper, 0);
+        if (helper == 0) {
+                sleep(20);
+                _exit(0);
+        }
+        close(fd);
+
+        int code = test_manager(&err, "exit", NULL);
+        bool waited = waitpid(helper, NULL, WNOHANG) != 0;
+        (void) kill(helper, SIGKILL);
+        (void) waitpid(helper, NULL, 0);
+        ck_assert_msg(!waited, "exit waited for the FIFO's writer: %s", err);
+        ck_assert_msg(code == EXIT_OK, "exit %d: %s", code, err);
+        assert_nothing_frozen("after exit");
+        (void) unlink(p);
+}
+END_TEST
+
 /* A damaged journal is never taken for a good one by the verbs that would
  * write over it: enter refuses it, naming exit as the way out. */
 START_TEST(test_damaged_journal_blocks_enter) {
@@ -803,6 +840,7 @@ Suite *hostile_suite(void) {
         tcase_add_test(tc, test_any_byte_names);
         tcase_add_test(tc, test_deep_and_long);
         tcase_add_test(tc, test_corrupt_journals);
+        tcase_add_test(tc, test_journal_fifo);
         tcase_add_test(tc, test_damaged_journal_blocks_enter);
         tcase_add_test(tc, test_exit_without_journal);
         tcase_add_test(tc, test_full_state_dir);
