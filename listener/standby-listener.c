@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <sys/inotify.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 
@@ -230,6 +231,18 @@ static int run_daemon(const char *config_path, const char *state_dir, const char
                 log_error("%s", error ? error : "Failed to load the rules.");
                 ret = EXIT_CONFIG;
                 goto finish;
+        }
+
+        /* Two fds per journal unit (its cgroup and cgroup.freeze), and a
+         * user makes as many units as he makes empty cgroups (enter records
+         * every leaf; JOURNAL_UNITS_BUDGET bounds them): the soft limit
+         * (1024 under systemd, for select()'s sake, which nothing here
+         * uses) is raised to the hard one, or the listener could no longer
+         * read the journal, and no event would thaw anything. */
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_NOFILE, &rl) >= 0 && rl.rlim_cur < rl.rlim_max) {
+                rl.rlim_cur = rl.rlim_max;
+                (void) setrlimit(RLIMIT_NOFILE, &rl);
         }
 
         /* Stay responsive under memory pressure, without touching pages early. */

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -422,6 +423,113 @@ START_TEST(test_journal_fifo) {
         ck_assert_msg(code == EXIT_OK, "exit %d: %s", code, err);
         assert_nothing_frozen("after exit");
         (void) unlink(p);
+}
+END_TEST
+
+/* Whether sub is thawed (for test_wait_for). */
+static bool is_thawed(void *userdata) {
+        return !test_frozen(userdata);
+}
+
+/* Empty cgroups cost a user nothing, and enter freezes and records every
+ * leaf: 1500 of them are 1500 journal units, and the listener keeps two fds
+ * open per unit. Under systemd's default soft limit of open files (1024)
+ * it ran out of them: it could no longer read the journal, so after the
+ * next enter a push for a unit it should thaw left it frozen (and no
+ * ExitStandby= rule could end standby). The listener is started with that
+ * soft limit, as systemd starts a service. */
+START_TEST(test_listener_many_units) {
+        char dir[] = "/tmp/standby-hostile-XXXXXX", address[512], rules[64], rule[96], notify[64], env[96],
+             buf[512], cmd[1024];
+        _cleanup_close_ int nfd = -EBADF, many = -EBADF;
+
+        if (!test_need_root_cgroup2())
+                return;
+        spawn_units(1);
+        _cleanup_close_ int base = test_cgroup(NULL);
+        ck_assert_int_eq(mkdirat(base, "many", 0755), 0);
+        many = openat(base, "many", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(many, 0);
+        for (int i = 0; i < 1500; i++) {
+                snprintf(buf, sizeof(buf), "e%d", i);
+                ck_assert_int_eq(mkdirat(many, buf, 0755), 0);
+        }
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        ck_assert_int_eq(chmod(dir, 0755), 0);
+        pid_t dbus = test_start_dbus(dir, address, sizeof(address));
+        snprintf(rules, sizeof(rules), "%s/rules", dir);
+        ck_assert_int_eq(mkdir(rules, 0755), 0);
+        snprintf(rule, sizeof(rule), "%s/push.rule", rules);
+        FILE *rf = fopen(rule, "we");
+        ck_assert_ptr_nonnull(rf);
+        fputs("[Match]\nEvent=push\nUnit=u00.service\n\n[Action]\nThaw=u00.service\n", rf);
+        fclose(rf);
+        snprintf(notify, sizeof(notify), "%s/notify", dir);
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", notify);
+        nfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        ck_assert_int_ge(nfd, 0);
+        ck_assert_int_eq(bind(nfd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        snprintf(env, sizeof(env), "NOTIFY_SOCKET=%s", notify);
+
+        pid_t listener = fork();
+        ck_assert_int_ge(listener, 0);
+        if (listener == 0) {
+                struct rlimit rl;
+                if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+                        _exit(127);
+                rl.rlim_cur = MIN(rl.rlim_max, (rlim_t) 1024);
+                if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                        _exit(127);
+                putenv(env);
+                execl(test_bin("standby-listener"), "standby-listener", "--config", T.config, "--state-dir",
+                      T.state_dir, "--rules-dir", rules, "--bus-address", address, NULL);
+                _exit(127);
+        }
+        bool ready = false;
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC;
+        while (!ready) {
+                struct pollfd p = { .fd = nfd, .events = POLLIN };
+                int t = deadline_poll_timeout(deadline);
+                if (t == 0 || poll(&p, 1, t) <= 0)
+                        break;
+                ssize_t n = recv(nfd, buf, sizeof(buf) - 1, 0);
+                if (n <= 0)
+                        break;
+                buf[n] = 0;
+                ready = strstr(buf, "READY=1");
+        }
+
+        bool thawed = false;
+        if (ready) {
+                /* Two journals in a row: the second one is read with the
+                 * first one's units held. */
+                ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+                ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+                ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+                ck_assert(test_frozen("u00.service"));
+                /* The listener's reply to a later call comes after it took
+                 * the journal change (its journal watch goes first). */
+                snprintf(cmd, sizeof(cmd),
+                         "busctl --address=%s call org.standby.Listener1 /org/standby/Listener1 "
+                         "org.standby.Listener1 Push ss u00.service test 2>&1",
+                         address);
+                _cleanup_free_ char *out = NULL;
+                ck_assert_msg(test_run_shell(cmd, &out) == 0, "push: %s", out);
+                thawed = test_wait_for(is_thawed, (void *) "u00.service", 5 * USEC_PER_SEC);
+        }
+        (void) kill(listener, SIGTERM);
+        (void) waitpid(listener, NULL, 0);
+        test_stop_pid(dbus);
+        unlink(notify);
+        unlink(rule);
+        rmdir(rules);
+        rmdir(dir);
+        ck_assert_msg(ready, "the listener did not start");
+        ck_assert_msg(thawed, "a push did not thaw u00.service with 1500 other units in the journal");
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        assert_nothing_frozen("after exit");
 }
 END_TEST
 
@@ -841,6 +949,7 @@ Suite *hostile_suite(void) {
         tcase_add_test(tc, test_deep_and_long);
         tcase_add_test(tc, test_corrupt_journals);
         tcase_add_test(tc, test_journal_fifo);
+        tcase_add_test(tc, test_listener_many_units);
         tcase_add_test(tc, test_damaged_journal_blocks_enter);
         tcase_add_test(tc, test_exit_without_journal);
         tcase_add_test(tc, test_full_state_dir);
