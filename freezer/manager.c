@@ -105,8 +105,13 @@ int manager_exit_standby(Manager *m) {
         if (!recorded)
                 log_notice("No journal, but %zu cgroups below the targets were frozen: thawed.", walk_thawed);
 
-        /* Only what is known to be undone leaves the journal. */
-        m->journal->phase = r < 0 ? JOURNAL_EXITING : JOURNAL_NONE;
+        /* Only what is known to be undone leaves the journal. A journal
+         * that names nothing is not kept for what the walk could not check
+         * (a chain deeper than the walks go, which any user can make and
+         * enter never freezes): it would only refuse every enter from
+         * then on, and the next exit walks the targets all the same. */
+        m->journal->phase = r < 0 && (m->journal->n_units > 0 || m->journal->n_threads > 0) ? JOURNAL_EXITING
+                                                                                            : JOURNAL_NONE;
         q = manager_save_journal(m);
         if (q < 0) {
                 /* What is left cannot be recorded: remove the old journal

@@ -389,6 +389,50 @@ START_TEST(test_corrupt_journals) {
 }
 END_TEST
 
+/* A chain of empty cgroups deeper than the walks go (CGROUP_DEPTH_MAX),
+ * which any user can make in his delegated subtree: enter never freezes
+ * there, and exit can only say it could not check it. That must not wedge
+ * standby: exit left a journal naming nothing in phase "exiting", and
+ * every later enter refused to run ("already entered", status 6). */
+START_TEST(test_deeper_than_walks) {
+        _cleanup_free_ char *err = NULL;
+        enum { LEVELS = CGROUP_DEPTH_MAX + 10 };
+        _cleanup_free_ int *fds = calloc(LEVELS + 1, sizeof(int));
+
+        if (!test_need_root_cgroup2())
+                return;
+        ck_assert_ptr_nonnull(fds);
+        fds[0] = test_cgroup(NULL);
+        for (int i = 1; i <= LEVELS; i++) {
+                ck_assert_int_eq(mkdirat(fds[i - 1], "d", 0755), 0);
+                fds[i] = openat(fds[i - 1], "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                ck_assert_int_ge(fds[i], 0);
+        }
+        spawn_units(1);
+
+        int entered = test_manager(NULL, "--quiet", "enter", NULL);
+        bool frozen = test_frozen("u00.service");
+        (void) test_manager(&err, "exit", NULL);
+        bool thawed = !test_frozen("u00.service"), journal = journal_exists();
+        int again = test_manager(NULL, "--quiet", "enter", NULL);
+        (void) test_manager(NULL, "--quiet", "exit", NULL);
+
+        /* The fixture's teardown walks no deeper than the walks do: the
+         * chain goes first, whatever the outcome. */
+        for (int i = LEVELS; i >= 1; i--) {
+                close(fds[i]);
+                ck_assert_int_eq(unlinkat(fds[i - 1], "d", AT_REMOVEDIR), 0);
+        }
+        close(fds[0]);
+        ck_assert_int_eq(entered, EXIT_OK);
+        ck_assert(frozen);
+        ck_assert(thawed);
+        ck_assert_msg(!journal, "exit kept a journal that names nothing: %s", err);
+        ck_assert_int_eq(again, EXIT_OK);
+        assert_nothing_frozen("at the end");
+}
+END_TEST
+
 /* A journal that is no regular file (a FIFO, made by an unlucky admin or a
  * script gone wrong) is a journal lost, not a wait: exit thaws through the
  * walk at once. A helper holds the FIFO's only write end open for 20 s (the
@@ -947,6 +991,7 @@ Suite *hostile_suite(void) {
         TCase *tc = test_kernel_tcase(s, "hostile", 120);
         tcase_add_test(tc, test_any_byte_names);
         tcase_add_test(tc, test_deep_and_long);
+        tcase_add_test(tc, test_deeper_than_walks);
         tcase_add_test(tc, test_corrupt_journals);
         tcase_add_test(tc, test_journal_fifo);
         tcase_add_test(tc, test_listener_many_units);
