@@ -57,6 +57,12 @@ int manager_save_journal(Manager *m);
 /* The configured targets that exist, as cgroup rel paths. */
 int select_targets(Manager *m, char ***ret);
 int select_units(Manager *m, char **targets, char ***ret, char ***ret_kept);
+/* The cgroups of this process and of every ancestor up to PID 1. */
+int select_callers(char ***ret);
+/* Whether a cgroup below the targets may be frozen by the rules enter
+ * follows: not exempt, not a session scope (unless FreezeSessions=yes), not
+ * holding one of callers (from select_callers()). */
+bool select_may_hold(Manager *m, char **callers, const char *cgroup);
 /* The leaves below one unit or path given on the command line, minus those that
  * hold the manager or its callers. -EINVAL/-ENOENT/-ENOTUNIQ as
  * unit_resolve_cgroup(); -EDEADLK when the unit holds the manager itself. */
@@ -108,6 +114,17 @@ int freeze_refreeze_begin(Manager *m, char **leaves, usec_t deadline, char ***re
 #define UNIT_STATE_MASK(s) (1u << (unsigned) (s))
 int freeze_record(Manager *m, const char *cgroup, unsigned expect, UnitState state, usec_t thaw_until,
                   const char *reason);
+/* hold.c: a cgroup that appeared below the targets during standby, held
+ * by the listener (see there). With the journal locked and loaded, and
+ * standby active: records cgroup as freezing (saved), freezes it through
+ * cgroup.freeze on cg_fd, and records it frozen if the kernel says so at
+ * once. A cgroup the journal lists already is frozen again only if it says
+ * frozen or freezing (a unit recreated under its old name); one it lists
+ * otherwise (thawed for a window, skipped, a lock holder) is that unit's.
+ * Returns 1 if it held it, 0 if not its to hold, or a negative errno
+ * (-ENOENT: gone meanwhile, and forgotten). */
+int freeze_hold(Manager *m, const char *cgroup, int cg_fd);
+#define HOLD_REASON "started during standby"
 /* Which tasks keep a cgroup from freezing (pid, comm, state, wchan). */
 int freeze_describe_blockers(int cg_fd, char **ret);
 /* The deadlock guard's question, for a thread of its own (it reads

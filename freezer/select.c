@@ -11,7 +11,7 @@
 
 /* The cgroups of this process and of every ancestor up to PID 1: freezing the
  * shell or terminal that runs us would freeze the user's way back. */
-static int caller_cgroups(char ***ret) {
+int select_callers(char ***ret) {
         _cleanup_strv_free_ char **l = NULL;
         pid_t pid = getpid();
         int r;
@@ -78,6 +78,11 @@ static bool holds_caller(char **callers, const char *leaf) {
                 if (cgroup_path_startswith(*c, leaf))
                         return true;
         return false;
+}
+
+bool select_may_hold(Manager *m, char **callers, const char *cgroup) {
+        return !holds_caller(callers, cgroup) && !is_exempt(m->config->exempt, cgroup) &&
+               (m->config->freeze_sessions || !is_session_scope(cgroup));
 }
 
 static int cmp_size_desc(const void *a, const void *b) {
@@ -158,7 +163,7 @@ int select_units(Manager *m, char **targets, char ***ret, char ***ret_kept) {
         _cleanup_strv_free_ char **callers = NULL, **units = NULL, **kept = NULL;
         int r;
 
-        r = caller_cgroups(&callers);
+        r = select_callers(&callers);
         if (r < 0)
                 return r;
         if (strv_split_words("", &units) < 0 || strv_split_words("", &kept) < 0)
@@ -222,7 +227,7 @@ int select_named_unit(Manager *m, const char *name, char ***ret) {
                 return r;
         if (isempty(rel))
                 return -EINVAL;
-        r = caller_cgroups(&callers);
+        r = select_callers(&callers);
         if (r < 0)
                 return r;
         r = cgroup_list_leaves(m->root_fd, rel, &leaves, NULL, NULL);

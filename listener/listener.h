@@ -25,6 +25,8 @@ typedef struct Statistics {
         uint64_t systemd_fallbacks; /* thaws systemd did not do in time, done through cgroup.freeze */
         uint64_t journal_busy;    /* journal work put off: another process held the journal's lock */
         uint64_t thaw_failures;   /* units an event or a call was to thaw that stayed frozen */
+        uint64_t held;            /* cgroups made below the targets during standby, held (cgroup-watch.c) */
+        uint64_t not_held;        /* such cgroups left running: exempt, a session, a unit's own */
         uint64_t thaw_usec_total; /* event received -> units thawed */
         uint64_t thaw_usec_max;
 } Statistics;
@@ -43,6 +45,7 @@ typedef struct NetlinkWatch NetlinkWatch;
 typedef struct SocketWatch SocketWatch;
 typedef struct CallTarget CallTarget;
 typedef struct InputWatch InputWatch;
+typedef struct CgroupWatch CgroupWatch;
 
 /* What the journal says of a unit, kept in memory for the event path. */
 typedef struct CachedUnit {
@@ -154,6 +157,7 @@ typedef struct Listener {
         sd_event_source *state_parent_watch; /* inotify on its parent, for its name */
         sd_event_source *state_rewatch;  /* a one-shot: find the state directory again */
         sd_event_source *uevent_source;
+        CgroupWatch *cgroup_watch;       /* new cgroups below the targets, while in standby (cgroup-watch.c) */
         Statistics stats;
 } Listener;
 
@@ -184,7 +188,8 @@ typedef struct ListenerSource {
 } ListenerSource;
 /* Each source's, in its file. */
 extern const ListenerSource listener_source_push, listener_source_dbus_signal, listener_source_netlink,
-        listener_source_input, listener_source_dbus_call, listener_source_uevent, listener_source_socket;
+        listener_source_input, listener_source_dbus_call, listener_source_uevent, listener_source_socket,
+        listener_source_cgroup_watch;
 /* A key a rule leaves out matches anything. */
 static inline bool listener_str_matches(const char *want, const char *have) {
         return !want || (have && streq(want, have));
@@ -353,6 +358,12 @@ void listener_drop_sockets(Listener *l);
 /* dbus-call.c */
 int listener_setup_call_monitor(Listener *l);
 void listener_drop_call_monitor(Listener *l);
+
+/* cgroup-watch.c: holds the cgroups made below the targets during standby.
+ * Call after every journal change: watches while standby is active (and no
+ * exit is under way), stops watching otherwise. */
+int listener_cgroup_watch_sync(Listener *l);
+void listener_cgroup_watch_stop(Listener *l);
 
 /* uevent.c: opens the kernel uevent socket if any rule wants it. */
 int listener_setup_uevent(Listener *l);

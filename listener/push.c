@@ -209,6 +209,7 @@ static const struct {
         STATISTIC(thaw_usec_total), STATISTIC(thaw_usec_max),   STATISTIC(systemd_fallbacks),
         STATISTIC(journal_busy),
         STATISTIC(thaw_failures),
+        STATISTIC(held),            STATISTIC(not_held),
 };
 #undef STATISTIC
 _Static_assert(sizeof(Statistics) == ELEMENTSOF(statistics) * sizeof(uint64_t), "a statistic without a row");

@@ -12,6 +12,7 @@
 static const ListenerSource * const sources[] = {
         &listener_source_push,    &listener_source_dbus_signal, &listener_source_netlink, &listener_source_input,
         &listener_source_dbus_call, &listener_source_uevent,     &listener_source_socket,
+        &listener_source_cgroup_watch,
 };
 
 static const ListenerSource *source_of(EventKind kind) {

@@ -82,6 +82,7 @@ static int state_changed(Listener *l) {
         manager_unlock_journal(&l->m);
         /* Units frozen or thawed by anyone: hold or drop their sockets. */
         (void) listener_sync_sockets(l);
+        (void) listener_cgroup_watch_sync(l);
         if (l->standby_active == was)
                 return 0;
         log_info("Standby %s.", l->standby_active ? "entered" : "left");
@@ -286,6 +287,7 @@ static int run_daemon(const char *config_path, const char *state_dir, const char
         r = listener_sync_sockets(&l);
         if (r < 0)
                 goto fail;
+        (void) listener_cgroup_watch_sync(&l);
 
         log_info("Ready: %zu rules, standby %s.", l.rules->n_rules, l.standby_active ? "active" : "inactive");
         (void) sd_notify(false, "READY=1");

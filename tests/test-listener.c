@@ -1962,6 +1962,8 @@ START_TEST(test_thaw_for_window_is_the_listeners) {
                 return;
         test_spawn_workload("mail.service", "nanosleep", 10, 1, &mail);
         test_spawn_workload("other.service", "idle", 100, 1, NULL);
+        /* Started in standby, and exempt: neither frozen nor held. */
+        test_write_config("Exempt=late.service\n");
         start_listener();
         sd_bus *bus = client();
         ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
@@ -1979,7 +1981,7 @@ START_TEST(test_thaw_for_window_is_the_listeners) {
         ck_assert(wait_journal_state("mail.service", UNIT_FROZEN, 5 * USEC_PER_SEC));
         ck_assert_uint_eq(statistic(bus, "refreezes"), 1);
 
-        /* A unit standby did not freeze: not thawed, and said so. */
+        /* A unit standby did not freeze (exempt): not thawed, and said so. */
         free(TAKE_PTR(err));
         test_spawn_workload("late.service", "idle", 100, 1, NULL);
         ck_assert_int_eq(test_manager(&err, "thaw", test_cgpath("late.service"), "--for", "1s", "--bus-address", bus_address, NULL),
@@ -2172,6 +2174,119 @@ START_TEST(test_push_ex_reports_gone) {
 }
 END_TEST
 
+/* Waits (bounded) until the listener's statistic key reaches want. */
+static bool wait_statistic(sd_bus *bus, const char *key, uint64_t want) {
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC;
+        for (;;) {
+                uint64_t v = statistic(bus, key);
+                if (v != UINT64_MAX && v >= want)
+                        return true;
+                if (now_usec(CLOCK_MONOTONIC) >= deadline)
+                        return false;
+                (void) usleep(1000);
+        }
+}
+
+static bool cgroup_populated(void *userdata) {
+        bool frozen = false, populated = false;
+        return cgroup_get_frozen(*(int *) userdata, &frozen, &populated) >= 0 && populated;
+}
+
+/* Work started during standby is held: a cgroup made below the target is
+ * frozen while still empty, a process moved into it then never returns to
+ * user space (its first write never comes) until exit thaws it; the
+ * journal names it. */
+START_TEST(test_hold_new_cgroup) {
+        _cleanup_close_ int cg = -EBADF;
+        int p[2], status;
+        char c;
+        pid_t pid;
+        sd_bus *bus;
+
+        if (!test_need_root_cgroup2())
+                return;
+        bus = standby_with_idle_mail();
+        /* Answered after the journal change: the watch is up. */
+        ck_assert_uint_eq(statistic(bus, "held"), 0);
+        cg = test_cgroup("timer-job.service");
+        ck_assert_msg(wait_frozen("timer-job.service", true), "a unit started during standby was not held");
+        ck_assert_msg(wait_journal_state("timer-job.service", UNIT_FROZEN, 10 * USEC_PER_SEC),
+                      "a held unit is not in the journal as frozen");
+        ck_assert_uint_eq(statistic(bus, "held"), 1);
+
+        ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                close(p[0]);
+                if (cgroup_attach(cg, getpid()) < 0)
+                        _exit(127);
+                (void) !write(p[1], "r", 1);
+                _exit(0);
+        }
+        close(p[1]);
+        ck_assert(test_wait_for(cgroup_populated, &cg, 10 * USEC_PER_SEC));
+        /* Attached, and frozen before its write: nothing came. */
+        ck_assert(test_frozen("timer-job.service"));
+        ck_assert_int_eq(test_pending(p[0]), 0);
+
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        struct pollfd pf = { .fd = p[0], .events = POLLIN };
+        ck_assert_int_eq(poll(&pf, 1, 10000), 1);
+        ck_assert_int_eq(read(p[0], &c, 1), 1);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        close(p[0]);
+        ck_assert(!test_anything_frozen());
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
+/* A slice made during standby is where units go: watched, not held; the
+ * unit made in it right after is held (even when made before the slice's
+ * watch was added). */
+START_TEST(test_hold_in_new_slice) {
+        _cleanup_close_ int slice = -EBADF, job = -EBADF;
+        sd_bus *bus;
+
+        if (!test_need_root_cgroup2())
+                return;
+        bus = standby_with_idle_mail();
+        ck_assert_uint_eq(statistic(bus, "held"), 0);
+        slice = test_cgroup("late.slice");
+        job = test_cgroup("late.slice/job.service");
+        ck_assert_msg(wait_frozen("late.slice/job.service", true), "a unit made in a new slice was not held");
+        ck_assert_msg(wait_statistic(bus, "held", 1), "the listener did not count it held");
+        ck_assert_msg(!test_frozen("late.slice"), "the new slice itself was frozen");
+        ck_assert_int_eq(journal_state_of("late.slice"), -1);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        ck_assert(!test_anything_frozen());
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
+/* Not held: an exempt unit, and units made below one the journal names
+ * (a frozen unit's child is frozen by the kernel, a thawed one's is its
+ * window's); shown by the listener's count of what it left running. */
+START_TEST(test_hold_spares_exempt) {
+        int tick;
+        sd_bus *bus;
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_write_config("Exempt=free.service\n");
+        bus = standby_with_idle_mail();
+        ck_assert_uint_eq(statistic(bus, "not_held"), 0);
+        test_spawn_workload("free.service", "nanosleep", 5, 1, &tick);
+        ck_assert_msg(wait_statistic(bus, "not_held", 1), "the listener never saw the exempt unit");
+        ck_assert_int_eq(test_ticks(tick, 3, 10 * USEC_PER_SEC), 3);
+        ck_assert(!test_frozen("free.service"));
+        ck_assert_uint_eq(statistic(bus, "held"), 0);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* After a failed test (its teardown never ran): its bus and rules directory,
  * and its network namespace. */
 static void sweep(void) {
@@ -2260,6 +2375,16 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_thaw_for_needs_the_listener);
         tcase_add_test(tc, test_push_ex_reports_failed_thaw);
         tcase_add_test(tc, test_push_ex_reports_gone);
+        suite_add_tcase(s, tc);
+
+        /* New work started during standby is held (issue 15). */
+        tc = tcase_create("hold");
+        tcase_set_timeout(tc, 60);
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_add_unchecked_fixture(tc, NULL, sweep);
+        tcase_add_test(tc, test_hold_new_cgroup);
+        tcase_add_test(tc, test_hold_spares_exempt);
+        tcase_add_test(tc, test_hold_in_new_slice);
         suite_add_tcase(s, tc);
         tc = tcase_create("loop-systemd");
         tcase_set_timeout(tc, 90);
