@@ -7,7 +7,7 @@
 #include "macro.h"
 
 /* The INI dialect of standby.conf(5) and standby.rule(5), read by our own
- * small reader (not libinih: its fixed line buffer cut long lines silently,
+ * small reader (not libinih: its fixed line buffer cuts long lines silently,
  * see docs/design.md). A line is read whole, whatever its length:
  *   blank, or "#..." / ";..." (after leading blanks): nothing;
  *   "[Section]";

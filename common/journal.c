@@ -186,7 +186,7 @@ static void fput_escaped(FILE *f, const char *s) {
                 return;
         }
         /* Runs of plain characters in one fwrite: a character at a time
-         * took the stream's lock per character, once per unit per save. */
+         * takes the stream's lock per character, once per unit per save. */
         for (const unsigned char *p = (const unsigned char *) s; *p;) {
                 size_t n = 0;
                 while (p[n] > 0x20 && p[n] < 0x7f && p[n] != '\\')

@@ -11,7 +11,7 @@
  * with PTRACE_INTERRUPT (the syscall returns -ERESTART_RESTARTBLOCK), turn that
  * into -ERESTARTNOINTR so the kernel re-executes the original call with its
  * original arguments and the restored slack, and detach. A relative sleep thus
- * ends at most one period late; an absolute one on time. x86_64 only for now:
+ * ends at most one period late; an absolute one on time. x86_64 only:
  * elsewhere the threads are listed and left as they are. */
 #include <fcntl.h>
 #include <stdio.h>

@@ -6,7 +6,7 @@
 #
 # Why pairs of short runs: on a shared host the load drifts over minutes, so
 # two long runs of the same binary disagree by more than most changes are
-# worth (session 5: one 300-sample run said a change saved 80 us, twelve
+# worth (one 300-sample run said a change saved 80 us, twelve
 # pairs said it cost 9). A pair runs back to back; its difference cancels
 # most of the drift.
 #

@@ -470,7 +470,7 @@ END_TEST
 
 /* A unit frozen again by standby-manager before the listener has recorded
  * its last thaw: the journal's FROZEN is the newer word, and the next event
- * thaws it again (it used to be taken as still thawed, the event lost). */
+ * thaws it again (taken as still thawed, the event would be lost). */
 START_TEST(test_refreeze_before_record) {
         int mail, acted;
 

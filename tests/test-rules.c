@@ -340,7 +340,7 @@ START_TEST(test_values_strict) {
 }
 END_TEST
 
-/* A FIFO named *.rule is refused at once (opening it used to wait for a
+/* A FIFO named *.rule is refused at once (opening it would wait for a
  * writer forever, in the listener and in --check), so is a symbolic link. */
 START_TEST(test_not_regular) {
         _cleanup_rule_set_ RuleSet *set = calloc(1, sizeof(RuleSet));
