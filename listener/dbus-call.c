@@ -35,9 +35,7 @@
 
 struct CallMonitor {
         int fd;
-        uint8_t *buf;
-        size_t have;         /* bytes in buf, from a message boundary */
-        uint64_t skip;       /* bytes of the current message still to be read and dropped */
+        DBusWireStream stream; /* MONITOR_BUFFER bytes, from a message boundary */
 };
 
 static void on_call(Listener *l, const char *dest, const char *sender, uint32_t serial) {
@@ -59,46 +57,8 @@ static void on_call(Listener *l, const char *dest, const char *sender, uint32_t 
         }
 }
 
-/* Acts on every whole header in the buffer; keeps what is not complete. */
-static int monitor_consume(Listener *l, CallMonitor *cm) {
-        size_t off = 0;
-        int r = 0;
-
-        while (off < cm->have) {
-                if (cm->skip > 0) {
-                        size_t d = (size_t) MIN(cm->skip, (uint64_t) (cm->have - off));
-                        off += d;
-                        cm->skip -= d;
-                        continue;
-                }
-                DBusHeader h;
-                r = dbus_wire_header(cm->buf + off, cm->have - off, &h);
-                if (r <= 0)
-                        break;
-                if (h.header_size > MONITOR_BUFFER) {
-                        log_debug("Skipping a monitored message with a %zu-byte header.", h.header_size);
-                        cm->skip = h.total_size;
-                        continue;
-                }
-                if (cm->have - off < h.header_size) {
-                        r = 0;
-                        break; /* the rest of the header is still on its way */
-                }
-                char dest[256], sender[256];
-                if (h.type == DBUS_TYPE_METHOD_CALL) {
-                        r = dbus_wire_field(cm->buf + off, &h, DBUS_FIELD_DESTINATION, dest, sizeof(dest));
-                        if (r > 0)
-                                r = dbus_wire_field(cm->buf + off, &h, DBUS_FIELD_SENDER, sender, sizeof(sender));
-                        if (r < 0)
-                                break;
-                        if (r > 0)
-                                on_call(l, dest, sender, h.serial);
-                }
-                cm->skip = h.total_size; /* the whole message, header included */
-        }
-        memmove(cm->buf, cm->buf + off, cm->have - off);
-        cm->have -= off;
-        return r < 0 ? r : 0;
+static void on_wire_call(const char *dest, const char *sender, uint32_t serial, void *userdata) {
+        on_call(userdata, dest, sender, serial);
 }
 
 static int on_monitor_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -106,9 +66,9 @@ static int on_monitor_io(sd_event_source *s, int fd, uint32_t revents, void *use
         CallMonitor *cm = l->call_monitor;
         ssize_t n;
 
-        assert(cm->have < MONITOR_BUFFER); /* a partial header is shorter than the buffer */
+        assert(cm->stream.have < MONITOR_BUFFER); /* a partial header is shorter than the buffer */
         /* One read per wake-up; the fd is level-triggered for the rest. */
-        n = recv(fd, cm->buf + cm->have, MONITOR_BUFFER - cm->have, MSG_DONTWAIT);
+        n = recv(fd, cm->stream.buf + cm->stream.have, MONITOR_BUFFER - cm->stream.have, MSG_DONTWAIT);
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
                 return 0;
         /* A monitor that fails leaves Event=dbus-call rules dead: as when the
@@ -119,8 +79,8 @@ static int on_monitor_io(sd_event_source *s, int fd, uint32_t revents, void *use
                 listener_drop_call_monitor(l);
                 return sd_event_exit(l->event, EXIT_FAILURE_GENERIC);
         }
-        cm->have += (size_t) n;
-        if (monitor_consume(l, cm) < 0) {
+        cm->stream.have += (size_t) n;
+        if (dbus_wire_stream_consume(&cm->stream, on_wire_call, l) < 0) {
                 /* dbus-daemon sends whole, valid messages: this is not it. */
                 log_error("The D-Bus monitor connection sent something that is not D-Bus; exiting, to be restarted.");
                 listener_drop_call_monitor(l);
@@ -133,7 +93,7 @@ void listener_drop_call_monitor(Listener *l) {
         l->monitor_source = sd_event_source_disable_unref(l->monitor_source);
         if (l->call_monitor) {
                 safe_close(l->call_monitor->fd);
-                free(l->call_monitor->buf);
+                free(l->call_monitor->stream.buf);
                 l->call_monitor = mfree(l->call_monitor);
         }
 }
@@ -170,8 +130,8 @@ int listener_setup_call_monitor(Listener *l) {
         if (!l->call_monitor)
                 return log_error_errno(-ENOMEM, "Cannot monitor the bus for Event=dbus-call rules: %m");
         l->call_monitor->fd = -EBADF; /* not 0: a failure below closes it */
-        l->call_monitor->buf = malloc(MONITOR_BUFFER);
-        r = l->call_monitor->buf ? bus_monitor_open(l->bus_address, matches, on_queued, l, &l->call_monitor->fd)
+        l->call_monitor->stream = (DBusWireStream) { .buf = malloc(MONITOR_BUFFER), .size = MONITOR_BUFFER };
+        r = l->call_monitor->stream.buf ? bus_monitor_open(l->bus_address, matches, on_queued, l, &l->call_monitor->fd)
                                  : -ENOMEM;
         if (r >= 0)
                 r = sd_event_add_io(l->event, &l->monitor_source, l->call_monitor->fd, EPOLLIN, on_monitor_io, l);

@@ -80,3 +80,65 @@ int dbus_wire_field(const uint8_t *p, const DBusHeader *h, uint8_t want, char *o
         }
         return 0;
 }
+
+bool dbus_wire_holds_call(const uint8_t *buf, size_t n, const char *bus_name, const char *sender, uint32_t serial) {
+        DBusHeader h;
+
+        for (uint64_t off = 0; off < (uint64_t) n && dbus_wire_header(buf + off, n - (size_t) off, &h) > 0;
+             off += h.total_size) {
+                char name[256];
+                if (h.type != DBUS_TYPE_METHOD_CALL || (uint64_t) n - off < h.header_size)
+                        continue;
+                if (sender && h.serial != serial)
+                        continue;
+                if (dbus_wire_field(buf + off, &h, DBUS_FIELD_DESTINATION, name, sizeof(name)) <= 0 ||
+                    strcmp(name, bus_name) != 0)
+                        continue;
+                if (sender && (dbus_wire_field(buf + off, &h, DBUS_FIELD_SENDER, name, sizeof(name)) <= 0 ||
+                               strcmp(name, sender) != 0))
+                        continue;
+                return true;
+        }
+        return false;
+}
+
+int dbus_wire_stream_consume(DBusWireStream *s, dbus_wire_call_fn on_call, void *userdata) {
+        size_t off = 0;
+        int r = 0;
+
+        while (off < s->have) {
+                if (s->skip > 0) {
+                        size_t d = s->skip < (uint64_t) (s->have - off) ? (size_t) s->skip : s->have - off;
+                        off += d;
+                        s->skip -= d;
+                        continue;
+                }
+                DBusHeader h;
+                r = dbus_wire_header(s->buf + off, s->have - off, &h);
+                if (r <= 0)
+                        break;
+                if (h.header_size > s->size) {
+                        /* Fields of more than the buffer: no bus name is that long. */
+                        s->skip = h.total_size;
+                        continue;
+                }
+                if (s->have - off < h.header_size) {
+                        r = 0;
+                        break; /* the rest of the header is still on its way */
+                }
+                char dest[256], sender[256];
+                if (h.type == DBUS_TYPE_METHOD_CALL) {
+                        r = dbus_wire_field(s->buf + off, &h, DBUS_FIELD_DESTINATION, dest, sizeof(dest));
+                        if (r > 0)
+                                r = dbus_wire_field(s->buf + off, &h, DBUS_FIELD_SENDER, sender, sizeof(sender));
+                        if (r < 0)
+                                break;
+                        if (r > 0)
+                                on_call(dest, sender, h.serial, userdata);
+                }
+                s->skip = h.total_size; /* the whole message, header included */
+        }
+        memmove(s->buf, s->buf + off, s->have - off);
+        s->have -= off;
+        return r < 0 ? r : 0;
+}

@@ -8,6 +8,7 @@
  * serial, header-field array length), the fields, each aligned to 8, and
  * the body after the fields' padding to 8. Everything is checked against
  * the bytes given; nothing is trusted. */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,3 +38,27 @@ int dbus_wire_field(const uint8_t *p, const DBusHeader *h, uint8_t code, char *o
 static inline int dbus_wire_destination(const uint8_t *p, const DBusHeader *h, char *dest, size_t dest_size) {
         return dbus_wire_field(p, h, DBUS_FIELD_DESTINATION, dest, dest_size);
 }
+
+/* Whether the n bytes at buf, from a message boundary, hold a method call
+ * to bus_name (and, with sender set, the one call of that sender and
+ * serial): walked message by message, up to the first bytes that are not a
+ * header. The peek at a frozen service's bus connection (sockets.c). */
+bool dbus_wire_holds_call(const uint8_t *buf, size_t n, const char *bus_name, const char *sender, uint32_t serial);
+
+/* Messages arriving in pieces (the dbus-call monitor): buf (size bytes)
+ * holds have bytes from a message boundary; skip is what is left of the
+ * current message to drop as it arrives. */
+typedef struct DBusWireStream {
+        uint8_t *buf;
+        size_t size;
+        size_t have;
+        uint64_t skip;
+} DBusWireStream;
+
+typedef void (*dbus_wire_call_fn)(const char *dest, const char *sender, uint32_t serial, void *userdata);
+
+/* Calls on_call for each method call whose header is all in, skips the
+ * rest of each message (and messages whose header is longer than the
+ * buffer), and keeps a partial header at the start of buf: afterwards have
+ * < size. Returns 0, or -EBADMSG when the stream is not D-Bus. */
+int dbus_wire_stream_consume(DBusWireStream *s, dbus_wire_call_fn on_call, void *userdata);

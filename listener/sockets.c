@@ -210,24 +210,8 @@ static bool socket_holds_call(int fd, const CallQuery *q) {
         /* A frozen owner's unread messages: up to what a socket holds. */
         static uint8_t buf[256 * 1024];
         ssize_t n = recv(fd, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
-        DBusHeader h;
 
-        for (uint64_t off = 0; n > 0 && off < (uint64_t) n && dbus_wire_header(buf + off, (size_t) n - off, &h) > 0;
-             off += h.total_size) {
-                char name[256];
-                if (h.type != DBUS_TYPE_METHOD_CALL || (uint64_t) n - off < h.header_size)
-                        continue;
-                if (q->sender && h.serial != q->serial)
-                        continue;
-                if (dbus_wire_field(buf + off, &h, DBUS_FIELD_DESTINATION, name, sizeof(name)) <= 0 ||
-                    !streq(name, q->bus_name))
-                        continue;
-                if (q->sender && (dbus_wire_field(buf + off, &h, DBUS_FIELD_SENDER, name, sizeof(name)) <= 0 ||
-                                  !streq(name, q->sender)))
-                        continue;
-                return true;
-        }
-        return false;
+        return n > 0 && dbus_wire_holds_call(buf, (size_t) n, q->bus_name, q->sender, q->serial);
 }
 
 /* A walk over a unit's sockets (for_each_socket()) in search of its bus
