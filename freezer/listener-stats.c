@@ -9,6 +9,28 @@
 
 #define LISTENER_BUS_NAME "org.standby.Listener1"
 
+/* The bus the listener is on: the system bus, or address (tests, the bench). */
+static int open_bus(const SdBus *bus_fn, const char *address, sd_bus **ret) {
+        sd_bus *b = NULL;
+        int r;
+
+        if (!address)
+                return bus_fn->open_system(ret);
+        r = bus_fn->new_(&b);
+        if (r >= 0)
+                r = bus_fn->set_address(b, address);
+        if (r >= 0)
+                r = bus_fn->set_bus_client(b, 1);
+        if (r >= 0)
+                r = bus_fn->start(b);
+        if (r < 0) {
+                (void) bus_fn->close_unref_noflush(b);
+                return r;
+        }
+        *ret = b;
+        return 0;
+}
+
 int listener_stats_get(const char *address, ListenerStat **ret, size_t *ret_n) {
         sd_bus_error error = SD_BUS_ERROR_NULL;
         sd_bus_message *reply = NULL;
@@ -23,16 +45,7 @@ int listener_stats_get(const char *address, ListenerStat **ret, size_t *ret_n) {
         if (!bus_fn)
                 return r;
 #define bus (*bus_fn)
-        if (address) {
-                r = bus.new_(&b);
-                if (r >= 0)
-                        r = bus.set_address(b, address);
-                if (r >= 0)
-                        r = bus.set_bus_client(b, 1);
-                if (r >= 0)
-                        r = bus.start(b);
-        } else
-                r = bus.open_system(&b);
+        r = open_bus(bus_fn, address, &b);
         if (r < 0)
                 goto finish;
         (void) bus.set_method_call_timeout(b, 2 * USEC_PER_SEC);
@@ -101,16 +114,7 @@ int listener_thaw_window(const char *address, char **cgroups, usec_t duration, c
         if (!bus_fn)
                 return r;
 #define bus (*bus_fn)
-        if (address) {
-                r = bus.new_(&b);
-                if (r >= 0)
-                        r = bus.set_address(b, address);
-                if (r >= 0)
-                        r = bus.set_bus_client(b, 1);
-                if (r >= 0)
-                        r = bus.start(b);
-        } else
-                r = bus.open_system(&b);
+        r = open_bus(bus_fn, address, &b);
         if (r >= 0)
                 r = bus.message_new_method_call(b, &call, LISTENER_BUS_NAME, "/org/standby/Listener1",
                                                 "org.standby.Listener1", "Thaw");

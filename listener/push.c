@@ -115,9 +115,9 @@ deny:
                                  group ? " or members of \"" : "", group ?: "", group ? "\"" : "", what);
 }
 
-static int method_push(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        Listener *l = userdata;
-        usec_t received = now_usec(CLOCK_MONOTONIC);
+/* What Push and PushEx share: their arguments, read and checked, from a
+ * caller who may push. 0 and the unit, or the error to answer with. */
+static int push_read(Listener *l, sd_bus_message *msg, const char **ret_unit, sd_bus_error *error) {
         const char *unit, *reason;
         int r;
 
@@ -131,6 +131,19 @@ static int method_push(sd_bus_message *msg, void *userdata, sd_bus_error *error)
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "\"%s\" is not a unit name.", unit);
 
         log_debug("Push for %s: %s", unit, reason);
+        *ret_unit = unit;
+        return 0;
+}
+
+static int method_push(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Listener *l = userdata;
+        usec_t received = now_usec(CLOCK_MONOTONIC);
+        const char *unit;
+        int r;
+
+        r = push_read(l, msg, &unit, error);
+        if (r != 0)
+                return r;
         r = listener_dispatch(l, &(Event) { .kind = EVENT_PUSH, .unit = unit }, received);
         return sd_bus_reply_method_return(msg, "b", r > 0);
 }
@@ -140,19 +153,12 @@ static int method_push(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 static int method_push_ex(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Listener *l = userdata;
         usec_t received = now_usec(CLOCK_MONOTONIC);
-        const char *unit, *reason;
+        const char *unit;
         int r;
 
-        r = sd_bus_message_read(msg, "ss", &unit, &reason);
-        if (r < 0)
-                return r;
-        r = check_access(l, msg, "push to", error);
+        r = push_read(l, msg, &unit, error);
         if (r != 0)
                 return r;
-        if (!unit_name_is_valid(unit))
-                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "\"%s\" is not a unit name.", unit);
-
-        log_debug("Push for %s: %s", unit, reason);
         r = listener_report_begin(l, msg);
         if (r < 0)
                 return r;
