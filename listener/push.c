@@ -84,6 +84,11 @@ static int bus_creds_allowed(sd_bus *bus, const char *sender, gid_t gid, bool *r
         return 0;
 }
 
+/* Group='s gid, looked up once at start (Group= is not reloaded): a user
+ * database lookup (LDAP, sssd) per caller could make the loop wait. -1: no
+ * group, root alone. */
+static gid_t access_gid = (gid_t) -1;
+
 /* Root, or a member of the configured Group=, may push and read the
  * statistics; what is asked is named in the error. */
 static int check_access(Listener *l, sd_bus_message *msg, const char *what, sd_bus_error *error) {
@@ -101,8 +106,7 @@ static int check_access(Listener *l, sd_bus_message *msg, const char *what, sd_b
                         goto deny;
                 }
 
-        struct group *g = group ? getgrnam(group) : NULL;
-        r = bus_creds_allowed(sd_bus_message_get_bus(msg), sender, g ? g->gr_gid : (gid_t) -1, &allowed);
+        r = bus_creds_allowed(sd_bus_message_get_bus(msg), sender, access_gid, &allowed);
         if (r < 0) {
                 log_warning_errno(r, "Cannot get the bus's credentials of %s: %m", sender);
                 return r;
@@ -308,7 +312,19 @@ static int on_bus_lost(sd_bus_message *m, void *userdata, sd_bus_error *error) {
 }
 
 int listener_setup_bus(Listener *l) {
+        const char *group = l->m.config->group;
         int r;
+
+        if (group) {
+                errno = 0;
+                struct group *g = getgrnam(group);
+                if (g)
+                        access_gid = g->gr_gid;
+                else
+                        log_warning("Group=%s in %s: no such group (%s); only root may push, thaw or read the "
+                                    "statistics.", group, l->m.config_path ?: "the configuration",
+                                    errno > 0 ? strerror(errno) : "not found");
+        }
 
         if (l->bus_address) {
                 r = sd_bus_new(&l->bus);
