@@ -59,6 +59,7 @@ struct CgroupWatch {
         int fd;                   /* inotify */
         sd_event_source *source;
         HeldUnit *freezing;
+        char **unrecorded;        /* frozen while another process held the journal's lock: recorded once it is free */
         WatchedCgroup *watched;
         size_t n_watched, n_allocated;
         char **callers;           /* the listener's own cgroups and its ancestors': never held */
@@ -73,9 +74,21 @@ static void held_free(HeldUnit *h) {
         free(h);
 }
 
+/* Nobody will record them: thawed, as nothing the journal does not name
+ * may stay frozen. */
+static void thaw_unrecorded(CgroupWatch *w, int root_fd) {
+        for (char **c = w->unrecorded; c && *c; c++) {
+                _cleanup_close_ int cg = -EBADF;
+                if (cgroup_open(root_fd, *c, &cg) >= 0)
+                        (void) cgroup_set_freeze(cg, false);
+        }
+        w->unrecorded = strv_free(w->unrecorded);
+}
+
 static void cgroup_watch_free(CgroupWatch *w) {
         if (!w)
                 return;
+        thaw_unrecorded(w, w->listener->m.root_fd);
         while (w->freezing) {
                 HeldUnit *h = w->freezing;
                 w->freezing = h->next;
@@ -170,7 +183,8 @@ static int on_held_events(sd_event_source *s, int fd, uint32_t revents, void *us
         r = cgroup_read_events_fd(fd, &frozen);
         if (r >= 0 && !frozen)
                 return 0;
-        if (r >= 0 && manager_lock_journal(&l->m, true) >= 0) {
+        /* With the lock busy, it stays recorded freezing: exit thaws it all the same. */
+        if (r >= 0 && listener_lock_journal(l) >= 0) {
                 if (freeze_record(&l->m, h->cgroup, UNIT_STATE_MASK(UNIT_FREEZING), UNIT_FROZEN, 0, HOLD_REASON) > 0 &&
                     (r = manager_save_journal(&l->m)) < 0)
                         log_warning_errno(r, "Cannot record %s frozen (it stays recorded freezing): %m", h->cgroup);
@@ -218,10 +232,28 @@ static bool watch_freezing(CgroupWatch *w, int cg_fd, const char *cgroup) {
 }
 
 static void hold(Listener *l, int cg_fd, const char *cgroup) {
+        CgroupWatch *w = l->cgroup_watch;
         JournalUnit *u;
         int r;
 
-        r = manager_lock_journal(&l->m, true);
+        /* The listener never waits for the journal's lock. While a manager
+         * verb holds it, the unit is frozen now and recorded once the lock
+         * is free (listener_cgroup_watch_retry()): exit's walk thaws
+         * whatever is frozen below the targets, recorded or not, so
+         * freezing first loses nothing of exit's promise. */
+        r = listener_lock_journal(l);
+        if (r == -EAGAIN) {
+                if (strv_contains(w->unrecorded, cgroup))
+                        return;
+                r = cgroup_set_freeze(cg_fd, true);
+                if (r >= 0 && (r = strv_extend(&w->unrecorded, cgroup)) < 0)
+                        (void) cgroup_set_freeze(cg_fd, false);
+                if (r < 0 && r != -ENOENT)
+                        log_warning_errno(r, "Failed to hold %s, started during standby (it runs): %m", cgroup);
+                if (r >= 0)
+                        log_debug("Held %s; recorded once the journal's lock is free.", cgroup);
+                return;
+        }
         if (r >= 0)
                 r = freeze_hold(&l->m, cgroup, cg_fd);
         if (r > 0 && (u = journal_find_unit(l->m.journal, cgroup)) && u->state == UNIT_FREEZING &&
@@ -340,6 +372,38 @@ static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userda
                         walk(l, cgroup, true);
                 }
         }
+}
+
+void listener_cgroup_watch_retry(Listener *l) {
+        CgroupWatch *w = l->cgroup_watch;
+        _cleanup_strv_free_ char **todo = NULL;
+        int r;
+
+        if (!w || !w->unrecorded)
+                return;
+        r = listener_lock_journal(l);
+        if (r == -EAGAIN)
+                return;
+        todo = TAKE_PTR(w->unrecorded);
+        for (char **c = todo; *c; c++) {
+                _cleanup_close_ int cg = -EBADF;
+
+                if (cgroup_open(l->m.root_fd, *c, &cg) < 0)
+                        continue; /* gone */
+                r = r >= 0 ? freeze_hold(&l->m, *c, cg) : r;
+                if (r > 0) {
+                        l->stats.held++;
+                        log_info("Held %s: started during standby.", *c);
+                } else {
+                        /* Standby ended meanwhile, or it is a window's: not ours to keep frozen. */
+                        (void) cgroup_set_freeze(cg, false);
+                        if (r == 0)
+                                l->stats.not_held++;
+                }
+        }
+        listener_cache_refresh(l);
+        listener_forget_resolved(l);
+        manager_unlock_journal(&l->m);
 }
 
 /* Watches while standby is active, and only then. */

@@ -364,6 +364,8 @@ void listener_drop_call_monitor(Listener *l);
  * exit is under way), stops watching otherwise. */
 int listener_cgroup_watch_sync(Listener *l);
 void listener_cgroup_watch_stop(Listener *l);
+/* The journal's lock is free again: records the units held meanwhile. */
+void listener_cgroup_watch_retry(Listener *l);
 
 /* uevent.c: opens the kernel uevent socket if any rule wants it. */
 int listener_setup_uevent(Listener *l);

@@ -171,6 +171,7 @@ void listener_lock_retry(Listener *l) {
         listener_flush_records(l);
         listener_windows_retry(l);
         listener_refreeze_retry(l);
+        listener_cgroup_watch_retry(l);
 }
 
 static void flush_records(Listener *l, bool wait) {

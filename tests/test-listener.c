@@ -2265,6 +2265,36 @@ START_TEST(test_hold_in_new_slice) {
 }
 END_TEST
 
+/* While a manager verb holds the journal's lock, the listener does not
+ * wait for it: a new unit is frozen at once, and recorded once the lock is
+ * free. */
+START_TEST(test_hold_with_journal_locked) {
+        _cleanup_close_ int cg = -EBADF, lock = -EBADF;
+        char path[512];
+        sd_bus *bus;
+
+        if (!test_need_root_cgroup2())
+                return;
+        bus = standby_with_idle_mail();
+        ck_assert_uint_eq(statistic(bus, "held"), 0);
+        snprintf(path, sizeof(path), "%s/" JOURNAL_LOCK_FILE, T.state_dir);
+        lock = open(path, O_RDWR | O_CLOEXEC);
+        ck_assert_int_ge(lock, 0);
+        ck_assert_int_eq(flock(lock, LOCK_EX), 0);
+        cg = test_cgroup("locked-out.service");
+        ck_assert_msg(wait_frozen("locked-out.service", true), "not held while the journal was locked");
+        ck_assert_int_eq(journal_state_of("locked-out.service"), -1);
+        /* The listener answers meanwhile; then the lock goes. */
+        ck_assert_uint_ge(statistic(bus, "journal_busy"), 1);
+        lock = safe_close(lock);
+        ck_assert_msg(wait_journal_state("locked-out.service", UNIT_FROZEN, 10 * USEC_PER_SEC),
+                      "not recorded once the lock was free");
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        ck_assert(!test_anything_frozen());
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* Not held: an exempt unit, and units made below one the journal names
  * (a frozen unit's child is frozen by the kernel, a thawed one's is its
  * window's); shown by the listener's count of what it left running. */
@@ -2385,6 +2415,7 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_hold_new_cgroup);
         tcase_add_test(tc, test_hold_spares_exempt);
         tcase_add_test(tc, test_hold_in_new_slice);
+        tcase_add_test(tc, test_hold_with_journal_locked);
         suite_add_tcase(s, tc);
         tc = tcase_create("loop-systemd");
         tcase_set_timeout(tc, 90);
