@@ -42,6 +42,23 @@ ExecStart=/usr/local/bin/standby-workload nanosleep --period-ms 100
 WantedBy=default.target
 UNIT
 ln -sf /etc/systemd/user/sync.service "$rootfs/etc/systemd/user/default.target.wants/sync.service"
+# A user timer (started by the "timer held" checks below): every 2 s a
+# oneshot service appends a line to a file.
+cat > "$rootfs/etc/systemd/user/mail-sync.timer" <<'UNIT'
+[Unit]
+Description=A user's timer (standby test)
+[Timer]
+OnActiveSec=0
+OnUnitActiveSec=2s
+AccuracySec=1ms
+UNIT
+cat > "$rootfs/etc/systemd/user/mail-sync.service" <<'UNIT'
+[Unit]
+Description=A user's timer job (standby test)
+[Service]
+Type=oneshot
+ExecStart=/bin/sh -c 'date +%%s.%%N >> /tmp/mail-sync.log'
+UNIT
 cat > "$rootfs/etc/systemd/system/echo.service" <<'UNIT'
 [Unit]
 Description=An event-driven TCP server (standby test)
@@ -360,10 +377,19 @@ for u in t38-wd.service t38-rt.service t38-kill.service; do
 done
 in_ct systemctl reset-failed 2>/dev/null || true
 
+# New work is held (issue 15, 3): frozen by the listener through
+# cgroup.freeze, which systemd does not see (its FreezerState says running).
 scenario "a new unit in a target slice"
 run_t38 t38-new.service standby-workload nanosleep
-check "$sc: t38-new.service runs" [ "$(freezer t38-new.service)" = running ]
+new_held() { # bounded: 10 s
+        for _ in $(seq 1 100); do
+                in_ct grep -qx 'frozen 1' /sys/fs/cgroup/workloads.slice/t38-new.service/cgroup.events && return 0
+                sleep 0.1
+        done; return 1; }
+check "$sc: t38-new.service held (the kernel froze it)" new_held
+check "$sc: systemd calls it running" [ "$(freezer t38-new.service)" = running ]
 scenario_end
+check "$sc: t38-new.service runs after exit" [ "$(in_ct grep -x 'frozen [01]' /sys/fs/cgroup/workloads.slice/t38-new.service/cgroup.events)" = "frozen 0" ]
 in_ct systemctl stop t38-new.service
 
 scenario "the whole slice stopped"
@@ -555,6 +581,48 @@ window_checks() {
         check "$sc: nothing left frozen" nothing_left
 }
 window_checks
+# Issue 15 (3): work started during standby is held. alice's user timer
+# starts mail-sync.service every 2 s; in standby each new start's cgroup is
+# frozen the moment systemd makes it, so the service never reaches its
+# exec, its file stops growing, and its timer (the oneshot still
+# activating) starts no other; after exit it runs again.
+hold_checks() {
+        local sc=timer\ held n0 n1 n2 cg
+        as_alice() { in_ct runuser -u alice -- env XDG_RUNTIME_DIR=/run/user/1000 "$@"; }
+        lines() { in_ct sh -c 'cat /tmp/mail-sync.log 2>/dev/null | wc -l'; }
+        grows_past() { # N: the file gets more than N lines, bounded: 10 s
+                for _ in $(seq 1 100); do [ "$(lines)" -gt "$1" ] && return 0; sleep 0.1; done; return 1; }
+        in_ct rm -f /tmp/mail-sync.log
+        as_alice systemctl --user start mail-sync.timer
+        check "$sc: alice's timer runs its service" grows_past 1
+        check "$sc: enter" in_ct systemctl start standby.target
+        n0=$(lines)
+        cg=/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/app.slice/mail-sync.service
+        held_now() { # its cgroup made, with its process in it, frozen: bounded 10 s
+                for _ in $(seq 1 100); do
+                        in_ct sh -c "grep -qx 'populated 1' $cg/cgroup.events && grep -qx 'frozen 1' $cg/cgroup.events" &&
+                                return 0
+                        sleep 0.1
+                done; return 1; }
+        check "$sc: the next start of mail-sync.service is held, its process frozen" held_now
+        n1=$(lines)
+        check "$sc: it wrote no line once held ($n0 at enter, $n1 now)" [ "$n1" -le $((n0 + 1)) ]
+        check "$sc: the journal lists it" in_ct sh -c "standby-manager status | grep -q 'mail-sync.service'"
+        held_count() { in_ct busctl call org.standby.Listener1 /org/standby/Listener1 org.standby.Listener1 \
+                GetStatistics | grep -o '"held" [0-9]*' | cut -d' ' -f2; }
+        check "$sc: the listener counts it held ($(held_count))" [ "$(held_count)" -ge 1 ]
+        check "$sc: systemd still starting it (the timer waits)" \
+                [ "$(as_alice systemctl --user show -p ActiveState --value mail-sync.service)" = activating ]
+        n2=$(lines)
+        check "$sc: still no line ($n2)" [ "$n2" = "$n1" ]
+        check "$sc: status counts what the kernel has frozen" status_counts
+        check "$sc: exit" leave
+        check "$sc: exit succeeded" exit_ok
+        check "$sc: after exit it runs again" grows_past "$n2"
+        as_alice systemctl --user stop mail-sync.timer
+        check "$sc: nothing left frozen (kernel, systemd)" nothing_left
+}
+hold_checks
 
 say "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
