@@ -2,16 +2,19 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <libevdev/libevdev.h>
+#include <linux/major.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "ini-file.h"
 #include "macro.h"
 #include "rules.h"
 #include "strv.h"
 #include "unit-name.h"
+
 
 static const char * const event_names[_EVENT_KIND_MAX] = {
         [EVENT_PUSH] = "push",         [EVENT_DBUS_SIGNAL] = "dbus-signal", [EVENT_DBUS_CALL] = "dbus-call",
@@ -266,6 +269,20 @@ static bool device_is_valid(const char *s) {
         return true;
 }
 
+/* Device= as a path: what the listener can watch. A path that does not
+ * exist (yet: devices come and go) is left to the listener; one that exists
+ * and is neither a FIFO nor a device of the kernel's input major (13:
+ * evdev's /dev/input/event*, whatever a udev rule names them) can never be
+ * watched, and would fail the listener's start. Judged by stat alone: opening
+ * a character device can have effects (a watchdog starts counting). */
+static bool device_is_watchable(const char *path) {
+        struct stat st;
+
+        if (path[0] != '/' || stat(path, &st) < 0)
+                return true;
+        return S_ISFIFO(st.st_mode) || (S_ISCHR(st.st_mode) && major(st.st_rdev) == INPUT_MAJOR);
+}
+
 /* Subsystem=: a kernel subsystem name (usb, power_supply, ...). */
 static bool subsystem_is_valid(const char *s) {
         size_t n = strlen(s);
@@ -351,6 +368,9 @@ static int handle_match(ParseState *s, const char *name, const char *value) {
                 if (!device_is_valid(value))
                         return ini_file_fail(&s->ini, s->ini.line, "Device=%s: expected a device name or an absolute path "
                                              "such as /dev/input/event3 (no \".\", \"..\" or empty components)", value);
+                if (!device_is_watchable(value))
+                        return ini_file_fail(&s->ini, s->ini.line, "Device=%s: neither an input event device nor a "
+                                             "FIFO, so it cannot be watched", value);
                 q = free_and_strdup(&r->device, value);
                 break;
         case K_KEY:

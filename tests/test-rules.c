@@ -314,6 +314,11 @@ START_TEST(test_values_strict) {
                 { "Event=input\nKey=KEY_POWER\nDevice=/dev/input/../../etc/shadow\n", false },
                 { "Event=input\nKey=KEY_POWER\nDevice=/dev//input/event3\n", false },
                 { "Event=input\nKey=KEY_POWER\nDevice=/dev/input/\n", false },
+                /* Paths that exist but can never be watched. */
+                { "Event=input\nKey=KEY_POWER\nDevice=/dev/null\n", false },
+                { "Event=input\nKey=KEY_POWER\nDevice=/etc/hostname\n", false },
+                { "Event=input\nKey=KEY_POWER\nDevice=/dev\n", false },
+                { "Event=input\nKey=KEY_POWER\nDevice=/dev/input/event-standby-test-none\n", true },
                 { "Event=uevent\nSubsystem=power_supply\n", true },
                 { "Event=uevent\nSubsystem=usb/../x\n", false },
                 { "Event=uevent\nSubsystem=\n", false },
