@@ -81,7 +81,7 @@ COMMON_SRC := $(wildcard common/*.c)
 FREEZER_SRC := $(filter-out freezer/standby-manager.c,$(wildcard freezer/*.c))
 MANAGER_SRC := freezer/standby-manager.c
 LISTENER_SRC := $(wildcard listener/*.c)
-BENCH_SRC := bench/standby-bench.c bench/bench-workloads.c bench/bench-stats.c bench/bench-listener.c bench/bench-selfcheck.c bench/bench-events.c \
+BENCH_SRC := bench/standby-bench.c bench/bench-workloads.c bench/bench-stats.c bench/bench-listener.c bench/bench-hold.c bench/bench-selfcheck.c bench/bench-events.c \
 	bench/bench-bare-thawer.c bench/bench-loaded.c
 WORKLOAD_SRC := bench/standby-workload.c
 TEST_SRC := $(wildcard tests/*.c)

@@ -83,6 +83,10 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
  * end and its systemd manager stopped; p99 against p99. */
 int bench_listener_loaded(const char *listener_path, unsigned samples, unsigned gap_ms);
 
+/* bench-hold.c: in standby, how long a unit made then (its cgroup, then a
+ * process moved in) runs before the listener holds it. */
+int bench_hold(const char *listener_path, unsigned samples, unsigned gap_ms);
+
 /* bench-selfcheck.c: counts each workload's wakeups both ways over window;
  * prints the comparison. -EBADMSG when they disagree. */
 int bench_self_check(const int *fds, char **names, size_t n, usec_t window);

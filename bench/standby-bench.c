@@ -51,6 +51,7 @@ typedef struct Options {
         bool backend_systemd;
         bool call_rule_socket;
         bool loaded;
+        bool hold;               /* --hold: new work held in standby (bench-hold.c) */
 } Options;
 
 static Options opt;
@@ -94,6 +95,8 @@ static void help(void) {
                "  --gap-ms N            listener mode: idle time before each sample (default 5)\n"
                "  --backend=systemd     listener mode: the services as units of a systemd --user\n"
                "                        manager, frozen and thawed through it\n"
+               "  --hold[=PATH]         in standby, how long a unit made then runs before the listener\n"
+               "                        (default build/standby-listener) holds it (--samples, --gap-ms)\n"
                "  --listener-loaded[=PATH]  a power-key event and a push to their answers, on an\n"
                "                        unloaded listener and while a unit is stuck in state D at its\n"
                "                        window's end and its systemd --user manager is stopped\n"
@@ -1064,7 +1067,7 @@ static int run_enter_exit(void) {
 int main(int argc, char *argv[]) {
         enum { ARG_MANAGER = 0x100, ARG_WORKLOAD, ARG_STRATEGIES, ARG_WORKLOADS, ARG_PERIOD, ARG_DURATION, ARG_REPS,
                ARG_OUTPUT, ARG_ENTER_EXIT, ARG_UNITS, ARG_PROCS, ARG_NO_GUARD, ARG_SELF_CHECK, ARG_EVENTS, ARG_DAEMONS,
-               ARG_LISTENER, ARG_SAMPLES, ARG_IDLE, ARG_CHURN, ARG_GAP, ARG_BACKEND, ARG_LOADED,
+               ARG_LISTENER, ARG_SAMPLES, ARG_IDLE, ARG_CHURN, ARG_GAP, ARG_BACKEND, ARG_LOADED, ARG_HOLD,
                ARG_CALL_RULE };
         static const struct option options[] = {
                 { "manager", required_argument, NULL, ARG_MANAGER },
@@ -1084,6 +1087,7 @@ int main(int argc, char *argv[]) {
                 { "daemons", required_argument, NULL, ARG_DAEMONS },
                 { "listener", optional_argument, NULL, ARG_LISTENER },
                 { "listener-loaded", optional_argument, NULL, ARG_LOADED },
+                { "hold", optional_argument, NULL, ARG_HOLD },
                 { "samples", required_argument, NULL, ARG_SAMPLES },
                 { "idle-seconds", required_argument, NULL, ARG_IDLE },
                 { "churn-seconds", required_argument, NULL, ARG_CHURN },
@@ -1123,6 +1127,10 @@ int main(int argc, char *argv[]) {
                 case ARG_EVENTS: opt.events = (unsigned) strtoul(optarg, NULL, 10); break;
                 case ARG_DAEMONS: daemons = optarg; break;
                 case ARG_LISTENER: opt.listener = optarg ? optarg : "build/standby-listener"; break;
+                case ARG_HOLD:
+                        opt.listener = optarg ? optarg : "build/standby-listener";
+                        opt.hold = true;
+                        break;
                 case ARG_LOADED:
                         opt.listener = optarg ? optarg : "build/standby-listener";
                         opt.loaded = true;
@@ -1223,7 +1231,8 @@ int main(int argc, char *argv[]) {
         if (r < 0)
                 fprintf(stderr, "standby-bench: cannot create a scratch cgroup: %s\n", strerror(-r));
         else
-                r = opt.loaded ? bench_listener_loaded(opt.listener, opt.samples, opt.gap_ms)
+                r = opt.hold     ? bench_hold(opt.listener, opt.samples, opt.gap_ms)
+                    : opt.loaded ? bench_listener_loaded(opt.listener, opt.samples, opt.gap_ms)
                     : opt.listener ? bench_listener(opt.listener, opt.samples, opt.idle_seconds, opt.churn_seconds,
                                                     opt.gap_ms, opt.backend_systemd,
                                                     opt.call_rule_socket)
