@@ -251,6 +251,8 @@ for _ in $(seq 1 150); do listener_failed && all_running && break; sleep 0.1; do
 check "the listener failed for good (restarts: $(in_ct systemctl show -p NRestarts --value standby-listener.service))" listener_failed
 check "standby left through OnFailure=: nothing frozen" all_running
 check "standby.target stopped too" [ "$(in_ct systemctl is-active standby.target)" = inactive ]
+check "standby-manager status agrees: inactive" in_ct sh -c 'standby-manager status | grep -q "^Standby: inactive"'
+check "and no journal is left" in_ct test ! -e /run/standby/state
 rm -rf "$dropin"
 in_ct systemctl daemon-reload
 
@@ -623,6 +625,46 @@ hold_checks() {
         check "$sc: nothing left frozen (kernel, systemd)" nothing_left
 }
 hold_checks
+# The same for a socket-activated service: a client connects during
+# standby, systemd starts an instance of the service for it in a target
+# slice, and the instance is frozen before it does its work (it reads the
+# line, waits half a second, writes it down); after exit it does.
+socket_hold_checks() {
+        local sc=socket\ held
+        cat > "$rootfs/etc/systemd/system/held-echo.socket" <<'UNIT'
+[Socket]
+ListenStream=127.0.0.1:7788
+Accept=yes
+UNIT
+        cat > "$rootfs/etc/systemd/system/held-echo@.service" <<'UNIT'
+[Service]
+Slice=workloads.slice
+StandardInput=socket
+ExecStart=/bin/sh -c 'read line; sleep 0.5; echo "$line" >> /tmp/held-echo.log'
+UNIT
+        in_ct sh -c 'rm -f /tmp/held-echo.log; systemctl daemon-reload; systemctl start held-echo.socket'
+        check "$sc: enter" in_ct systemctl start standby.target
+        check "$sc: a client connects and sends a line" in_ct bash -c 'echo hello > /dev/tcp/127.0.0.1/7788'
+        instance_held() { # an instance's cgroup, with its process, frozen: bounded 10 s
+                for _ in $(seq 1 100); do
+                        in_ct sh -c 'for e in /sys/fs/cgroup/workloads.slice/held-echo@*.service/cgroup.events; do
+                                grep -qx "populated 1" "$e" && grep -qx "frozen 1" "$e" && exit 0; done; exit 1' &&
+                                return 0
+                        sleep 0.1
+                done; return 1; }
+        check "$sc: systemd's instance for it is held, its process frozen" instance_held
+        check "$sc: it has not done its work" in_ct test ! -e /tmp/held-echo.log
+        check "$sc: status counts what the kernel has frozen" status_counts
+        check "$sc: exit" leave
+        check "$sc: exit succeeded" exit_ok
+        wrote() { for _ in $(seq 1 100); do in_ct grep -qx hello /tmp/held-echo.log && return 0; sleep 0.1; done; return 1; }
+        check "$sc: after exit it does its work" wrote
+        in_ct systemctl stop held-echo.socket
+        rm -f "$rootfs/etc/systemd/system/held-echo.socket" "$rootfs/etc/systemd/system/held-echo@.service"
+        in_ct systemctl daemon-reload
+        check "$sc: nothing left frozen (kernel, systemd)" nothing_left
+}
+socket_hold_checks
 
 say "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
