@@ -160,6 +160,10 @@ static int on_state_rewatch(sd_event_source *s, void *userdata) {
         safe_close(l->m.state_fd);
         l->m.state_fd = TAKE_FD(fd);
         l->m.lock_fd = safe_close(l->m.lock_fd); /* the lock file is the new directory's */
+        /* A wait for the old directory's lock would never end: its holder
+         * closes a file no one uses any more, or has already. The next try
+         * watches the new one. */
+        l->lock_watch = sd_event_source_disable_unref(l->lock_watch);
         log_notice("The state directory %s was replaced; watching the new one.", l->m.state_dir);
         return state_changed(l);
 }
