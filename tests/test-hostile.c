@@ -67,10 +67,15 @@ static void assert_nothing_frozen(const char *when) {
         ck_assert_msg(n == 0, "%s: %zu of %zu cgroups below the test's target still frozen", when, n, seen);
 }
 
-static bool journal_exists(void) {
-        char p[4096];
+/* Path of the journal in T's state directory (a static buffer). */
+static const char *journal_path(void) {
+        static char p[4096];
         snprintf(p, sizeof(p), "%s/" JOURNAL_FILE, T.state_dir);
-        return access(p, F_OK) == 0;
+        return p;
+}
+
+static bool journal_exists(void) {
+        return access(journal_path(), F_OK) == 0;
 }
 
 /* Creates base/<path>, component by component below fds (so that neither a
@@ -287,18 +292,15 @@ static void spawn_units(int n) {
 }
 
 static void write_state(const char *text, size_t len) {
-        char p[4096];
-        snprintf(p, sizeof(p), "%s/" JOURNAL_FILE, T.state_dir);
-        int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        int fd = open(journal_path(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         ck_assert_int_ge(fd, 0);
         ck_assert_int_eq(write(fd, text, len), (ssize_t) len);
         close(fd);
 }
 
 static char *read_state(size_t *ret_len) {
-        char p[4096], *buf = NULL;
-        snprintf(p, sizeof(p), "%s/" JOURNAL_FILE, T.state_dir);
-        ck_assert_int_eq(read_full_fileat(AT_FDCWD, p, &buf, ret_len), 0);
+        char *buf = NULL;
+        ck_assert_int_eq(read_full_fileat(AT_FDCWD, journal_path(), &buf, ret_len), 0);
         return buf;
 }
 
@@ -439,14 +441,13 @@ END_TEST
  * bound): an exit that reads the FIFO waits for it to go. */
 START_TEST(test_journal_fifo) {
         _cleanup_free_ char *err = NULL;
-        char p[4096];
+        const char *p = journal_path();
 
         if (!test_need_root_cgroup2())
                 return;
         spawn_units(2);
         ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
         ck_assert_uint_eq(count_frozen(NULL), 2);
-        snprintf(p, sizeof(p), "%s/" JOURNAL_FILE, T.state_dir);
         ck_assert_int_eq(unlink(p), 0);
         ck_assert_int_eq(mkfifo(p, 0600), 0);
         int fd = open(p, O_RDWR | O_CLOEXEC);
@@ -475,6 +476,85 @@ static bool is_thawed(void *userdata) {
         return !test_frozen(userdata);
 }
 
+/* A standby-listener on the test's config and state directory, with a bus
+ * of its own and one push rule for u00.service, as a real setup has. */
+typedef struct HostileListener {
+        char dir[32], address[512], rules[64], rule[96], notify[64], env[96];
+        pid_t dbus, pid;
+        int notify_fd;
+} HostileListener;
+
+/* Starts l (under a soft limit of open files of nofile when not 0, as
+ * systemd starts a service) and waits, bounded (10 s), for its READY=1;
+ * returns whether it came. */
+static bool listener_start(HostileListener *l, rlim_t nofile) {
+        char buf[512];
+
+        snprintf(l->dir, sizeof(l->dir), "/tmp/standby-hostile-XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(l->dir));
+        ck_assert_int_eq(chmod(l->dir, 0755), 0);
+        l->dbus = test_start_dbus(l->dir, l->address, sizeof(l->address));
+        snprintf(l->rules, sizeof(l->rules), "%s/rules", l->dir);
+        ck_assert_int_eq(mkdir(l->rules, 0755), 0);
+        snprintf(l->rule, sizeof(l->rule), "%s/push.rule", l->rules);
+        FILE *rf = fopen(l->rule, "we");
+        ck_assert_ptr_nonnull(rf);
+        fputs("[Match]\nEvent=push\nUnit=u00.service\n\n[Action]\nThaw=u00.service\n", rf);
+        fclose(rf);
+        snprintf(l->notify, sizeof(l->notify), "%s/notify", l->dir);
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", l->notify);
+        l->notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        ck_assert_int_ge(l->notify_fd, 0);
+        ck_assert_int_eq(bind(l->notify_fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        snprintf(l->env, sizeof(l->env), "NOTIFY_SOCKET=%s", l->notify);
+
+        l->pid = fork();
+        ck_assert_int_ge(l->pid, 0);
+        if (l->pid == 0) {
+                if (nofile > 0) {
+                        struct rlimit rl;
+                        if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+                                _exit(127);
+                        rl.rlim_cur = MIN(rl.rlim_max, nofile);
+                        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                                _exit(127);
+                }
+                putenv(l->env);
+                execl(test_bin("standby-listener"), "standby-listener", "--config", T.config, "--state-dir",
+                      T.state_dir, "--rules-dir", l->rules, "--bus-address", l->address, NULL);
+                _exit(127);
+        }
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC;
+        for (;;) {
+                struct pollfd p = { .fd = l->notify_fd, .events = POLLIN };
+                int t = deadline_poll_timeout(deadline);
+                if (t == 0 || poll(&p, 1, t) <= 0)
+                        return false;
+                ssize_t n = recv(l->notify_fd, buf, sizeof(buf) - 1, 0);
+                if (n <= 0)
+                        return false;
+                buf[n] = 0;
+                if (strstr(buf, "READY=1"))
+                        return true;
+        }
+}
+
+/* SIGTERM to l's listener, its bus stopped, what listener_start() made
+ * removed. Returns what waitpid() returned, the wait status in
+ * ret_status. */
+static pid_t listener_stop(HostileListener *l, int *ret_status) {
+        (void) kill(l->pid, SIGTERM);
+        pid_t r = waitpid(l->pid, ret_status, 0);
+        test_stop_pid(l->dbus);
+        unlink(l->notify);
+        safe_close(l->notify_fd);
+        unlink(l->rule);
+        rmdir(l->rules);
+        rmdir(l->dir);
+        return r;
+}
+
 /* Empty cgroups cost a user nothing, and enter freezes and records every
  * leaf: 1500 of them are 1500 journal units, and the listener keeps two fds
  * open per unit. Under systemd's default soft limit of open files (1024)
@@ -483,9 +563,9 @@ static bool is_thawed(void *userdata) {
  * ExitStandby= rule could end standby). The listener is started with that
  * soft limit, as systemd starts a service. */
 START_TEST(test_listener_many_units) {
-        char dir[] = "/tmp/standby-hostile-XXXXXX", address[512], rules[64], rule[96], notify[64], env[96],
-             buf[512], cmd[1024];
-        _cleanup_close_ int nfd = -EBADF, many = -EBADF;
+        HostileListener l;
+        char buf[512], cmd[1024];
+        _cleanup_close_ int many = -EBADF;
 
         if (!test_need_root_cgroup2())
                 return;
@@ -499,53 +579,7 @@ START_TEST(test_listener_many_units) {
                 ck_assert_int_eq(mkdirat(many, buf, 0755), 0);
         }
 
-        ck_assert_ptr_nonnull(mkdtemp(dir));
-        ck_assert_int_eq(chmod(dir, 0755), 0);
-        pid_t dbus = test_start_dbus(dir, address, sizeof(address));
-        snprintf(rules, sizeof(rules), "%s/rules", dir);
-        ck_assert_int_eq(mkdir(rules, 0755), 0);
-        snprintf(rule, sizeof(rule), "%s/push.rule", rules);
-        FILE *rf = fopen(rule, "we");
-        ck_assert_ptr_nonnull(rf);
-        fputs("[Match]\nEvent=push\nUnit=u00.service\n\n[Action]\nThaw=u00.service\n", rf);
-        fclose(rf);
-        snprintf(notify, sizeof(notify), "%s/notify", dir);
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", notify);
-        nfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        ck_assert_int_ge(nfd, 0);
-        ck_assert_int_eq(bind(nfd, (struct sockaddr *) &sa, sizeof(sa)), 0);
-        snprintf(env, sizeof(env), "NOTIFY_SOCKET=%s", notify);
-
-        pid_t listener = fork();
-        ck_assert_int_ge(listener, 0);
-        if (listener == 0) {
-                struct rlimit rl;
-                if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-                        _exit(127);
-                rl.rlim_cur = MIN(rl.rlim_max, (rlim_t) 1024);
-                if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-                        _exit(127);
-                putenv(env);
-                execl(test_bin("standby-listener"), "standby-listener", "--config", T.config, "--state-dir",
-                      T.state_dir, "--rules-dir", rules, "--bus-address", address, NULL);
-                _exit(127);
-        }
-        bool ready = false;
-        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC;
-        while (!ready) {
-                struct pollfd p = { .fd = nfd, .events = POLLIN };
-                int t = deadline_poll_timeout(deadline);
-                if (t == 0 || poll(&p, 1, t) <= 0)
-                        break;
-                ssize_t n = recv(nfd, buf, sizeof(buf) - 1, 0);
-                if (n <= 0)
-                        break;
-                buf[n] = 0;
-                ready = strstr(buf, "READY=1");
-        }
-
-        bool thawed = false;
+        bool ready = listener_start(&l, 1024), thawed = false;
         if (ready) {
                 /* Two journals in a row: the second one is read with the
                  * first one's units held. */
@@ -558,18 +592,12 @@ START_TEST(test_listener_many_units) {
                 snprintf(cmd, sizeof(cmd),
                          "busctl --address=%s call org.standby.Listener1 /org/standby/Listener1 "
                          "org.standby.Listener1 Push ss u00.service test 2>&1",
-                         address);
+                         l.address);
                 _cleanup_free_ char *out = NULL;
                 ck_assert_msg(test_run_shell(cmd, &out) == 0, "push: %s", out);
                 thawed = test_wait_for(is_thawed, (void *) "u00.service", 5 * USEC_PER_SEC);
         }
-        (void) kill(listener, SIGTERM);
-        (void) waitpid(listener, NULL, 0);
-        test_stop_pid(dbus);
-        unlink(notify);
-        unlink(rule);
-        rmdir(rules);
-        rmdir(dir);
+        (void) listener_stop(&l, NULL);
         ck_assert_msg(ready, "the listener did not start");
         ck_assert_msg(thawed, "a push did not thaw u00.service with 1500 other units in the journal");
         ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
@@ -599,14 +627,12 @@ END_TEST
  * someone else below the targets): exit's walk thaws them. */
 START_TEST(test_exit_without_journal) {
         _cleanup_free_ char *err = NULL;
-        char p[4096];
 
         if (!test_need_root_cgroup2())
                 return;
         spawn_units(3);
         ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
-        snprintf(p, sizeof(p), "%s/" JOURNAL_FILE, T.state_dir);
-        ck_assert_int_eq(unlink(p), 0);
+        ck_assert_int_eq(unlink(journal_path()), 0);
         ck_assert_uint_eq(count_frozen(NULL), 3);
         ck_assert_int_eq(test_manager(&err, "exit", NULL), EXIT_OK);
         ck_assert_msg(strstr(err, "No journal, but 3 cgroups"), "stderr: %s", err);
@@ -621,28 +647,60 @@ static void enter_private_mounts(void) {
         ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
 }
 
+/* T's state directory on a tmpfs of the given mount options, in a mount
+ * namespace of the test's own (gone with it). */
+static void state_dir_on_tmpfs(const char *options) {
+        enter_private_mounts();
+        ck_assert_int_eq(mkdir(T.state_dir, 0700), 0);
+        ck_assert_int_eq(mount("tmpfs", T.state_dir, "tmpfs", MS_NOSUID | MS_NODEV, options), 0);
+}
+
+/* Writes zeros to fd until a write fails (errno says why). */
+static void fill_up(int fd) {
+        char buf[4096] = {};
+        while (write(fd, buf, sizeof(buf)) > 0)
+                ;
+}
+
+/* A new file filler (a path in T's state directory) written until the file
+ * system is full; returns its fd. */
+static int fill_state_dir(const char *filler) {
+        int fd = open(filler, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        ck_assert_int_ge(fd, 0);
+        fill_up(fd);
+        ck_assert_int_eq(errno, ENOSPC);
+        return fd;
+}
+
+/* enter fails (EXIT_FAILURE_GENERIC) and says so with message on stderr;
+ * nothing is frozen (when says at which point of the test), no journal is
+ * left, and exit finds standby not entered. */
+static void assert_enter_fails(const char *message, const char *when) {
+        _cleanup_free_ char *err = NULL;
+
+        ck_assert_int_eq(test_manager(&err, "enter", NULL), EXIT_FAILURE_GENERIC);
+        ck_assert_msg(strstr(err, message), "stderr: %s", err);
+        assert_nothing_frozen(when);
+        ck_assert(!journal_exists());
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_NOT_ACTIVE);
+}
+
 /* A full state file system (a small tmpfs, in a mount namespace of the
  * test's own, gone with it): enter changes nothing, and exit after an enter
  * that saved its journal still thaws everything and removes the journal. */
 START_TEST(test_full_state_dir) {
-        _cleanup_free_ char *err = NULL, *err2 = NULL;
-        char filler[4096], buf[4096] = {};
+        _cleanup_free_ char *err = NULL;
+        char filler[4096];
 
         if (!test_need_root_cgroup2())
                 return;
-        enter_private_mounts();
-        ck_assert_int_eq(mkdir(T.state_dir, 0700), 0);
-        ck_assert_int_eq(mount("tmpfs", T.state_dir, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0700"), 0);
+        state_dir_on_tmpfs("size=64k,mode=0700");
         spawn_units(4);
         snprintf(filler, sizeof(filler), "%s/filler", T.state_dir);
 
         ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
         ck_assert_uint_eq(count_frozen(NULL), 4);
-        int fd = open(filler, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-        ck_assert_int_ge(fd, 0);
-        while (write(fd, buf, sizeof(buf)) > 0)
-                ;
-        ck_assert_int_eq(errno, ENOSPC);
+        int fd = fill_state_dir(filler);
         close(fd);
 
         ck_assert_int_eq(test_manager(&err, "exit", NULL), EXIT_OK);
@@ -653,14 +711,9 @@ START_TEST(test_full_state_dir) {
         /* Enter on the full file system: a clear error, nothing frozen. */
         fd = open(filler, O_WRONLY | O_APPEND | O_CLOEXEC);
         ck_assert_int_ge(fd, 0);
-        while (write(fd, buf, sizeof(buf)) > 0)
-                ;
+        fill_up(fd);
         close(fd);
-        ck_assert_int_eq(test_manager(&err2, "enter", NULL), EXIT_FAILURE_GENERIC);
-        ck_assert_msg(strstr(err2, "No space left"), "stderr: %s", err2);
-        assert_nothing_frozen("failed enter");
-        ck_assert(!journal_exists());
-        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_NOT_ACTIVE);
+        assert_enter_fails("No space left", "failed enter");
 
         unlink(filler);
         ck_assert_int_eq(umount2(T.state_dir, MNT_DETACH), 0);
@@ -671,15 +724,12 @@ END_TEST
  * for its last: enter thaws everything again, removes the journal and
  * fails; nothing stays frozen, and the state directory is as before. */
 START_TEST(test_enter_rolls_back_when_full) {
-        _cleanup_free_ char *err = NULL;
-        char filler[4096], name[300], buf[4096] = {};
+        char filler[4096], name[300];
         struct stat st;
 
         if (!test_need_root_cgroup2())
                 return;
-        enter_private_mounts();
-        ck_assert_int_eq(mkdir(T.state_dir, 0700), 0);
-        ck_assert_int_eq(mount("tmpfs", T.state_dir, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0700"), 0);
+        state_dir_on_tmpfs("size=64k,mode=0700");
         /* 20 units of 200-byte names: a journal of two pages (4.5-5 KB). */
         for (int i = 0; i < 20; i++) {
                 memset(name, 'n', 200);
@@ -689,21 +739,13 @@ START_TEST(test_enter_rolls_back_when_full) {
                 park_in(fd);
         }
         snprintf(filler, sizeof(filler), "%s/filler", T.state_dir);
-        int fd = open(filler, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-        ck_assert_int_ge(fd, 0);
-        while (write(fd, buf, sizeof(buf)) > 0)
-                ;
-        ck_assert_int_eq(errno, ENOSPC);
+        int fd = fill_state_dir(filler);
         /* Three pages free: the first save takes two, the second finds one. */
         ck_assert_int_eq(fstat(fd, &st), 0);
         ck_assert_int_eq(ftruncate(fd, st.st_size - 3 * 4096), 0);
         close(fd);
 
-        ck_assert_int_eq(test_manager(&err, "enter", NULL), EXIT_FAILURE_GENERIC);
-        ck_assert_msg(strstr(err, "No space left on device; thawing everything again"), "stderr: %s", err);
-        assert_nothing_frozen("enter rolled back");
-        ck_assert(!journal_exists());
-        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_NOT_ACTIVE);
+        assert_enter_fails("No space left on device; thawing everything again", "enter rolled back");
         unlink(filler);
         ck_assert_int_eq(umount2(T.state_dir, MNT_DETACH), 0);
 }
@@ -718,9 +760,7 @@ START_TEST(test_exit_without_lock) {
 
         if (!test_need_root_cgroup2())
                 return;
-        enter_private_mounts();
-        ck_assert_int_eq(mkdir(T.state_dir, 0700), 0);
-        ck_assert_int_eq(mount("tmpfs", T.state_dir, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=8,mode=0700"), 0);
+        state_dir_on_tmpfs("size=1m,nr_inodes=8,mode=0700");
         spawn_units(3);
         ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
         snprintf(p, sizeof(p), "%s/" JOURNAL_LOCK_FILE, T.state_dir);
@@ -847,8 +887,7 @@ END_TEST
 /* The listener starts with a corrupt journal (it says so, takes standby as
  * inactive and freezes nothing again); exit then repairs the journal. */
 START_TEST(test_listener_starts_on_corrupt_journal) {
-        char dir[] = "/tmp/standby-hostile-XXXXXX", address[512], rules[64], notify[64], env[96], buf[512];
-        _cleanup_close_ int nfd = -EBADF;
+        HostileListener l;
 
         if (!test_need_root_cgroup2())
                 return;
@@ -857,55 +896,9 @@ START_TEST(test_listener_starts_on_corrupt_journal) {
         static const char corrupt[] = "standby-journal 1\nphase active\nunit frozen 0 x\\q \\-\n";
         write_state(corrupt, strlen(corrupt));
 
-        ck_assert_ptr_nonnull(mkdtemp(dir));
-        ck_assert_int_eq(chmod(dir, 0755), 0);
-        pid_t dbus = test_start_dbus(dir, address, sizeof(address));
-        snprintf(rules, sizeof(rules), "%s/rules", dir);
-        ck_assert_int_eq(mkdir(rules, 0755), 0);
-        /* One rule, as a real setup has. */
-        char rule[96];
-        snprintf(rule, sizeof(rule), "%s/push.rule", rules);
-        FILE *rf = fopen(rule, "we");
-        ck_assert_ptr_nonnull(rf);
-        fputs("[Match]\nEvent=push\nUnit=u00.service\n\n[Action]\nThaw=u00.service\n", rf);
-        fclose(rf);
-        snprintf(notify, sizeof(notify), "%s/notify", dir);
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", notify);
-        nfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        ck_assert_int_ge(nfd, 0);
-        ck_assert_int_eq(bind(nfd, (struct sockaddr *) &sa, sizeof(sa)), 0);
-        snprintf(env, sizeof(env), "NOTIFY_SOCKET=%s", notify);
-
-        pid_t listener = fork();
-        ck_assert_int_ge(listener, 0);
-        if (listener == 0) {
-                putenv(env);
-                execl(test_bin("standby-listener"), "standby-listener", "--config", T.config, "--state-dir",
-                      T.state_dir, "--rules-dir", rules, "--bus-address", address, NULL);
-                _exit(127);
-        }
-        bool ready = false;
-        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC;
-        while (!ready) {
-                struct pollfd p = { .fd = nfd, .events = POLLIN };
-                int t = deadline_poll_timeout(deadline);
-                if (t == 0 || poll(&p, 1, t) <= 0)
-                        break;
-                ssize_t n = recv(nfd, buf, sizeof(buf) - 1, 0);
-                if (n <= 0)
-                        break;
-                buf[n] = 0;
-                ready = strstr(buf, "READY=1");
-        }
+        bool ready = listener_start(&l, 0);
         int status = -1;
-        (void) kill(listener, SIGTERM);
-        ck_assert_int_eq(waitpid(listener, &status, 0), listener);
-        test_stop_pid(dbus);
-        unlink(notify);
-        unlink(rule);
-        rmdir(rules);
-        rmdir(dir);
+        ck_assert_int_eq(listener_stop(&l, &status), l.pid);
         ck_assert_msg(ready, "the listener did not start on a corrupt journal (status %d)", status);
         ck_assert_uint_eq(count_frozen(NULL), 2); /* the listener thawed nothing, froze nothing */
 
