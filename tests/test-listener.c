@@ -1189,6 +1189,18 @@ START_TEST(test_input_uinput_power_button) {
 END_TEST
 
 
+/* A standby-workload bus-service in mail.service, owning org.example.Mail
+ * on the fixture's bus; returns its pid once it ticked (it serves). The
+ * tick pipe stays open: the service still writes to it. */
+static pid_t spawn_mail_bus_service(void) {
+        int tick;
+        char *argv[] = { (char *) test_bin("standby-workload"), "bus-service", "--bus-address", bus_address,
+                         "--bus-name", "org.example.Mail", "--tick-fd", "3", NULL };
+        pid_t pid = test_spawn("mail.service", argv, &tick);
+        ck_assert_msg(test_ticks(tick, 1, 10 * USEC_PER_SEC) == 1, "bus-service did not start");
+        return pid;
+}
+
 /* Event=dbus-call: a call to a frozen service's bus name thaws it in time for
  * it to answer; calls to other names do not. */
 START_TEST(test_dbus_call_thaws_owner) {
@@ -1200,11 +1212,7 @@ START_TEST(test_dbus_call_thaws_owner) {
                 return;
         write_rule("80-call.rule", "[Match]\nEvent=dbus-call\nBusName=org.example.Mail\n[Action]\n"
                                    "Thaw=mail.service\nFor=1s\n");
-        int tick;
-        char *argv[] = { (char *) test_bin("standby-workload"), "bus-service", "--bus-address", bus_address,
-                         "--bus-name", "org.example.Mail", "--tick-fd", "3", NULL };
-        test_spawn("mail.service", argv, &tick);
-        ck_assert_msg(test_ticks(tick, 1, 10 * USEC_PER_SEC) == 1, "bus-service did not start");
+        spawn_mail_bus_service();
 
         start_listener();
         sd_bus *bus = client();
@@ -1303,16 +1311,13 @@ static int on_pong(sd_bus_message *m, void *userdata, sd_bus_error *error) {
  * service's socket and thaws it. */
 START_TEST(test_dbus_call_unread_at_enter) {
         sd_bus_slot *slot = NULL;
-        int tick, answered = 0;
+        int answered = 0;
 
         if (!test_need_root_cgroup2())
                 return;
         write_rule("80-call.rule", "[Match]\nEvent=dbus-call\nBusName=org.example.Mail\n[Action]\n"
                                    "Thaw=mail.service\nFor=1s\n");
-        char *argv[] = { (char *) test_bin("standby-workload"), "bus-service", "--bus-address", bus_address,
-                         "--bus-name", "org.example.Mail", "--tick-fd", "3", NULL };
-        pid_t service = test_spawn("mail.service", argv, &tick);
-        ck_assert_msg(test_ticks(tick, 1, 10 * USEC_PER_SEC) == 1, "bus-service did not start");
+        pid_t service = spawn_mail_bus_service();
         start_listener();
         sd_bus *bus = client();
 
@@ -1392,16 +1397,23 @@ static gid_t standby_with_group(void) {
         return g->gr_gid;
 }
 
+/* In standby_with_group(): a push as nobody, in the group at_connect when
+ * it connects and at_call when it calls, is refused (want 1: mail.service
+ * stays frozen) or let in (want 0: it is thawed); what says which failed. */
+static void push_as_nobody(gid_t at_connect, gid_t at_call, int want, const char *what) {
+        int r = call_as_nobody("Push", &at_connect, 1, &at_call, 1);
+        ck_assert_msg(r == want, "%s (%d)", what, r);
+        ck_assert(test_frozen("mail.service") == (want == 1));
+}
+
 /* A non-root caller in Group= may push; one outside it may not. */
 START_TEST(test_push_group_member) {
         if (!test_need_root_cgroup2())
                 return;
         gid_t users = standby_with_group(), other = 65534;
 
-        ck_assert_int_eq(call_as_nobody("Push", &other, 1, &other, 1), 1);
-        ck_assert(test_frozen("mail.service"));
-        ck_assert_int_eq(call_as_nobody("Push", &users, 1, &users, 1), 0);
-        ck_assert(!test_frozen("mail.service"));
+        push_as_nobody(other, other, 1, "a caller outside the group was let in");
+        push_as_nobody(users, users, 0, "a caller in the group was refused");
         ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
 }
 END_TEST
@@ -1415,12 +1427,8 @@ START_TEST(test_push_judged_by_bus_creds) {
                 return;
         gid_t users = standby_with_group(), other = 65534;
 
-        ck_assert_msg(call_as_nobody("Push", &other, 1, &users, 1) == 1,
-                      "a caller that joined the group after connecting was let in");
-        ck_assert(test_frozen("mail.service"));
-        ck_assert_msg(call_as_nobody("Push", &users, 1, &other, 1) == 0,
-                      "a caller in the group when it connected was refused");
-        ck_assert(!test_frozen("mail.service"));
+        push_as_nobody(other, users, 1, "a caller that joined the group after connecting was let in");
+        push_as_nobody(users, other, 0, "a caller in the group when it connected was refused");
         ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
 }
 END_TEST
@@ -1519,11 +1527,7 @@ START_TEST(test_dbus_call_refused_by_policy) {
                           "<policy user=\"root\"><allow send_destination=\"org.example.Mail\" "
                           "send_interface=\"org.standby.Bench\" send_member=\"Secret\"/></policy>");
         write_rule("80-call.rule", "[Match]\nEvent=dbus-call\nBusName=org.example.Mail\n[Action]\nThaw=mail.service\n");
-        int tick;
-        char *argv[] = { (char *) test_bin("standby-workload"), "bus-service", "--bus-address", bus_address,
-                         "--bus-name", "org.example.Mail", "--tick-fd", "3", NULL };
-        test_spawn("mail.service", argv, &tick);
-        ck_assert_msg(test_ticks(tick, 1, 10 * USEC_PER_SEC) == 1, "bus-service did not start");
+        spawn_mail_bus_service();
         start_listener();
         sd_bus *bus = client();
         ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
@@ -1756,76 +1760,55 @@ START_TEST(test_loop_journal_locked_answers_push) {
 END_TEST
 
 /* A systemd --user manager (tests/env/user-manager.sh) that froze the units. */
-static char um_dir[128], um_cgrel[512], um_script[PATH_MAX];
-static bool um_started;
-
-static void um_stop(void) {
-        char cmd[8192];
-        _cleanup_free_ char *out = NULL;
-        _cleanup_free_ char *pidtext = NULL;
-        int pid;
-
-        if (!um_started)
-                return;
-        um_started = false;
-        /* It may have been left stopped by a failed test. */
-        snprintf(cmd, sizeof(cmd), "%s/manager.pid", um_dir);
-        if (read_one_lineat(AT_FDCWD, cmd, &pidtext) >= 0 && sscanf(pidtext, "%d", &pid) == 1 && pid > 0)
-                (void) kill(pid, SIGCONT);
-        snprintf(cmd, sizeof(cmd), "%s stop %s %s 2>&1", um_script, um_dir, um_cgrel);
-        if (test_run_shell(cmd, &out) != 0)
-                fprintf(stderr, "user manager stop: %s\n", out);
-}
+static char um_dir[128], um_cgrel[512];
 
 static void setup_user_manager(void) {
-        char cmd[8192];
-        _cleanup_free_ char *out = NULL;
-
         setup();
-        um_started = false;
         snprintf(um_dir, sizeof(um_dir), "%s/um", dir);
         (void) mkdir(um_dir, 0700);
         snprintf(um_cgrel, sizeof(um_cgrel), "%s/um.service", T.base);
-        ck_assert_ptr_nonnull(realpath("tests/env/user-manager.sh", um_script));
-        if (access("/lib/systemd/systemd", X_OK) < 0)
-                return;
-        snprintf(cmd, sizeof(cmd), "%s start %s %s 2>&1", um_script, um_dir, um_cgrel);
-        ck_assert_msg(test_run_shell(cmd, &out) == 0, "user manager: %s", out);
-        um_started = true;
-        atexit(um_stop);
+        (void) test_user_manager_start(um_dir, um_cgrel);
 }
 
 static void teardown_user_manager(void) {
-        um_stop();
+        test_user_manager_stop();
         teardown();
+}
+
+/* unit started by the user manager (systemd-run's args: properties, then
+ * the command line), Backend=systemd on its app.slice, the listener up and
+ * standby entered, the unit frozen; its cgroup (below base) goes to
+ * ret_sub. Returns a client connection to the bus. */
+static sd_bus *standby_through_user_manager(const char *unit, const char *args, char *ret_sub, size_t size) {
+        char cmd[8192], extra[1024];
+        _cleanup_free_ char *out = NULL;
+
+        snprintf(cmd, sizeof(cmd), "XDG_RUNTIME_DIR=%s/xdg systemd-run --user --unit=%s %s 2>&1", um_dir, unit, args);
+        ck_assert_msg(test_run_shell(cmd, &out) == 0, "systemd-run: %s", out);
+        snprintf(extra, sizeof(extra), "Targets=\nTargets=%s/app.slice\nBackend=systemd\n"
+                                       "SystemdAddress=unix:path=%s/xdg/systemd/private\n", um_cgrel, um_dir);
+        test_write_config(extra);
+        snprintf(ret_sub, size, "um.service/app.slice/%s", unit);
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert(test_frozen(ret_sub));
+        return bus;
 }
 
 /* The systemd manager that froze a unit is stopped (SIGSTOP): a push for
  * the unit is answered at once, and the unit is thawed all the same,
  * through cgroup.freeze, once ThawUnit has had its moment. */
 START_TEST(test_loop_systemd_stopped_thaws_through_cgroupfs) {
-        char cmd[8192], extra[1024], sub[600];
-        _cleanup_free_ char *out = NULL, *pidtext = NULL;
+        char cmd[8192], sub[600];
+        _cleanup_free_ char *pidtext = NULL;
         int acted, pid = 0;
 
-        if (!test_need_root_cgroup2())
+        if (!test_need_user_manager())
                 return;
-        if (!um_started) {
-                test_skip("no /lib/systemd/systemd here");
-                return;
-        }
-        snprintf(cmd, sizeof(cmd), "XDG_RUNTIME_DIR=%s/xdg systemd-run --user --unit=standby-a.service %s nanosleep 2>&1",
-                 um_dir, test_bin("standby-workload"));
-        ck_assert_msg(test_run_shell(cmd, &out) == 0, "systemd-run: %s", out);
-        snprintf(extra, sizeof(extra), "Targets=\nTargets=%s/app.slice\nBackend=systemd\n"
-                                       "SystemdAddress=unix:path=%s/xdg/systemd/private\n", um_cgrel, um_dir);
-        test_write_config(extra);
         write_rule("60-a.rule", "[Match]\nEvent=push\nUnit=standby-a.service\n[Action]\nThaw=standby-a.service\n");
-        snprintf(sub, sizeof(sub), "um.service/app.slice/standby-a.service");
-        start_listener();
-        sd_bus *bus = client();
-        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
-        ck_assert(test_frozen(sub));
+        snprintf(cmd, sizeof(cmd), "%s nanosleep", test_bin("standby-workload"));
+        sd_bus *bus = standby_through_user_manager("standby-a.service", cmd, sub, sizeof(sub));
 
         snprintf(cmd, sizeof(cmd), "%s/manager.pid", um_dir);
         ck_assert_int_ge(read_one_lineat(AT_FDCWD, cmd, &pidtext), 0);
@@ -1849,30 +1832,17 @@ END_TEST
  * rest ignores SIGTERM and cannot see it anyway): ThawUnit answers
  * UnitInactive, and a push must still thaw it, through cgroup.freeze. */
 START_TEST(test_loop_systemd_inactive_thaws_through_cgroupfs) {
-        char cmd[8192], extra[1024], sub[600];
+        char cmd[8192], sub[600];
         _cleanup_free_ char *out = NULL;
         int acted;
 
-        if (!test_need_root_cgroup2())
+        if (!test_need_user_manager())
                 return;
-        if (!um_started) {
-                test_skip("no /lib/systemd/systemd here");
-                return;
-        }
         char bin[PATH_MAX];
         ck_assert_ptr_nonnull(realpath(test_bin("standby-workload"), bin));
-        snprintf(cmd, sizeof(cmd), "XDG_RUNTIME_DIR=%s/xdg systemd-run --user --unit=standby-k.service "
-                 "-p TimeoutStopSec=120 /bin/sh -c 'trap \"\" TERM; %s nanosleep & wait' 2>&1", um_dir, bin);
-        ck_assert_msg(test_run_shell(cmd, &out) == 0, "systemd-run: %s", out);
-        snprintf(extra, sizeof(extra), "Targets=\nTargets=%s/app.slice\nBackend=systemd\n"
-                                       "SystemdAddress=unix:path=%s/xdg/systemd/private\n", um_cgrel, um_dir);
-        test_write_config(extra);
         write_rule("60-k.rule", "[Match]\nEvent=push\nUnit=standby-k.service\n[Action]\nThaw=standby-k.service\n");
-        snprintf(sub, sizeof(sub), "um.service/app.slice/standby-k.service");
-        start_listener();
-        sd_bus *bus = client();
-        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
-        ck_assert(test_frozen(sub));
+        snprintf(cmd, sizeof(cmd), "-p TimeoutStopSec=120 /bin/sh -c 'trap \"\" TERM; %s nanosleep & wait'", bin);
+        sd_bus *bus = standby_through_user_manager("standby-k.service", cmd, sub, sizeof(sub));
 
         snprintf(cmd, sizeof(cmd), "XDG_RUNTIME_DIR=%s/xdg systemctl --user kill --signal=SIGKILL --kill-who=main "
                  "standby-k.service 2>&1", um_dir);
@@ -2087,26 +2057,13 @@ static bool wait_freezer_state(const char *unit, const char *want) {
  * command returns (the listener answers once ThawUnit is), and frozen
  * again through systemd when the listener's window ends (issue 15). */
 START_TEST(test_loop_systemd_thaw_window) {
-        char cmd[8192], extra[1024], sub[600];
+        char cmd[8192], sub[600];
         _cleanup_free_ char *out = NULL, *err = NULL;
 
-        if (!test_need_root_cgroup2())
+        if (!test_need_user_manager())
                 return;
-        if (!um_started) {
-                test_skip("no /lib/systemd/systemd here");
-                return;
-        }
-        snprintf(cmd, sizeof(cmd), "XDG_RUNTIME_DIR=%s/xdg systemd-run --user --unit=standby-w.service %s nanosleep 2>&1",
-                 um_dir, test_bin("standby-workload"));
-        ck_assert_msg(test_run_shell(cmd, &out) == 0, "systemd-run: %s", out);
-        snprintf(extra, sizeof(extra), "Targets=\nTargets=%s/app.slice\nBackend=systemd\n"
-                                       "SystemdAddress=unix:path=%s/xdg/systemd/private\n", um_cgrel, um_dir);
-        test_write_config(extra);
-        snprintf(sub, sizeof(sub), "um.service/app.slice/standby-w.service");
-        start_listener();
-        sd_bus *bus = client();
-        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
-        ck_assert(test_frozen(sub));
+        snprintf(cmd, sizeof(cmd), "%s nanosleep", test_bin("standby-workload"));
+        sd_bus *bus = standby_through_user_manager("standby-w.service", cmd, sub, sizeof(sub));
         ck_assert(wait_freezer_state("standby-w.service", "frozen"));
 
         ck_assert_msg(test_manager(&err, "thaw", test_cgpath(sub), "--for", "1s", "--bus-address", bus_address,

@@ -16,48 +16,26 @@
 #include "standby.h"
 #include "test-util.h"
 
-static char dir[128], cgrel[512], script[PATH_MAX];
-static bool started;
-
-static void stop_manager(void) {
-        char cmd[8192];
-        _cleanup_free_ char *out = NULL;
-
-        if (!started)
-                return;
-        started = false;
-        snprintf(cmd, sizeof(cmd), "%s stop %s %s 2>&1", script, dir, cgrel);
-        int code = test_run_shell(cmd, &out);
-        if (code != 0)
-                fprintf(stderr, "user manager stop: %d %s\n", code, out);
-}
+static char dir[128], cgrel[512];
 
 static void setup(void) {
-        char cmd[8192], extra[1024];
-        _cleanup_free_ char *out = NULL;
+        char extra[1024];
 
         test_env_setup();
-        started = false;
         if (T.unavailable)
                 return; /* the test skips */
         snprintf(dir, sizeof(dir), "/tmp/standby-sd.%d", (int) getpid());
         (void) mkdir(dir, 0700);
         snprintf(cgrel, sizeof(cgrel), "%s/um.service", T.base);
-        ck_assert_ptr_nonnull(realpath("tests/env/user-manager.sh", script));
-        if (access("/lib/systemd/systemd", X_OK) < 0)
+        if (!test_user_manager_start(dir, cgrel))
                 return;
-        snprintf(cmd, sizeof(cmd), "%s start %s %s 2>&1", script, dir, cgrel);
-        ck_assert_msg(test_run_shell(cmd, &out) == 0, "user manager: %s", out);
-        started = true;
-        /* A failed assertion exits the test's process: stop the manager there too. */
-        atexit(stop_manager);
         snprintf(extra, sizeof(extra), "Targets=\nTargets=%s/app.slice\nBackend=systemd\n"
                                        "SystemdAddress=unix:path=%s/xdg/systemd/private\n", cgrel, dir);
         test_write_config(extra);
 }
 
 static void teardown(void) {
-        stop_manager();
+        test_user_manager_stop();
         (void) rmdir(dir);
         test_env_teardown();
 }
@@ -72,13 +50,17 @@ static void run_unit(const char *unit) {
         ck_assert_msg(test_run_shell(cmd, &out) == 0, "systemd-run: %s", out);
 }
 
-static char *freezer_state(const char *unit) {
+static char *unit_show(const char *unit, const char *property) {
         char cmd[1024];
         char *out = NULL;
-        snprintf(cmd, sizeof(cmd), "XDG_RUNTIME_DIR=%s/xdg systemctl --user show -p FreezerState --value %s", dir, unit);
+        snprintf(cmd, sizeof(cmd), "XDG_RUNTIME_DIR=%s/xdg systemctl --user show -p %s --value %s", dir, property, unit);
         ck_assert_int_eq(test_run_shell(cmd, &out), 0);
         out[strcspn(out, "\n")] = 0;
         return out;
+}
+
+static char *freezer_state(const char *unit) {
+        return unit_show(unit, "FreezerState");
 }
 
 static const char *unit_sub(const char *unit) {
@@ -87,21 +69,21 @@ static const char *unit_sub(const char *unit) {
         return buf;
 }
 
-START_TEST(test_systemd_backend) {
-        _cleanup_free_ char *json = NULL;
-
-        if (!test_need_root_cgroup2())
-                return;
-        if (!started) {
-                test_skip("no /lib/systemd/systemd here");
-                return;
-        }
+/* standby-a.service and standby-b.service run, and enter froze both. */
+static void standby_with_a_and_b(void) {
         run_unit("standby-a.service");
         run_unit("standby-b.service");
-
         ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
         ck_assert(test_frozen(unit_sub("standby-a.service")));
         ck_assert(test_frozen(unit_sub("standby-b.service")));
+}
+
+START_TEST(test_systemd_backend) {
+        _cleanup_free_ char *json = NULL;
+
+        if (!test_need_user_manager())
+                return;
+        standby_with_a_and_b();
         /* systemd knows: it did the freezing. */
         _cleanup_free_ char *sa = freezer_state("standby-a.service"), *sb = freezer_state("standby-b.service");
         ck_assert_str_eq(sa, "frozen");
@@ -129,12 +111,8 @@ START_TEST(test_backend_choice) {
         char extra[2048];
         _cleanup_free_ char *json = NULL, *err = NULL;
 
-        if (!test_need_root_cgroup2())
+        if (!test_need_user_manager())
                 return;
-        if (!started) {
-                test_skip("no /lib/systemd/systemd here");
-                return;
-        }
         run_unit("standby-a.service");
         /* A cgroup of our own below the targets, unknown to systemd. */
         test_spawn_workload("other.slice/plain.service", "idle", 100, 1, NULL);
@@ -163,12 +141,8 @@ END_TEST
 /* kill -9 part-way through an enter through systemd, then exit: the journal
  * says which manager froze what, and exit thaws it through that manager. */
 START_TEST(test_systemd_crash_recovery) {
-        if (!test_need_root_cgroup2())
+        if (!test_need_user_manager())
                 return;
-        if (!started) {
-                test_skip("no /lib/systemd/systemd here");
-                return;
-        }
         run_unit("standby-a.service");
         run_unit("standby-b.service");
         /* Steps: the journal save, then one FreezeUnit per unit: die after the first. */
@@ -180,15 +154,6 @@ START_TEST(test_systemd_crash_recovery) {
         ck_assert(!test_anything_frozen());
 }
 END_TEST
-
-static char *unit_show(const char *unit, const char *property) {
-        char cmd[1024];
-        char *out = NULL;
-        snprintf(cmd, sizeof(cmd), "XDG_RUNTIME_DIR=%s/xdg systemctl --user show -p %s --value %s", dir, property, unit);
-        ck_assert_int_eq(test_run_shell(cmd, &out), 0);
-        out[strcspn(out, "\n")] = 0;
-        return out;
-}
 
 static void user_systemctl(const char *args) {
         char cmd[1024];
@@ -228,12 +193,8 @@ START_TEST(test_stopped_while_frozen) {
         char cmd[16384], bin[PATH_MAX];
         _cleanup_free_ char *out = NULL, *err = NULL;
 
-        if (!test_need_root_cgroup2())
+        if (!test_need_user_manager())
                 return;
-        if (!started) {
-                test_skip("no /lib/systemd/systemd here");
-                return;
-        }
         ck_assert_ptr_nonnull(realpath(test_bin("standby-workload"), bin));
         /* SIGTERM ignored (as by a daemon busy in its handler): the stop waits
          * for TimeoutStopSec=, long enough for the test. The watchdog is fed
@@ -315,17 +276,9 @@ START_TEST(test_exit_with_manager_stopped) {
         char path[PATH_MAX];
         pid_t pid, cont;
 
-        if (!test_need_root_cgroup2())
+        if (!test_need_user_manager())
                 return;
-        if (!started) {
-                test_skip("no /lib/systemd/systemd here");
-                return;
-        }
-        run_unit("standby-a.service");
-        run_unit("standby-b.service");
-        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
-        ck_assert(test_frozen(unit_sub("standby-a.service")));
-        ck_assert(test_frozen(unit_sub("standby-b.service")));
+        standby_with_a_and_b();
 
         snprintf(path, sizeof(path), "%s/manager.pid", dir);
         ck_assert_int_eq(read_one_lineat(AT_FDCWD, path, &pidtext), 0);

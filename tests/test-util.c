@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -612,4 +613,51 @@ void test_stop_pid(pid_t pid) {
                 return;
         (void) kill(pid, SIGTERM);
         (void) waitpid(pid, NULL, 0);
+}
+
+static char um_dir[128], um_cgrel[512], um_script[PATH_MAX];
+static bool um_started;
+
+bool test_user_manager_start(const char *dir, const char *cgrel) {
+        char cmd[8192];
+        _cleanup_free_ char *out = NULL;
+
+        um_started = false;
+        snprintf(um_dir, sizeof(um_dir), "%s", dir);
+        snprintf(um_cgrel, sizeof(um_cgrel), "%s", cgrel);
+        ck_assert_ptr_nonnull(realpath("tests/env/user-manager.sh", um_script));
+        if (access("/lib/systemd/systemd", X_OK) < 0)
+                return false;
+        snprintf(cmd, sizeof(cmd), "%s start %s %s 2>&1", um_script, um_dir, um_cgrel);
+        ck_assert_msg(test_run_shell(cmd, &out) == 0, "user manager: %s", out);
+        um_started = true;
+        /* A failed assertion exits the test's process: stop the manager there too. */
+        atexit(test_user_manager_stop);
+        return true;
+}
+
+bool test_need_user_manager(void) {
+        if (!test_need_root_cgroup2())
+                return false;
+        if (!um_started)
+                return test_skip("no /lib/systemd/systemd here");
+        return true;
+}
+
+void test_user_manager_stop(void) {
+        char cmd[8192];
+        _cleanup_free_ char *out = NULL, *pidtext = NULL;
+        int pid;
+
+        if (!um_started)
+                return;
+        um_started = false;
+        /* It may have been left stopped by a failed test. */
+        snprintf(cmd, sizeof(cmd), "%s/manager.pid", um_dir);
+        if (read_one_lineat(AT_FDCWD, cmd, &pidtext) >= 0 && sscanf(pidtext, "%d", &pid) == 1 && pid > 0)
+                (void) kill(pid, SIGCONT);
+        snprintf(cmd, sizeof(cmd), "%s stop %s %s 2>&1", um_script, um_dir, um_cgrel);
+        int code = test_run_shell(cmd, &out);
+        if (code != 0)
+                fprintf(stderr, "user manager stop: %d %s\n", code, out);
 }

@@ -121,6 +121,20 @@ pid_t test_start_dbus(const char *dir, char *ret_address, size_t size);
 /* SIGTERM to pid, and waits for it; nothing if pid <= 0. */
 void test_stop_pid(pid_t pid);
 
+/* Starts a systemd --user manager (tests/env/user-manager.sh) for the tests
+ * of the systemd backend: its files in dir (its private socket
+ * dir/xdg/systemd/private), its cgroup cgrel (relative to the cgroup2
+ * mount). Returns false, starting nothing, when there is no
+ * /lib/systemd/systemd. The manager is stopped by test_user_manager_stop(),
+ * also at the exit of the test's process (a failed assertion). */
+bool test_user_manager_start(const char *dir, const char *cgrel);
+/* Skips the calling test (test_skip) unless root with cgroup v2 and a
+ * manager that test_user_manager_start() started. */
+bool test_need_user_manager(void);
+/* Stops the manager that test_user_manager_start() started, continued
+ * first (a failed test may have left it stopped); nothing if none runs. */
+void test_user_manager_stop(void);
+
 /* Path of a built binary (STANDBY_BUILD_DIR, default "build"). */
 const char *test_bin(const char *name);
 
