@@ -2288,12 +2288,20 @@ static void sweep(void) {
         (void) !system(cmd);
 }
 
-Suite *listener_suite(void) {
-        Suite *s = suite_create("listener");
-        TCase *tc = tcase_create("dbus");
-        tcase_set_timeout(tc, 60);
+/* A test case on the listener's usual fixtures (a private bus, a test
+ * cgroup tree; swept after the case), added to s. */
+static TCase *listener_tcase(Suite *s, const char *name, int timeout) {
+        TCase *tc = tcase_create(name);
+        tcase_set_timeout(tc, timeout);
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_add_unchecked_fixture(tc, NULL, sweep);
+        suite_add_tcase(s, tc);
+        return tc;
+}
+
+Suite *listener_suite(void) {
+        Suite *s = suite_create("listener");
+        TCase *tc = listener_tcase(s, "dbus", 60);
         tcase_add_test(tc, test_push_thaws_for_window);
         tcase_add_test(tc, test_refreeze_before_record);
         tcase_add_test(tc, test_push_storm_coalesces);
@@ -2318,62 +2326,41 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_bus_loss_exits);
         tcase_add_test(tc, test_bus_loss_exits_with_monitor);
         tcase_add_test(tc, test_input_stream_dropped);
-        suite_add_tcase(s, tc);
 
         /* A case of their own, so that `make check-vm` runs just these where
          * /dev/uinput exists (CK_RUN_CASE=uinput); they skip elsewhere. */
-        tc = tcase_create("uinput");
-        tcase_set_timeout(tc, 120);
-        tcase_add_checked_fixture(tc, setup, teardown);
-        tcase_add_unchecked_fixture(tc, NULL, sweep);
+        tc = listener_tcase(s, "uinput", 120);
         tcase_add_test(tc, test_input_uinput_power_button);
         tcase_add_test(tc, test_input_uinput_overrun_resync);
-        suite_add_tcase(s, tc);
 
         /* Who may wake what (issue 13). */
-        tc = tcase_create("trust");
-        tcase_set_timeout(tc, 60);
-        tcase_add_checked_fixture(tc, setup, teardown);
-        tcase_add_unchecked_fixture(tc, NULL, sweep);
+        tc = listener_tcase(s, "trust", 60);
         tcase_add_test(tc, test_push_group_member);
         tcase_add_test(tc, test_push_judged_by_bus_creds);
         tcase_add_test(tc, test_statistics_access);
         tcase_add_test(tc, test_dbus_call_refused_by_policy);
         tcase_add_test(tc, test_forged_call_at_enter);
         tcase_add_test(tc, test_state_dir_replaced);
-        suite_add_tcase(s, tc);
 
         /* The listener's loop never waits: not for a unit stuck at its
          * window's end, nor for a stopped systemd manager. */
-        tc = tcase_create("loop");
-        tcase_set_timeout(tc, 90);
-        tcase_add_checked_fixture(tc, setup, teardown);
-        tcase_add_unchecked_fixture(tc, NULL, sweep);
+        tc = listener_tcase(s, "loop", 90);
         tcase_add_test(tc, test_loop_stuck_refreeze_answers_push);
         tcase_add_test(tc, test_loop_journal_locked_answers_push);
-        suite_add_tcase(s, tc);
         /* Thaws asked over the bus: their windows are the listener's, their
          * replies say what they did (issue 15). */
-        tc = tcase_create("window");
-        tcase_set_timeout(tc, 60);
-        tcase_add_checked_fixture(tc, setup, teardown);
-        tcase_add_unchecked_fixture(tc, NULL, sweep);
+        tc = listener_tcase(s, "window", 60);
         tcase_add_test(tc, test_thaw_for_window_is_the_listeners);
         tcase_add_test(tc, test_thaw_for_needs_the_listener);
         tcase_add_test(tc, test_push_ex_reports_failed_thaw);
         tcase_add_test(tc, test_push_ex_reports_gone);
-        suite_add_tcase(s, tc);
 
         /* New work started during standby is held (issue 15). */
-        tc = tcase_create("hold");
-        tcase_set_timeout(tc, 60);
-        tcase_add_checked_fixture(tc, setup, teardown);
-        tcase_add_unchecked_fixture(tc, NULL, sweep);
+        tc = listener_tcase(s, "hold", 60);
         tcase_add_test(tc, test_hold_new_cgroup);
         tcase_add_test(tc, test_hold_spares_exempt);
         tcase_add_test(tc, test_hold_in_new_slice);
         tcase_add_test(tc, test_hold_with_journal_locked);
-        suite_add_tcase(s, tc);
         tc = tcase_create("loop-systemd");
         tcase_set_timeout(tc, 90);
         tcase_add_checked_fixture(tc, setup_user_manager, teardown_user_manager);
