@@ -430,6 +430,12 @@ int listener_cgroup_watch_sync(Listener *l) {
         if (r < 0)
                 goto fail;
         r = sd_event_add_io(l->event, &w->source, w->fd, EPOLLIN, on_inotify, l);
+        /* A new unit is held before any other event pending beside it is
+         * taken: the sooner the freeze lands, the less the unit runs. And a
+         * D-Bus call made after a cgroup was created is answered after the
+         * listener has judged that cgroup. */
+        if (r >= 0)
+                r = sd_event_source_set_priority(w->source, SD_EVENT_PRIORITY_IMPORTANT);
         if (r < 0)
                 goto fail;
         l->cgroup_watch = w;

@@ -437,8 +437,9 @@ END_TEST
 
 /* A journal that is no regular file (a FIFO, made by an unlucky admin or a
  * script gone wrong) is a journal lost, not a wait: exit thaws through the
- * walk at once. A helper holds the FIFO's only write end open for 20 s (the
- * bound): an exit that reads the FIFO waits for it to go. */
+ * walk at once. A helper holds the FIFO's only write end open until the
+ * test releases it (20 s at most): an exit that reads the FIFO waits for it
+ * to go. */
 START_TEST(test_journal_fifo) {
         _cleanup_free_ char *err = NULL;
         const char *p = journal_path();
@@ -452,17 +453,13 @@ START_TEST(test_journal_fifo) {
         ck_assert_int_eq(mkfifo(p, 0600), 0);
         int fd = open(p, O_RDWR | O_CLOEXEC);
         ck_assert_int_ge(fd, 0);
-        pid_t helper = fork();
-        ck_assert_int_ge(helper, 0);
-        if (helper == 0) {
-                sleep(20);
-                _exit(0);
-        }
+        int release;
+        pid_t helper = test_fork_until_released(20 * USEC_PER_SEC, NULL, NULL, &release);
         close(fd);
 
         int code = test_manager(&err, "exit", NULL);
         bool waited = waitpid(helper, NULL, WNOHANG) != 0;
-        (void) kill(helper, SIGKILL);
+        close(release);
         (void) waitpid(helper, NULL, 0);
         ck_assert_msg(!waited, "exit waited for the FIFO's writer: %s", err);
         ck_assert_msg(code == EXIT_OK, "exit %d: %s", code, err);

@@ -155,6 +155,10 @@ START_TEST(test_systemd_crash_recovery) {
 }
 END_TEST
 
+static void continue_pid(void *userdata) {
+        (void) kill(*(pid_t *) userdata, SIGCONT);
+}
+
 static void user_systemctl(const char *args) {
         char cmd[1024];
         _cleanup_free_ char *out = NULL;
@@ -162,15 +166,13 @@ static void user_systemctl(const char *args) {
         ck_assert_msg(test_run_shell(cmd, &out) == 0, "systemctl --user %s: %s", args, out);
 }
 
-/* systemd sends no event a test can wait on for a unit's state: asked every
- * 50 ms, bounded to 20 s. */
+/* Until systemd is stopping the unit (its PropertiesChanged), 20 s at most. */
 static void wait_deactivating(const char *unit) {
-        for (int i = 0; i < 400; i++) {
-                _cleanup_free_ char *st = unit_show(unit, "ActiveState");
-                if (streq(st, "deactivating"))
-                        return;
-                usleep(50 * 1000);
-        }
+        char runtime_dir[PATH_MAX];
+
+        snprintf(runtime_dir, sizeof(runtime_dir), "%s/xdg", dir);
+        if (test_wait_unit_property(runtime_dir, unit, "ActiveState", "deactivating", 20 * USEC_PER_SEC))
+                return;
         _cleanup_free_ char *st = unit_show(unit, "ActiveState"), *sub = unit_show(unit, "SubState");
         ck_abort_msg("%s did not start stopping: %s (%s)", unit, st, sub);
 }
@@ -285,17 +287,14 @@ START_TEST(test_exit_with_manager_stopped) {
         ck_assert_int_eq(parse_pid(pidtext, &pid), 0);
         ck_assert_int_eq(kill(pid, SIGSTOP), 0);
         ck_assert(test_wait_for(is_stopped, &pid, 5 * USEC_PER_SEC));
-        cont = fork();
-        ck_assert_int_ge(cont, 0);
-        if (cont == 0) {
-                sleep(20);
-                (void) kill(pid, SIGCONT);
-                _exit(0);
-        }
+        /* Should exit wait for the manager, it is continued after 20 s, so
+         * that the test fails instead of hanging. */
+        int release;
+        cont = test_fork_until_released(20 * USEC_PER_SEC, continue_pid, &pid, &release);
 
         int code = test_manager(&err, "exit", NULL);
         char st = proc_state(pid);
-        (void) kill(cont, SIGKILL);
+        close(release);
         (void) waitpid(cont, NULL, 0);
         (void) kill(pid, SIGCONT);
         ck_assert_msg(st == 'T', "exit waited until the stopped manager was continued: %s", err);

@@ -8,6 +8,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <systemd/sd-bus.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -660,4 +661,84 @@ void test_user_manager_stop(void) {
         int code = test_run_shell(cmd, &out);
         if (code != 0)
                 fprintf(stderr, "user manager stop: %d %s\n", code, out);
+}
+
+bool test_wait_unit_property(const char *runtime_dir, const char *unit, const char *property, const char *want,
+                             usec_t timeout) {
+        _cleanup_free_ char *address = NULL, *match = NULL;
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *reply = NULL;
+        const char *path = NULL;
+        sd_bus *bus = NULL;
+        bool found = false;
+        int r;
+
+        if (asprintf(&address, "unix:path=%s/systemd/private", runtime_dir) < 0)
+                return false;
+        r = sd_bus_new(&bus);
+        if (r >= 0)
+                r = sd_bus_set_address(bus, address);
+        if (r >= 0)
+                r = sd_bus_start(bus);
+        /* The manager's private socket is a direct connection: it sends every
+         * unit's PropertiesChanged there, subscribed or not. */
+        if (r >= 0)
+                r = sd_bus_call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                       "org.freedesktop.systemd1.Manager", "GetUnit", &error, &reply, "s", unit);
+        if (r >= 0)
+                r = sd_bus_message_read(reply, "o", &path);
+        if (r >= 0 && asprintf(&match, "type='signal',path='%s',interface='org.freedesktop.DBus.Properties',"
+                                       "member='PropertiesChanged'", path) < 0)
+                r = -ENOMEM;
+        if (r >= 0)
+                r = sd_bus_add_match(bus, NULL, match, NULL, NULL);
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + timeout;
+        while (r >= 0) {
+                _cleanup_free_ char *value = NULL;
+                usec_t now = now_usec(CLOCK_MONOTONIC);
+
+                sd_bus_error_free(&error);
+                r = sd_bus_get_property_string(bus, "org.freedesktop.systemd1", path, "org.freedesktop.systemd1.Unit",
+                                               property, &error, &value);
+                if (r >= 0 && streq(value, want)) {
+                        found = true;
+                        break;
+                }
+                if (r < 0 || now >= deadline)
+                        break;
+                /* Any change of the unit sends PropertiesChanged once it is
+                 * made (FreezerState too: systemd queues the unit's signal
+                 * when it changes); signals that came during the call above
+                 * are queued already, so none is missed between the read and
+                 * the wait. */
+                r = sd_bus_wait(bus, deadline - now);
+                while (r >= 0 && (r = sd_bus_process(bus, NULL)) > 0)
+                        ;
+        }
+        sd_bus_error_free(&error);
+        sd_bus_message_unref(reply);
+        sd_bus_flush_close_unref(bus);
+        return found;
+}
+
+pid_t test_fork_until_released(usec_t timeout, void (*at_end)(void *), void *userdata, int *ret_release) {
+        int p[2];
+
+        ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                struct pollfd pf = { .fd = p[0], .events = POLLIN };
+
+                close(p[1]);
+                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+                /* POLLHUP once the test closes its end, or dies. */
+                (void) poll(&pf, 1, (int) (timeout / USEC_PER_MSEC));
+                if (at_end)
+                        at_end(userdata);
+                _exit(0);
+        }
+        close(p[0]);
+        *ret_release = p[1];
+        return pid;
 }

@@ -141,6 +141,17 @@ const char *test_bin(const char *name);
 /* Waits (bounded) for cond(userdata) to be true, for conditions the kernel
  * sends no event for (a lock wait appearing in /proc/locks). Checks every 1 ms. */
 bool test_wait_for(bool (*cond)(void *), void *userdata, usec_t timeout);
+/* Waits, at most timeout, until systemd's property of unit reads want, told
+ * of each change by the unit's PropertiesChanged on the private socket of
+ * the manager whose runtime directory is runtime_dir (systemd --user's
+ * $XDG_RUNTIME_DIR). */
+bool test_wait_unit_property(const char *runtime_dir, const char *unit, const char *property, const char *want,
+                             usec_t timeout);
+/* Forks a child that waits until *ret_release is closed, or timeout, then
+ * calls at_end(userdata) (if not NULL) and exits: a process that holds what
+ * it inherited, or acts late, for a test that must not hang on a fault. The
+ * child dies with the test. */
+pid_t test_fork_until_released(usec_t timeout, void (*at_end)(void *), void *userdata, int *ret_release);
 
 Suite *unit_name_suite(void);
 Suite *log_suite(void);
