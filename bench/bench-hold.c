@@ -21,22 +21,6 @@
 #include "log.h"
 #include "macro.h"
 
-static uint64_t held_count(sd_bus *bus) {
-        sd_bus_message *reply = NULL;
-        uint64_t v = UINT64_MAX, x;
-        const char *k;
-
-        if (sd_bus_call_method(bus, "org.standby.Listener1", "/org/standby/Listener1", "org.standby.Listener1",
-                               "GetStatistics", NULL, &reply, "") < 0)
-                return UINT64_MAX;
-        if (sd_bus_message_enter_container(reply, 'a', "{st}") >= 0)
-                while (sd_bus_message_read(reply, "{st}", &k, &x) > 0)
-                        if (streq(k, "held"))
-                                v = x;
-        sd_bus_message_unref(reply);
-        return v;
-}
-
 /* One trial: the cgroup made, a process in it; returns the time to frozen 1
  * (populated), the child's count and CPU time. */
 static int trial(unsigned i, volatile uint64_t *count, double *ret_us, uint64_t *ret_count, double *ret_cpu_us) {
@@ -123,7 +107,7 @@ int bench_hold(const char *listener_path, unsigned samples, unsigned gap_ms) {
                 goto finish;
         }
         /* Answered once the journal change is taken: the watches are up. */
-        if (held_count(bus) == UINT64_MAX) {
+        if (bench_listener_statistic(bus, "held") == UINT64_MAX) {
                 r = log_error_errno(-EPROTO, "%s has no \"held\" statistic: it does not hold new work", listener_path);
                 goto finish;
         }
@@ -147,7 +131,7 @@ int bench_hold(const char *listener_path, unsigned samples, unsigned gap_ms) {
         printf("  CPU time of the new process (fork, attach included), us: p50 %.0f  p99 %.0f  max %.0f\n",
                stats_percentile(cpu_us, n, 50), stats_percentile(cpu_us, n, 99), stats_max(cpu_us, n));
         printf("  trials in which it ran any of its own code before held: %u of %u\n", ran, n);
-        printf("  listener's held count: %" PRIu64 "\n", held_count(bus));
+        printf("  listener's held count: %" PRIu64 "\n", bench_listener_statistic(bus, "held"));
         r = 0;
 finish:
         (void) run_manager("exit", NULL);

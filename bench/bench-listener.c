@@ -316,9 +316,9 @@ static int sample(const ListenerBench *lb, int kind, Timing *ret) {
         return r < 0 ? r : 0;
 }
 
-static uint64_t statistic(sd_bus *bus, const char *key) {
+uint64_t bench_listener_statistic(sd_bus *bus, const char *key) {
         sd_bus_message *reply = NULL;
-        uint64_t v = 0, x;
+        uint64_t v = UINT64_MAX, x;
         const char *k;
 
         if (sd_bus_call_method(bus, "org.standby.Listener1", "/org/standby/Listener1", "org.standby.Listener1",
@@ -355,8 +355,8 @@ static uint64_t runs(pid_t pid) {
  * with nothing left to read; a count started earlier would take in its
  * way back to sleep. Bounded: 5 s. */
 static void listener_settle(sd_bus *bus) {
-        (void) statistic(bus, "events");
-        (void) statistic(bus, "events");
+        (void) bench_listener_statistic(bus, "events");
+        (void) bench_listener_statistic(bus, "events");
         for (int i = 0; i < 5000; i++) {
                 ProcStat st;
                 if (proc_get_stat(listener_pid, &st) < 0 || st.state == 'S')
@@ -526,7 +526,7 @@ static int refreeze(const ListenerBench *lb, int kind) {
         snprintf(path, sizeof(path), "%s/%s", lb->units_rel, kind_units[kind]);
         if (run_manager("freeze", path) == USEC_INFINITY)
                 return -EIO;
-        return statistic(lb->bus, "events") == UINT64_MAX ? -EIO : 0;
+        return bench_listener_statistic(lb->bus, "events") == UINT64_MAX ? -EIO : 0;
 }
 
 static int shell(const char *cmd) {
@@ -821,7 +821,7 @@ static int listener_bench_rounds(ListenerBench *lb) {
         /* Each frozen sample must have been answered by one thaw, and each
          * reference by none: a service found running would time a running
          * service, and a thaw in the reference would time a thaw. */
-        uint64_t thaws_seen = statistic(lb->bus, "thaws");
+        uint64_t thaws_seen = bench_listener_statistic(lb->bus, "thaws");
         for (unsigned i = 0; i < samples; i++)
                 for (int k = 0; k < _KIND_MAX; k++) {
                         /* Odd rounds: reference, refreeze, frozen; even: refreeze,
@@ -838,7 +838,7 @@ static int listener_bench_rounds(ListenerBench *lb) {
                                         return log_error_errno(r, "%s event got no reply: %m", kind_names[k]);
                                 (frz ? lb->frozen : lb->base)[k * samples + i] = t.total;
                                 (frz ? lb->frozen_reply : lb->base_reply)[k * samples + i] = t.reply;
-                                uint64_t thaws_now = statistic(lb->bus, "thaws");
+                                uint64_t thaws_now = bench_listener_statistic(lb->bus, "thaws");
                                 if (thaws_now != thaws_seen + (uint64_t) frz) {
                                         wrong++;
                                         fprintf(stderr, "[listener] %s %s sample %u: %" PRIu64 " thaws instead of %d\n",
@@ -868,9 +868,9 @@ static int listener_bench_rounds(ListenerBench *lb) {
                 return -EIO;
         }
         lb->rss_after_events = bench_rss_kib(listener_pid);
-        lb->n_thaws = statistic(lb->bus, "thaws");
-        lb->thaw_total = statistic(lb->bus, "thaw_usec_total");
-        lb->thaw_max = statistic(lb->bus, "thaw_usec_max");
+        lb->n_thaws = bench_listener_statistic(lb->bus, "thaws");
+        lb->thaw_total = bench_listener_statistic(lb->bus, "thaw_usec_total");
+        lb->thaw_max = bench_listener_statistic(lb->bus, "thaw_usec_max");
         return 0;
 }
 
@@ -881,7 +881,7 @@ static int listener_bench_storm(ListenerBench *lb) {
         fprintf(stderr, "[listener] storm of 10000 pushes\n");
         if ((r = refreeze(lb, KIND_PUSH)) < 0)
                 return r;
-        uint64_t thaws0 = statistic(lb->bus, "thaws"), coalesced0 = statistic(lb->bus, "coalesced");
+        uint64_t thaws0 = bench_listener_statistic(lb->bus, "thaws"), coalesced0 = bench_listener_statistic(lb->bus, "coalesced");
         usec_t s0 = now_usec(CLOCK_MONOTONIC);
         for (int i = 0; i < 10000; i++) {
                 sd_bus_message *m = NULL;
@@ -897,8 +897,8 @@ static int listener_bench_storm(ListenerBench *lb) {
         (void) sd_bus_flush(lb->bus);
         lb->storm_sent = now_usec(CLOCK_MONOTONIC) - s0;
         /* Answered in order after the pushes from this connection. */
-        lb->storm_thaws = statistic(lb->bus, "thaws") - thaws0;
-        lb->storm_coalesced = statistic(lb->bus, "coalesced") - coalesced0;
+        lb->storm_thaws = bench_listener_statistic(lb->bus, "thaws") - thaws0;
+        lb->storm_coalesced = bench_listener_statistic(lb->bus, "coalesced") - coalesced0;
         lb->storm_handled = now_usec(CLOCK_MONOTONIC) - s0;
         lb->rss_after_storm = bench_rss_kib(listener_pid);
         return 0;

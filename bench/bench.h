@@ -107,6 +107,9 @@ int bench_echo(int fd);                                      /* one byte out and
 /* And when the echo reached the socket (CLOCK_REALTIME, us), if stamped. */
 int bench_echo_stamped(int fd, usec_t *ret_rx);
 int bench_hang_up(int fd);                                   /* close once the server has, 5 s bound */
+/* One of standby-listener's statistics (GetStatistics); UINT64_MAX when the
+ * call fails or the listener has no such key. */
+uint64_t bench_listener_statistic(struct sd_bus *bus, const char *key);
 uint64_t bench_rss_kib(pid_t pid);                           /* VmRSS, 0 if unknown */
 
 /* bench-bare-thawer.c: the least a listener can add to a socket event, a
