@@ -214,6 +214,40 @@ static int batch_freeze(Manager *m, Batch *b, bool freeze, usec_t timeout) {
         return ret < 0 ? ret : r;
 }
 
+/* Whether one of pids holds a file lock that a process not frozen by us
+ * (frozen() says which cgroups are) waits for: 1 and why in ret_reason, or 0. */
+static int lock_holder_reason(const pid_t *pids, size_t n, const LockWait *waits, size_t n_waits,
+                              bool (*frozen)(const char *cgroup, void *userdata), void *userdata, char **ret_reason) {
+        for (size_t w = 0; w < n_waits; w++) {
+                _cleanup_free_ char *waiter_cg = NULL, *comm = NULL;
+                bool holder_here = false;
+
+                for (size_t p = 0; p < n; p++)
+                        if (pids[p] == waits[w].holder)
+                                holder_here = true;
+                if (!holder_here || waits[w].waiter <= 0)
+                        continue;
+                /* A waiter that is itself frozen by us is no victim. */
+                if (cgroup_of_pid(waits[w].waiter, &waiter_cg) >= 0 && frozen(waiter_cg, userdata))
+                        continue;
+                (void) proc_get_comm(waits[w].waiter, &comm);
+                if (asprintf(ret_reason, "pid %d holds a %s lock that running pid %d (%s) waits for",
+                             (int) waits[w].holder, waits[w].type, (int) waits[w].waiter, comm ? comm : "?") < 0)
+                        return -ENOMEM;
+                return 1;
+        }
+        return 0;
+}
+
+static bool journal_says_frozen(const char *cgroup, void *userdata) {
+        JournalUnit *u = journal_find_unit(userdata, cgroup);
+        return u && u->state == UNIT_FROZEN;
+}
+
+static bool listed_frozen(const char *cgroup, void *userdata) {
+        return strv_contains(userdata, cgroup);
+}
+
 /* The deadlock guard: a frozen process holding a file lock that a process
  * outside the frozen set is blocked on would block that process for the whole
  * standby. Thaw the holder's unit and say why. */
@@ -230,6 +264,7 @@ static int guard_lock_holders(Manager *m, Batch *b, LockScan *scan, char **kept)
 
         for (size_t i = 0; i < b->n; i++) {
                 _cleanup_free_ pid_t *pids = NULL;
+                _cleanup_free_ char *reason = NULL;
                 size_t n = 0;
                 JournalUnit *u = journal_find_unit(m->journal, b->cgroups[i]);
 
@@ -238,37 +273,20 @@ static int guard_lock_holders(Manager *m, Batch *b, LockScan *scan, char **kept)
                 if (cgroup_list_pids(b->fds[i], false, &pids, &n) < 0)
                         continue;
 
-                for (size_t w = 0; w < n_waits; w++) {
-                        bool holder_here = false;
-                        _cleanup_free_ char *waiter_cg = NULL, *comm = NULL, *reason = NULL;
-
-                        for (size_t p = 0; p < n; p++)
-                                if (pids[p] == waits[w].holder)
-                                        holder_here = true;
-                        if (!holder_here || waits[w].waiter <= 0)
-                                continue;
-                        /* A waiter that is itself frozen by us is no victim. */
-                        if (cgroup_of_pid(waits[w].waiter, &waiter_cg) >= 0) {
-                                JournalUnit *wu = journal_find_unit(m->journal, waiter_cg);
-                                if (wu && wu->state == UNIT_FROZEN)
-                                        continue;
-                        }
-                        (void) proc_get_comm(waits[w].waiter, &comm);
-                        if (asprintf(&reason, "pid %d holds a %s lock that running pid %d (%s) waits for",
-                                     (int) waits[w].holder, waits[w].type, (int) waits[w].waiter,
-                                     comm ? comm : "?") < 0)
-                                return -ENOMEM;
-                        r = unit_set_freeze(u, b->fds[i], false);
-                        if (r < 0 && r != -ENOENT)
-                                return log_error_errno(r, "Failed to thaw lock holder %s: %m", u->cgroup);
-                        manager_step(m);
-                        log_warning("Leaving %s running: %s.", u->cgroup, reason);
-                        u->state = UNIT_LOCKHOLDER;
-                        r = journal_unit_set_reason(u, reason);
-                        if (r < 0)
-                                return r;
-                        break;
-                }
+                r = lock_holder_reason(pids, n, waits, n_waits, journal_says_frozen, m->journal, &reason);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        continue;
+                r = unit_set_freeze(u, b->fds[i], false);
+                if (r < 0 && r != -ENOENT)
+                        return log_error_errno(r, "Failed to thaw lock holder %s: %m", u->cgroup);
+                manager_step(m);
+                log_warning("Leaving %s running: %s.", u->cgroup, reason);
+                u->state = UNIT_LOCKHOLDER;
+                r = journal_unit_set_reason(u, reason);
+                if (r < 0)
+                        return r;
         }
         return 0;
 }
@@ -797,31 +815,16 @@ int freeze_find_lock_holders(int root_fd, char **candidates, char **frozen, char
         for (char **c = candidates; n_waits > 0 && c && *c; c++) {
                 _cleanup_close_ int fd = -EBADF;
                 _cleanup_free_ pid_t *pids = NULL;
+                _cleanup_free_ char *reason = NULL;
                 size_t n = 0;
 
                 if (cgroup_open(root_fd, *c, &fd) < 0 || cgroup_list_pids(fd, false, &pids, &n) < 0)
                         continue;
-                for (size_t w = 0; w < n_waits; w++) {
-                        _cleanup_free_ char *waiter_cg = NULL, *comm = NULL, *reason = NULL;
-                        bool holder_here = false;
-
-                        for (size_t p = 0; p < n; p++)
-                                if (pids[p] == waits[w].holder)
-                                        holder_here = true;
-                        if (!holder_here || waits[w].waiter <= 0)
-                                continue;
-                        /* A waiter that is itself frozen by us is no victim. */
-                        if (cgroup_of_pid(waits[w].waiter, &waiter_cg) >= 0 && strv_contains(frozen, waiter_cg))
-                                continue;
-                        (void) proc_get_comm(waits[w].waiter, &comm);
-                        if (asprintf(&reason, "pid %d holds a %s lock that running pid %d (%s) waits for",
-                                     (int) waits[w].holder, waits[w].type, (int) waits[w].waiter,
-                                     comm ? comm : "?") < 0)
-                                return -ENOMEM;
-                        if ((r = strv_extend(&holders, *c)) < 0 || (r = strv_extend(&reasons, reason)) < 0)
-                                return r;
-                        break;
-                }
+                r = lock_holder_reason(pids, n, waits, n_waits, listed_frozen, frozen, &reason);
+                if (r < 0)
+                        return r;
+                if (r > 0 && ((r = strv_extend(&holders, *c)) < 0 || (r = strv_extend(&reasons, reason)) < 0))
+                        return r;
         }
         *ret_holders = TAKE_PTR(holders);
         *ret_reasons = TAKE_PTR(reasons);
