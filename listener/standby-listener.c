@@ -132,6 +132,15 @@ static int on_state_parent_change(sd_event_source *s, const struct inotify_event
         return 0;
 }
 
+static int on_state_retry(sd_event_source *s, uint64_t usec, void *userdata) {
+        Listener *l = userdata;
+
+        /* A floating one-shot: done with it. */
+        (void) sd_event_source_set_floating(s, false);
+        sd_event_source_unref(s);
+        return sd_event_source_set_enabled(l->state_rewatch, SD_EVENT_ONESHOT);
+}
+
 /* Opens the state directory by its path again; if it is another directory
  * than the one watched (removed and made again, or renamed and replaced),
  * watches and reads that one. While there is none (or one that is not
@@ -153,17 +162,24 @@ static int on_state_rewatch(sd_event_source *s, void *userdata) {
         if (l->state_watch && fstat(l->m.state_fd, &before) >= 0 && before.st_dev == now.st_dev &&
             before.st_ino == now.st_ino)
                 return 0; /* the same one */
+        /* A wait for the old directory's lock would never end: its holder
+         * closes a file no one uses any more, or has already. The next try
+         * watches the new one. It goes before the new watch is added: the
+         * removed lock file's inode number may already be the new
+         * directory's, and sd-event refuses a second watch under a number
+         * it still holds (EINVAL). */
+        l->lock_watch = sd_event_source_disable_unref(l->lock_watch);
         l->state_watch = sd_event_source_disable_unref(l->state_watch);
         r = watch_state_dir(l, fd);
-        if (r < 0)
-                return r;
+        if (r < 0) {
+                /* Not deaf for good: try again shortly. */
+                (void) sd_event_add_time_relative(l->event, NULL, CLOCK_MONOTONIC, 100 * USEC_PER_MSEC, 0,
+                                                  on_state_retry, l);
+                return 0;
+        }
         safe_close(l->m.state_fd);
         l->m.state_fd = TAKE_FD(fd);
         l->m.lock_fd = safe_close(l->m.lock_fd); /* the lock file is the new directory's */
-        /* A wait for the old directory's lock would never end: its holder
-         * closes a file no one uses any more, or has already. The next try
-         * watches the new one. */
-        l->lock_watch = sd_event_source_disable_unref(l->lock_watch);
         log_notice("The state directory %s was replaced; watching the new one.", l->m.state_dir);
         return state_changed(l);
 }
