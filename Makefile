@@ -1,5 +1,5 @@
 # standby: one non-recursive Makefile.
-#   make [V=1] [WERROR=1] [SAN=1] [SHARED_DEPS=1]
+#   make [V=1] [WERROR=1] [SAN=1]
 #                                   build into build/ (build-san/ with SAN=1)
 #   make check                      build and run every test, plain and under ASan+UBSan
 #   make fuzz [FUZZ_SECONDS=30]     build the libFuzzer targets (clang) into build-fuzz/, run each
@@ -48,20 +48,13 @@ ifeq ($(WERROR),1)
 WARNFLAGS += -Werror
 endif
 
+# Linked dynamically, as Debian links them. The listener takes libnl-3's
+# socket and message parsing only: libnl-route-3 (the bench's, for making
+# links) would be the largest part of the resident listener's pages.
 DEPS := libsystemd libnl-route-3.0 libevdev
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(DEPS))
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(DEPS))
-# The small libraries (libnl, libevdev) are linked in statically by
-# default: the listener is always resident and then maps only the code it
-# uses (RSS 4.0 -> 3.5 MiB, docs/benchmark.md section 3). SHARED_DEPS=1 links them
-# dynamically, for distributions whose policy requires it.
-STATIC_DEPS := libnl-route-3.0 libevdev
-ifeq ($(SHARED_DEPS),1)
-LISTENER_LIBS := $(PKG_LIBS)
-else
-LISTENER_LIBS := -Wl,-Bstatic $(shell $(PKG_CONFIG) --libs $(STATIC_DEPS)) -Wl,-Bdynamic \
-	$(shell $(PKG_CONFIG) --libs libsystemd)
-endif
+LISTENER_LIBS := $(shell $(PKG_CONFIG) --libs libsystemd libnl-3.0 libevdev)
 MANAGER_LIBS := -ldl
 CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check)
 CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check)

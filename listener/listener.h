@@ -21,6 +21,7 @@ typedef struct Statistics {
         uint64_t exits;           /* ExitStandby= actions */
         uint64_t replayed;        /* actions of events that came while standby was being entered */
         uint64_t resyncs;         /* netlink overruns answered by a fresh dump */
+        uint64_t forged;          /* netlink messages from a process, not the kernel: dropped */
         uint64_t undelivered;     /* calls to a frozen unit's BusName= the bus did not deliver (dbus-call.c) */
         uint64_t systemd_fallbacks; /* thaws systemd did not do in time, done through cgroup.freeze */
         uint64_t journal_busy;    /* journal work put off: another process held the journal's lock */

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Network events from rtnetlink (libnl-route-3): links going up or down or
- * changing carrier, addresses added or removed. The kernel sends what changed;
+/* Network events from rtnetlink: links going up or down or changing carrier,
+ * addresses added or removed. libnl-3's socket and attribute parsing read
+ * the messages; libnl-route-3's object caches are not used (linked, they
+ * would be the largest part of the resident listener's pages). The kernel sends what changed;
  * we keep each link's state and each address to tell a change from a repeat.
  * A receive-buffer overrun (ENOBUFS) means events were lost: the state is
  * dumped afresh and compared, so that no change goes unnoticed.
@@ -11,10 +13,11 @@
 #include <arpa/inet.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
+#include <linux/if_addr.h>
+#include <linux/if_link.h>
+#include <netlink/attr.h>
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
-#include <netlink/route/addr.h>
-#include <netlink/route/link.h>
 #include <netlink/socket.h>
 
 #include "listener.h"
@@ -63,7 +66,6 @@ struct NetlinkWatch {
         size_t n_links;
         char **addresses;          /* "ifindex family address" */
         char **seen_addresses;     /* during a resync */
-        int msg_type;              /* of the message being parsed */
         bool resyncing;
         unsigned quiet;            /* GROUP_*: dumped for state, not events (just joined) */
 };
@@ -88,12 +90,18 @@ static void emit(Listener *l, EventKind kind, const char *ifname, int family, co
                                  now_usec(CLOCK_MONOTONIC));
 }
 
-static void handle_link(Listener *l, struct rtnl_link *link, bool deleted) {
+static void handle_link(Listener *l, struct nlmsghdr *hdr) {
         NetlinkWatch *w = l->netlink;
-        int ifindex = rtnl_link_get_ifindex(link);
-        const char *name = rtnl_link_get_name(link);
-        bool up = !deleted && (rtnl_link_get_flags(link) & IFF_UP);
-        bool carrier = !deleted && rtnl_link_get_carrier(link);
+        struct nlattr *tb[IFLA_MAX + 1];
+        struct ifinfomsg *ifi = nlmsg_data(hdr);
+        bool deleted = hdr->nlmsg_type == RTM_DELLINK;
+
+        if (nlmsg_parse(hdr, sizeof(*ifi), tb, IFLA_MAX, NULL) < 0)
+                return;
+        int ifindex = ifi->ifi_index;
+        const char *name = tb[IFLA_IFNAME] ? nla_get_string(tb[IFLA_IFNAME]) : NULL;
+        bool up = !deleted && (ifi->ifi_flags & IFF_UP);
+        bool carrier = !deleted && tb[IFLA_CARRIER] && nla_get_u8(tb[IFLA_CARRIER]);
         LinkState *s = link_find(w, ifindex);
 
         if (!s) {
@@ -105,7 +113,7 @@ static void handle_link(Listener *l, struct rtnl_link *link, bool deleted) {
                 *s = (LinkState) { .ifindex = ifindex };
         }
         if (name)
-                snprintf(s->name, sizeof(s->name), "%s", name);
+                snprintf(s->name, sizeof(s->name), "%.*s", (int) strnlen(name, nla_len(tb[IFLA_IFNAME])), name);
         s->seen = true;
         if (s->up != up)
                 emit(l, EVENT_LINK, s->name, 0, up ? "up" : "down");
@@ -115,16 +123,26 @@ static void handle_link(Listener *l, struct rtnl_link *link, bool deleted) {
         s->carrier = carrier;
 }
 
-static void handle_addr(Listener *l, struct rtnl_addr *addr, bool deleted) {
+static void handle_addr(Listener *l, struct nlmsghdr *hdr) {
         NetlinkWatch *w = l->netlink;
-        int ifindex = rtnl_addr_get_ifindex(addr), family = rtnl_addr_get_family(addr);
-        LinkState *s = w->groups & GROUP_LINK ? link_find(w, ifindex) : NULL;
-        char buf[INET6_ADDRSTRLEN + 8], key[128], ifname[IF_NAMESIZE];
+        struct nlattr *tb[IFA_MAX + 1];
+        struct ifaddrmsg *ifa = nlmsg_data(hdr);
+        bool deleted = hdr->nlmsg_type == RTM_DELADDR;
+        char buf[INET6_ADDRSTRLEN], key[128], ifname[IF_NAMESIZE];
 
-        if (!rtnl_addr_get_local(addr) || !(w->groups & family_group(family)))
+        if (nlmsg_parse(hdr, sizeof(*ifa), tb, IFA_MAX, NULL) < 0)
                 return;
-        nl_addr2str(rtnl_addr_get_local(addr), buf, sizeof(buf));
-        snprintf(key, sizeof(key), "%d %d %s", ifindex, family, buf);
+        int ifindex = (int) ifa->ifa_index, family = ifa->ifa_family;
+        LinkState *s = w->groups & GROUP_LINK ? link_find(w, ifindex) : NULL;
+        /* The local address: IFA_LOCAL where there is a peer, else IFA_ADDRESS. */
+        struct nlattr *a = tb[IFA_LOCAL] ?: tb[IFA_ADDRESS];
+        size_t want = family == AF_INET ? 4 : family == AF_INET6 ? 16 : 0;
+
+        if (!a || !want || nla_len(a) != (int) want || !(w->groups & family_group(family)))
+                return;
+        if (!inet_ntop(family, nla_data(a), buf, sizeof(buf)))
+                return;
+        snprintf(key, sizeof(key), "%d %d %s/%u", ifindex, family, buf, ifa->ifa_prefixlen);
         if (w->resyncing)
                 (void) strv_extend(&w->seen_addresses, key);
 
@@ -132,10 +150,10 @@ static void handle_addr(Listener *l, struct rtnl_addr *addr, bool deleted) {
         if (deleted == !known)
                 return; /* a repeat */
         if (deleted) {
-                for (char **a = w->addresses; *a; a++)
-                        if (streq(*a, key)) {
-                                free(*a);
-                                memmove(a, a + 1, sizeof(char *) * strv_length(a + 1) + sizeof(char *));
+                for (char **k = w->addresses; *k; k++)
+                        if (streq(*k, key)) {
+                                free(*k);
+                                memmove(k, k + 1, sizeof(char *) * strv_length(k + 1) + sizeof(char *));
                                 break;
                         }
         } else
@@ -144,36 +162,35 @@ static void handle_addr(Listener *l, struct rtnl_addr *addr, bool deleted) {
              deleted ? "removed" : "added");
 }
 
-static void on_object(struct nl_object *obj, void *userdata) {
-        Listener *l = userdata;
-        NetlinkWatch *w = l->netlink;
-        const char *type = nl_object_get_type(obj);
-
-        /* A message of a group just left may still be queued: ignored. */
-        if (streq(type, "route/link") && w->groups & GROUP_LINK)
-                handle_link(l, (struct rtnl_link *) obj, w->msg_type == RTM_DELLINK);
-        else if (streq(type, "route/addr"))
-                handle_addr(l, (struct rtnl_addr *) obj, w->msg_type == RTM_DELADDR);
-}
-
 static int on_valid(struct nl_msg *msg, void *userdata) {
         Listener *l = userdata;
+        struct nlmsghdr *hdr = nlmsg_hdr(msg);
+        struct sockaddr_nl *src = nlmsg_get_src(msg);
+        uint16_t type = hdr->nlmsg_type;
 
-        l->netlink->msg_type = nlmsg_hdr(msg)->nlmsg_type;
-        (void) nl_msg_parse(msg, on_object, l);
+        /* Any local process may send to the socket's port: only the
+         * kernel's word (port 0) is an event. */
+        if (!src || src->nl_pid != 0) {
+                l->stats.forged++;
+                return NL_SKIP;
+        }
+        /* A message of a group just left may still be queued: ignored. */
+        if ((type == RTM_NEWLINK || type == RTM_DELLINK) && l->netlink->groups & GROUP_LINK)
+                handle_link(l, hdr);
+        else if (type == RTM_NEWADDR || type == RTM_DELADDR)
+                handle_addr(l, hdr);
         return NL_OK;
 }
 
-static void foreach_link(struct nl_object *obj, void *userdata) {
-        Listener *l = userdata;
-        l->netlink->msg_type = RTM_NEWLINK;
-        on_object(obj, l);
-}
-
-static void foreach_addr(struct nl_object *obj, void *userdata) {
-        Listener *l = userdata;
-        l->netlink->msg_type = RTM_NEWADDR;
-        on_object(obj, l);
+/* Asks the kernel for every link or address (a dump) on sock, and reads
+ * the answer through on_valid(). The kernel answers at once: no peer to
+ * wait for. */
+static int dump(Listener *l, struct nl_sock *sock, int type) {
+        struct rtgenmsg gen = { .rtgen_family = AF_UNSPEC };
+        int r = nl_send_simple(sock, type, NLM_F_DUMP, &gen, sizeof(gen)); /* bytes sent, or -NLE_* */
+        if (r < 0)
+                return nl_errno(r);
+        return nl_errno(nl_recvmsgs_default(sock));
 }
 
 /* Dumps the links and addresses of the joined groups and folds them in as
@@ -182,24 +199,22 @@ static void foreach_addr(struct nl_object *obj, void *userdata) {
 static int resync(Listener *l, unsigned quiet) {
         NetlinkWatch *w = l->netlink;
         struct nl_sock *sock = nl_socket_alloc();
-        struct nl_cache *links = NULL, *addrs = NULL;
         int r;
 
         if (!sock)
                 return -ENOMEM;
+        nl_socket_modify_cb(sock, NL_CB_VALID, NL_CB_CUSTOM, on_valid, l);
         r = nl_errno(nl_connect(sock, NETLINK_ROUTE));
-        if (r >= 0 && w->groups & GROUP_LINK)
-                r = nl_errno(rtnl_link_alloc_cache(sock, AF_UNSPEC, &links));
-        if (r >= 0 && w->groups & GROUP_ADDRESS)
-                r = nl_errno(rtnl_addr_alloc_cache(sock, &addrs));
         if (r < 0)
                 goto finish;
 
         w->quiet = quiet;
-        if (links) {
+        if (w->groups & GROUP_LINK) {
                 for (size_t i = 0; i < w->n_links; i++)
                         w->links[i].seen = false;
-                nl_cache_foreach(links, foreach_link, l);
+                r = dump(l, sock, RTM_GETLINK);
+                if (r < 0)
+                        goto finish;
                 /* Links that vanished while we were not listening went down. */
                 for (size_t i = 0; i < w->n_links; i++)
                         if (!w->links[i].seen && w->links[i].up) {
@@ -207,14 +222,16 @@ static int resync(Listener *l, unsigned quiet) {
                                 w->links[i].up = w->links[i].carrier = false;
                         }
         }
-        if (!addrs)
+        if (!(w->groups & GROUP_ADDRESS))
                 goto finish;
 
         w->resyncing = true;
         strv_free(w->seen_addresses);
         w->seen_addresses = NULL;
-        nl_cache_foreach(addrs, foreach_addr, l);
+        r = dump(l, sock, RTM_GETADDR);
         w->resyncing = false;
+        if (r < 0)
+                goto finish;
         /* Addresses that are gone were removed. */
         for (size_t i = 0; w->addresses && w->addresses[i];) {
                 int ifindex = 0, family = 0;
@@ -235,8 +252,6 @@ static int resync(Listener *l, unsigned quiet) {
         }
 finish:
         w->quiet = 0;
-        nl_cache_free(links);
-        nl_cache_free(addrs);
         nl_socket_free(sock);
         return r;
 }

@@ -215,7 +215,7 @@ static const struct {
 } statistics[] = {
         STATISTIC(events),          STATISTIC(matched),         STATISTIC(thaws),
         STATISTIC(coalesced),       STATISTIC(refreezes),       STATISTIC(exits),
-        STATISTIC(resyncs),         STATISTIC(replayed),        STATISTIC(undelivered),
+        STATISTIC(resyncs),         STATISTIC(forged),          STATISTIC(replayed),        STATISTIC(undelivered),
         STATISTIC(thaw_usec_total), STATISTIC(thaw_usec_max),   STATISTIC(systemd_fallbacks),
         STATISTIC(journal_busy),
         STATISTIC(thaw_failures),

@@ -14,7 +14,9 @@ static int on_uevent(sd_event_source *s, int fd, uint32_t revents, void *userdat
         char buf[8192];
 
         for (;;) {
-                ssize_t n = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+                struct sockaddr_nl from = {};
+                socklen_t from_len = sizeof(from);
+                ssize_t n = recvfrom(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT, (struct sockaddr *) &from, &from_len);
                 const char *action = NULL, *subsystem = NULL;
 
                 if (n < 0) {
@@ -26,6 +28,12 @@ static int on_uevent(sd_event_source *s, int fd, uint32_t revents, void *userdat
                                 continue;
                         }
                         return 0; /* EAGAIN */
+                }
+                /* Any local process may send to the socket's port: only the
+                 * kernel's word (port 0) is a device event. */
+                if (from_len < sizeof(from) || from.nl_pid != 0) {
+                        l->stats.forged++;
+                        continue;
                 }
                 buf[n] = 0;
                 for (char *p = buf; p < buf + n; p += strlen(p) + 1) {

@@ -6,6 +6,7 @@
 #include <libevdev/libevdev-uinput.h>
 #include <libevdev/libevdev.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <linux/input.h>
 #include <linux/rtnetlink.h>
 #include <poll.h>
@@ -15,6 +16,7 @@
 #include <netinet/in.h>
 #include <sys/file.h>
 #include <sys/inotify.h>
+#include <sys/prctl.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -1606,6 +1608,115 @@ START_TEST(test_forged_call_at_enter) {
 }
 END_TEST
 
+/* The port of the listener's netlink socket of protocol proto (from its
+ * network namespace's /proc/net/netlink and its fds), or 0. */
+static uint32_t listener_netlink_port(int proto) {
+        char path[128], line[512];
+        uint32_t port = 0;
+
+        snprintf(path, sizeof(path), "/proc/%d/net/netlink", (int) listener_pid);
+        _cleanup_fclose_ FILE *f = fopen(path, "re");
+        ck_assert_ptr_nonnull(f);
+        while (!port && fgets(line, sizeof(line), f)) {
+                unsigned long long sk, inode;
+                unsigned eth, pid, groups;
+                char fd_path[128], target[64], want[64];
+                if (sscanf(line, "%llx %u %u %x %*d %*d %*d %*d %*d %llu", &sk, &eth, &pid, &groups, &inode) != 5 ||
+                    (int) eth != proto || pid == 0)
+                        continue;
+                snprintf(want, sizeof(want), "socket:[%llu]", inode);
+                for (int fd = 0; fd < 64 && !port; fd++) {
+                        snprintf(fd_path, sizeof(fd_path), "/proc/%d/fd/%d", (int) listener_pid, fd);
+                        ssize_t n = readlink(fd_path, target, sizeof(target) - 1);
+                        if (n > 0 && (target[n] = 0, streq(target, want)))
+                                port = pid;
+                }
+        }
+        return port;
+}
+
+/* As uid 65534 in the test's network namespace, with CAP_NET_ADMIN kept (as
+ * a network daemon under a user of its own has it; without it the kernel
+ * refuses to send to another process's port), sends msg to a netlink port
+ * of protocol proto; returns 0 when the kernel took it. */
+static int send_as_nobody(int proto, uint32_t port, const void *msg, size_t size) {
+        char p[128];
+        pid_t pid = fork();
+
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                snprintf(p, sizeof(p), "/run/netns/%s", netns);
+                int ns = open(p, O_RDONLY | O_CLOEXEC);
+                struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+                struct __user_cap_data_struct caps[2] = {
+                        { .effective = 1u << CAP_NET_ADMIN, .permitted = 1u << CAP_NET_ADMIN },
+                };
+                if (ns < 0 || setns(ns, CLONE_NEWNET) < 0 || setgroups(0, NULL) < 0 ||
+                    prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+                    setresuid(65534, 65534, 65534) < 0 || syscall(SYS_capset, &hdr, caps) < 0)
+                        _exit(2);
+                int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, proto);
+                struct sockaddr_nl to = { .nl_family = AF_NETLINK, .nl_pid = port };
+                _exit(fd >= 0 && sendto(fd, msg, size, 0, (struct sockaddr *) &to, sizeof(to)) == (ssize_t) size ? 0 : 1);
+        }
+        int status;
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+typedef struct ForgedWait {
+        sd_bus *bus;
+        uint64_t want;
+} ForgedWait;
+
+static bool forged_reached(void *userdata) {
+        ForgedWait *w = userdata;
+        uint64_t n = statistic(w->bus, "forged");
+        return n != UINT64_MAX && n >= w->want;
+}
+
+/* A local process sends the listener's rtnetlink and uevent sockets what
+ * the kernel would: "sb0 up", a device added. Only the kernel's word
+ * counts: both are dropped and counted, nothing is thawed. */
+START_TEST(test_netlink_forged_dropped) {
+        struct {
+                struct nlmsghdr h;
+                struct ifinfomsg i;
+                struct rtattr a;
+                char name[8];
+        } link = {
+                .h = { .nlmsg_len = sizeof(link), .nlmsg_type = RTM_NEWLINK },
+                .i = { .ifi_family = AF_UNSPEC, .ifi_index = 4242, .ifi_flags = 1 /* IFF_UP */ },
+                .a = { .rta_len = RTA_LENGTH(4), .rta_type = IFLA_IFNAME },
+                .name = "sb0",
+        };
+        static const char uevent[] = "add@/devices/standby-test\0ACTION=add\0SUBSYSTEM=standbytest\0SEQNUM=1";
+
+        if (!test_need_root_cgroup2())
+                return;
+        write_rule("50-up.rule", "[Match]\nEvent=link\nInterface=sb0\nChange=up\n[Action]\nThaw=net.service\n");
+        write_rule("51-dev.rule", "[Match]\nEvent=uevent\nSubsystem=standbytest\n[Action]\nThaw=net.service\n");
+        test_spawn_workload("net.service", "idle", 100, 1, NULL);
+        make_netns();
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+
+        uint32_t route = listener_netlink_port(NETLINK_ROUTE), dev = listener_netlink_port(NETLINK_KOBJECT_UEVENT);
+        ck_assert_uint_ne(route, 0);
+        ck_assert_uint_ne(dev, 0);
+        ck_assert_int_eq(send_as_nobody(NETLINK_ROUTE, route, &link, sizeof(link)), 0);
+        ck_assert_int_eq(send_as_nobody(NETLINK_KOBJECT_UEVENT, dev, uevent, sizeof(uevent)), 0);
+
+        ForgedWait w = { bus, 2 };
+        ck_assert_msg(test_wait_for(forged_reached, &w, 5 * USEC_PER_SEC), "the forged messages were not dropped");
+        ck_assert_uint_eq(statistic(bus, "matched"), 0);
+        ck_assert(test_frozen("net.service"));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* Removes a state directory the way test_env_teardown() does. */
 static void remove_state_dir(const char *d) {
         static const char * const files[] = { JOURNAL_FILE, "state.tmp", "lock" };
@@ -2317,6 +2428,7 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_dbus_call_refused_by_policy);
         tcase_add_test(tc, test_forged_call_at_enter);
         tcase_add_test(tc, test_state_dir_replaced);
+        tcase_add_test(tc, test_netlink_forged_dropped);
 
         /* The listener's loop never waits: not for a unit stuck at its
          * window's end, nor for a stopped systemd manager. */

@@ -1,0 +1,17 @@
+build-dyn/freezer/freeze.o: freezer/freeze.c common/cgroup.h \
+ common/time-util.h common/fileio.h common/locks.h common/log.h \
+ common/macro.h freezer/manager.h common/config.h common/standby.h \
+ common/journal.h common/proc.h common/strv.h common/unit-name.h
+common/cgroup.h:
+common/time-util.h:
+common/fileio.h:
+common/locks.h:
+common/log.h:
+common/macro.h:
+freezer/manager.h:
+common/config.h:
+common/standby.h:
+common/journal.h:
+common/proc.h:
+common/strv.h:
+common/unit-name.h:

@@ -1,0 +1,11 @@
+build-dyn/freezer/hold.o: freezer/hold.c common/cgroup.h \
+ common/time-util.h common/log.h common/macro.h freezer/manager.h \
+ common/config.h common/standby.h common/journal.h
+common/cgroup.h:
+common/time-util.h:
+common/log.h:
+common/macro.h:
+freezer/manager.h:
+common/config.h:
+common/standby.h:
+common/journal.h:

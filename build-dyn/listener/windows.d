@@ -1,0 +1,12 @@
+build-dyn/listener/windows.o: listener/windows.c listener/listener.h \
+ freezer/manager.h common/config.h common/standby.h common/time-util.h \
+ common/macro.h common/journal.h listener/rules.h common/strv.h
+listener/listener.h:
+freezer/manager.h:
+common/config.h:
+common/standby.h:
+common/time-util.h:
+common/macro.h:
+common/journal.h:
+listener/rules.h:
+common/strv.h:
