@@ -8,7 +8,7 @@
 #include "standby.h"
 #include "time-util.h"
 
-/* /etc/standby/standby.conf: one [Standby] section, parsed by libinih. */
+/* /etc/standby/standby.conf: one [Standby] section, read by common/ini-file.c. */
 
 typedef enum FreezeFailure {
         FREEZE_FAILURE_SKIP,   /* leave that unit running, list it in status */

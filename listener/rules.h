@@ -7,7 +7,7 @@
 #include "time-util.h"
 
 /* Rule files (*.rule, see standby.rule(5)): which event thaws which units.
- * Parsed by libinih; input codes are checked by name through libevdev. */
+ * Read by common/ini-file.c; input codes are checked by name through libevdev. */
 
 typedef enum EventKind {
         EVENT_PUSH,          /* Push(unit, reason) over D-Bus */

@@ -1350,7 +1350,7 @@ START_TEST(test_dbus_call_unread_at_enter) {
 }
 END_TEST
 
-/* Who may borrow the listener (issue 13): root or Group= as the bus saw the
+/* Who may borrow the listener: root or Group= as the bus saw the
  * caller's connection, nothing that a process sends without a connection. */
 
 /* A child that connects to the bus as uid 65534 with the groups at_connect,
@@ -2026,7 +2026,7 @@ static char *thaw_call(sd_bus *bus, const char *method, const char *unit, char *
 
 /* standby-manager thaw --for asks the listener, which owns the window: the
  * command exits at once, the unit runs, and the listener freezes it again
- * when the window ends (issue 15). */
+ * when the window ends. */
 START_TEST(test_thaw_for_window_is_the_listeners) {
         _cleanup_free_ char *err = NULL;
         int mail;
@@ -2090,7 +2090,7 @@ END_TEST
 
 /* PushEx answers with what the push did: a unit that a frozen cgroup above
  * it keeps frozen is a failure, said, logged and counted, never a
- * coalesced event (issue 15). */
+ * coalesced event. */
 START_TEST(test_push_ex_reports_failed_thaw) {
         _cleanup_strv_free_ char **thawed = NULL, **failed = NULL;
         char expect[600];
@@ -2151,7 +2151,7 @@ static bool wait_freezer_state(const char *unit, const char *want) {
 
 /* thaw --for of a unit systemd froze: thawed through systemd before the
  * command returns (the listener answers once ThawUnit is), and frozen
- * again through systemd when the listener's window ends (issue 15). */
+ * again through systemd when the listener's window ends. */
 START_TEST(test_loop_systemd_thaw_window) {
         char cmd[8192], sub[600];
         _cleanup_free_ char *out = NULL, *err = NULL;
@@ -2420,7 +2420,7 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_input_uinput_power_button);
         tcase_add_test(tc, test_input_uinput_overrun_resync);
 
-        /* Who may wake what (issue 13). */
+        /* Who may wake what. */
         tc = listener_tcase(s, "trust", 60);
         tcase_add_test(tc, test_push_group_member);
         tcase_add_test(tc, test_push_judged_by_bus_creds);
@@ -2436,14 +2436,14 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_loop_stuck_refreeze_answers_push);
         tcase_add_test(tc, test_loop_journal_locked_answers_push);
         /* Thaws asked over the bus: their windows are the listener's, their
-         * replies say what they did (issue 15). */
+         * replies say what they did. */
         tc = listener_tcase(s, "window", 60);
         tcase_add_test(tc, test_thaw_for_window_is_the_listeners);
         tcase_add_test(tc, test_thaw_for_needs_the_listener);
         tcase_add_test(tc, test_push_ex_reports_failed_thaw);
         tcase_add_test(tc, test_push_ex_reports_gone);
 
-        /* New work started during standby is held (issue 15). */
+        /* New work started during standby is held. */
         tc = listener_tcase(s, "hold", 60);
         tcase_add_test(tc, test_hold_new_cgroup);
         tcase_add_test(tc, test_hold_spares_exempt);

@@ -379,7 +379,7 @@ for u in t38-wd.service t38-rt.service t38-kill.service; do
 done
 in_ct systemctl reset-failed 2>/dev/null || true
 
-# New work is held (issue 15, 3): frozen by the listener through
+# New work is held: frozen by the listener through
 # cgroup.freeze, which systemd does not see (its FreezerState says running).
 scenario "a new unit in a target slice"
 run_t38 t38-new.service standby-workload nanosleep
@@ -429,7 +429,7 @@ check "$sc: enter killed ($code)" [ "$code" = 137 ]
 check "$sc: exit" in_ct standby-manager --quiet exit
 check "$sc: nothing left frozen (kernel, systemd)" nothing_left
 
-# Issue 15 (4-6): standby on a real user session, and standby.target, status
+# Standby on a real user session, and standby.target, status
 # and the journal agreeing whichever way standby is entered or left.
 session_checks() {
         local sc out pid tids t a b
@@ -549,7 +549,7 @@ session_checks() {
 }
 session_checks
 
-# Issue 15 (1-2): a thaw window is the listener's, asked for by thaw --for
+# A thaw window is the listener's, asked for by thaw --for
 # from a service that ends at once, and closed through systemd (system and
 # user units); PushEx says what a push thawed.
 window_checks() {
@@ -583,7 +583,7 @@ window_checks() {
         check "$sc: nothing left frozen" nothing_left
 }
 window_checks
-# Issue 15 (3): work started during standby is held. alice's user timer
+# Work started during standby is held. alice's user timer
 # starts mail-sync.service every 2 s; in standby each new start's cgroup is
 # frozen the moment systemd makes it, so the service never reaches its
 # exec, its file stops growing, and its timer (the oneshot still
