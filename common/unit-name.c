@@ -119,7 +119,29 @@ static int find_named(int dir_fd, const char *rel, const char *name, unsigned de
         return 0;
 }
 
-int unit_resolve_cgroup(int root_fd, const char *arg, char **ret) {
+/* The cgroups named name in the subtree of scope (scope itself included). */
+static int find_named_in(int root_fd, const char *scope, const char *name, char ***found) {
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        if (streq(unit_name_of_cgroup(scope), name))
+                return strv_contains(*found, scope) ? 0 : strv_extend(found, scope);
+        r = cgroup_open(root_fd, scope, &fd);
+        if (r < 0)
+                return r == -ENOENT || r == -ENOTDIR ? 0 : r;
+        _cleanup_strv_free_ char **here = calloc(1, sizeof(char *));
+        if (!here)
+                return -ENOMEM;
+        r = find_named(fd, scope, name, 0, &here);
+        if (r < 0)
+                return r;
+        for (char **h = here; *h; h++)
+                if (!strv_contains(*found, *h) && (r = strv_extend(found, *h)) < 0)
+                        return r;
+        return 0;
+}
+
+int unit_resolve_cgroup(int root_fd, char **scopes, const char *arg, char **ret) {
         _cleanup_strv_free_ char **found = NULL;
         _cleanup_close_ int fd = -EBADF;
         char *p;
@@ -158,9 +180,19 @@ int unit_resolve_cgroup(int root_fd, const char *arg, char **ret) {
         found = calloc(1, sizeof(char *));
         if (!found)
                 return -ENOMEM;
-        r = find_named(root_fd, "", arg, 0, &found);
-        if (r < 0)
-                return r;
+        /* The scopes first: another user's or another container's unit of
+         * the same name elsewhere in the tree does not make the name
+         * ambiguous, nor is it what was meant. */
+        for (char **s = scopes; s && *s; s++) {
+                r = find_named_in(root_fd, *s, arg, &found);
+                if (r < 0)
+                        return r;
+        }
+        if (strv_length(found) == 0) {
+                r = find_named(root_fd, "", arg, 0, &found);
+                if (r < 0)
+                        return r;
+        }
         if (strv_length(found) == 0)
                 return -ENOENT;
         if (strv_length(found) > 1)

@@ -17,11 +17,13 @@ int unit_slice_path(const char *slice, char **ret);
 
 /* Resolves a unit name or a cgroup path (anything with a '/', relative to the
  * cgroup2 mount; also a top-level name that is no unit name) to an existing
- * cgroup rel path. A unit name other than a
- * slice is looked up as a directory of that name anywhere in the tree.
+ * cgroup rel path. A unit name other than a slice is looked up as a cgroup of
+ * that name in the subtrees of scopes (cgroup rel paths, may be NULL) first,
+ * and only when none holds it anywhere in the tree.
  * -EINVAL: neither a valid unit name nor a safe path; -ENOENT: no such cgroup;
- * -ENOTUNIQ: the name matches several cgroups (give the path instead). */
-int unit_resolve_cgroup(int root_fd, const char *name_or_path, char **ret);
+ * -ENOTUNIQ: the name matches several cgroups in the scopes, or (none there)
+ * in the tree (give the path instead). */
+int unit_resolve_cgroup(int root_fd, char **scopes, const char *name_or_path, char **ret);
 
 /* The last component of a cgroup path: the unit name, where systemd made it. */
 const char *unit_name_of_cgroup(const char *rel);

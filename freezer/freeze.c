@@ -634,7 +634,7 @@ static int exit_walk_targets(Manager *m, size_t *ret_thawed) {
         for (char **c = m->config->targets; c && *c; c++) {
                 _cleanup_free_ char *rel = NULL;
 
-                r = unit_resolve_cgroup(m->root_fd, *c, &rel);
+                r = unit_resolve_cgroup(m->root_fd, NULL, *c, &rel);
                 if (r == -ENOENT)
                         continue;
                 if (r < 0 || isempty(rel)) {

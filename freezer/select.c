@@ -143,7 +143,7 @@ int select_targets(Manager *m, char ***ret) {
         for (char **t = m->config->targets; *t; t++) {
                 _cleanup_free_ char *rel = NULL;
 
-                r = unit_resolve_cgroup(m->root_fd, *t, &rel);
+                r = unit_resolve_cgroup(m->root_fd, NULL, *t, &rel);
                 if (r == -ENOENT) {
                         log_notice("Target %s: no such cgroup, skipped.", *t);
                         continue;
@@ -217,12 +217,37 @@ int select_units(Manager *m, char **targets, char ***ret, char ***ret_kept) {
         return 0;
 }
 
+/* The targets that resolve, quietly: where a unit name is looked up first. */
+static int target_scopes(Manager *m, char ***ret) {
+        _cleanup_strv_free_ char **scopes = calloc(1, sizeof(char *));
+        int r;
+
+        if (!scopes)
+                return -ENOMEM;
+        for (char **t = m->config->targets; t && *t; t++) {
+                _cleanup_free_ char *rel = NULL;
+
+                if (unit_resolve_cgroup(m->root_fd, NULL, *t, &rel) < 0 || isempty(rel) || strv_contains(scopes, rel))
+                        continue;
+                r = strv_consume(&scopes, TAKE_PTR(rel));
+                if (r < 0)
+                        return r;
+        }
+        *ret = TAKE_PTR(scopes);
+        return 0;
+}
+
 int select_named_unit(Manager *m, const char *name, char ***ret) {
-        _cleanup_strv_free_ char **callers = NULL, **leaves = NULL;
+        _cleanup_strv_free_ char **callers = NULL, **leaves = NULL, **scopes = NULL;
         _cleanup_free_ char *rel = NULL;
         int r;
 
-        r = unit_resolve_cgroup(m->root_fd, name, &rel);
+        /* Within the targets first: what standby freezes is what a name
+         * given to freeze or thaw most likely means. */
+        r = target_scopes(m, &scopes);
+        if (r < 0)
+                return r;
+        r = unit_resolve_cgroup(m->root_fd, scopes, name, &rel);
         if (r < 0)
                 return r;
         if (isempty(rel))

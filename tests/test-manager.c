@@ -160,6 +160,38 @@ START_TEST(test_thaw_window) {
 }
 END_TEST
 
+/* A unit name means the unit below the targets: another cgroup of that name
+ * outside them (another container's, another test runner's) neither makes
+ * it ambiguous nor is touched; twice below the targets it is ambiguous. */
+START_TEST(test_thaw_name_within_targets) {
+        char extra[4096];
+        _cleanup_free_ char *err = NULL;
+
+        if (!test_need_root_cgroup2())
+                return;
+        snprintf(extra, sizeof(extra), "Targets=\nTargets=%s\n", test_cgpath("in.slice"));
+        test_write_config(extra);
+        test_spawn_workload("in.slice/a.service", "poll", 10, 1, NULL);
+        test_spawn_workload("in.slice/x.slice/dup.service", "poll", 10, 1, NULL);
+        test_spawn_workload("in.slice/y.slice/dup.service", "poll", 10, 1, NULL);
+        test_spawn_workload("out.slice/a.service", "poll", 10, 1, NULL);
+        _cleanup_close_ int out = test_cgroup("out.slice/a.service");
+        ck_assert_int_ge(cgroup_set_freeze(out, true), 0);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "thaw", "a.service", NULL), EXIT_OK);
+        ck_assert(!test_frozen("in.slice/a.service"));
+        ck_assert(test_frozen("out.slice/a.service"));
+        ck_assert_int_eq(test_manager(&err, "thaw", "dup.service", NULL), EXIT_UNKNOWN_UNIT);
+        ck_assert_msg(strstr(err, "dup.service: matches several cgroups"), "%s", err);
+        ck_assert(test_frozen("in.slice/x.slice/dup.service") && test_frozen("in.slice/y.slice/dup.service"));
+
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        ck_assert_int_ge(cgroup_set_freeze(out, false), 0);
+        ck_assert(!test_anything_frozen());
+}
+END_TEST
+
 /* freeze/thaw by hand, outside standby; exit also undoes hand freezes. */
 START_TEST(test_freeze_thaw_verbs) {
         if (!test_need_root_cgroup2())
@@ -550,6 +582,7 @@ Suite *manager_suite(void) {
         tcase_add_test(tc, test_exemptions);
         tcase_add_test(tc, test_session_scopes);
         tcase_add_test(tc, test_thaw_window);
+        tcase_add_test(tc, test_thaw_name_within_targets);
         tcase_add_test(tc, test_freeze_thaw_verbs);
         tcase_add_test(tc, test_freeze_journal_lags);
         tcase_add_test(tc, test_bad_input);

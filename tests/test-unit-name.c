@@ -57,29 +57,42 @@ START_TEST(test_path_validate) {
 }
 END_TEST
 
-/* On the real tree: names resolve by search, paths by opening beneath the
+/* On the real tree: names resolve by search, within the scopes (the
+ * targets) first, then in the whole tree; paths by opening beneath the
  * mount, and nothing reaches outside it. */
 START_TEST(test_resolve_real_tree) {
-        _cleanup_free_ char *rel = NULL;
+        _cleanup_free_ char *rel = NULL, *only = NULL, *only_rel = NULL;
+        char *apps[] = { (char *) test_cgpath("apps.slice"), NULL }, *base[] = { (char *) test_cgpath(NULL), NULL };
         char sym[4096];
 
         if (!test_need_root_cgroup2())
                 return;
+        /* A name no other runner's tree has: found outside the scopes. */
+        ck_assert_int_ge(asprintf(&only, "only-%s-%d.service", test_runner_id(), (int) getpid()), 0);
+        ck_assert_int_ge(asprintf(&only_rel, "other.slice/%s", only), 0);
         safe_close(test_cgroup("apps.slice/mail-sync.service"));
         safe_close(test_cgroup("other.slice/dup.service"));
         safe_close(test_cgroup("apps.slice/dup.service"));
+        safe_close(test_cgroup(only_rel));
 
-        ck_assert_int_eq(unit_resolve_cgroup(T.root_fd, "mail-sync.service", &rel), 0);
+        ck_assert_int_eq(unit_resolve_cgroup(T.root_fd, base, "mail-sync.service", &rel), 0);
         ck_assert_str_eq(rel, test_cgpath("apps.slice/mail-sync.service"));
         free(TAKE_PTR(rel));
-        ck_assert_int_eq(unit_resolve_cgroup(T.root_fd, test_cgpath("apps.slice"), &rel), 0);
+        ck_assert_int_eq(unit_resolve_cgroup(T.root_fd, apps, "dup.service", &rel), 0);
+        ck_assert_str_eq(rel, test_cgpath("apps.slice/dup.service"));
         free(TAKE_PTR(rel));
-        ck_assert_int_eq(unit_resolve_cgroup(T.root_fd, "dup.service", &rel), -ENOTUNIQ);
-        ck_assert_int_eq(unit_resolve_cgroup(T.root_fd, "nonexistent-standby-unit.service", &rel), -ENOENT);
-        ck_assert_int_eq(unit_resolve_cgroup(T.root_fd, "../etc", &rel), -EINVAL);
-        ck_assert_int_eq(unit_resolve_cgroup(T.root_fd, "/etc", &rel), -EINVAL);
+        ck_assert_int_eq(unit_resolve_cgroup(T.root_fd, base, "dup.service", &rel), -ENOTUNIQ);
+        ck_assert_int_eq(unit_resolve_cgroup(T.root_fd, NULL, "dup.service", &rel), -ENOTUNIQ);
+        ck_assert_int_eq(unit_resolve_cgroup(T.root_fd, apps, only, &rel), 0);
+        ck_assert_str_eq(rel, test_cgpath(only_rel));
+        free(TAKE_PTR(rel));
+        ck_assert_int_eq(unit_resolve_cgroup(T.root_fd, NULL, test_cgpath("apps.slice"), &rel), 0);
+        free(TAKE_PTR(rel));
+        ck_assert_int_eq(unit_resolve_cgroup(T.root_fd, base, "nonexistent-standby-unit.service", &rel), -ENOENT);
+        ck_assert_int_eq(unit_resolve_cgroup(T.root_fd, NULL, "../etc", &rel), -EINVAL);
+        ck_assert_int_eq(unit_resolve_cgroup(T.root_fd, NULL, "/etc", &rel), -EINVAL);
         snprintf(sym, sizeof(sym), "%s/../../..", test_cgpath(NULL));
-        ck_assert_int_eq(unit_resolve_cgroup(T.root_fd, sym, &rel), -EINVAL);
+        ck_assert_int_eq(unit_resolve_cgroup(T.root_fd, NULL, sym, &rel), -EINVAL);
         ck_assert_ptr_null(rel);
 }
 END_TEST
