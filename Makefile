@@ -73,7 +73,7 @@ endif
 COMMON_SRC := $(wildcard common/*.c)
 FREEZER_SRC := $(filter-out freezer/standby-manager.c,$(wildcard freezer/*.c))
 MANAGER_SRC := freezer/standby-manager.c
-LISTENER_SRC := $(wildcard listener/*.c)
+LISTENER_SRC := $(filter-out listener/standby-listener.c,$(wildcard listener/*.c))
 BENCH_SRC := bench/standby-bench.c bench/bench-workloads.c bench/bench-stats.c bench/bench-listener.c bench/bench-hold.c bench/bench-selfcheck.c bench/bench-events.c \
 	bench/bench-bare-thawer.c bench/bench-loaded.c
 WORKLOAD_SRC := bench/standby-workload.c
@@ -83,6 +83,7 @@ HELPER_SRC := $(wildcard tests/helpers/*.c)
 
 LIB := $(B)/libstandby.a
 FREEZER_LIB := $(B)/libfreezer.a
+LISTENER_LIB := $(B)/liblistener.a
 MANAGER := $(B)/standby-manager
 LISTENER := $(B)/standby-listener
 BENCH := $(B)/standby-bench
@@ -116,11 +117,17 @@ $(FREEZER_LIB): $(call obj,$(FREEZER_SRC))
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+# The listener's sources and rule parser: the daemon, and the tests and the
+# fuzz target of its rule files (each kind's keys are its source's).
+$(LISTENER_LIB): $(call obj,$(LISTENER_SRC))
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
 $(MANAGER): $(call obj,$(MANAGER_SRC)) $(FREEZER_LIB) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(MANAGER_LIBS) -pthread
 
-$(LISTENER): $(call obj,$(LISTENER_SRC)) $(FREEZER_LIB) $(LIB)
+$(LISTENER): $(call obj,listener/standby-listener.c) $(LISTENER_LIB) $(FREEZER_LIB) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LISTENER_LIBS) -pthread
 
@@ -138,15 +145,15 @@ $(B)/helpers/%: $(B)/tests/helpers/%.o $(LIB)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -pthread
 
 $(B)/tests/%.o: ALL_CFLAGS += $(CHECK_CFLAGS)
-$(TESTS): $(call obj,$(TEST_SRC)) $(call obj,bench/bench-stats.c bench/bench-bare-thawer.c listener/dbus-wire.c listener/rules.c) $(LIB)
+$(TESTS): $(call obj,$(TEST_SRC)) $(call obj,bench/bench-stats.c bench/bench-bare-thawer.c) $(LISTENER_LIB) $(FREEZER_LIB) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) $(CHECK_LIBS) -lm
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) $(CHECK_LIBS) -lm -pthread
 
 # One program per parser: the rule and config files, the journal, the D-Bus
 # wire walk (libFuzzer's main; every library object built with its coverage).
-$(B)/fuzz-%: $(B)/tests/fuzz/fuzz-%.o $(call obj,listener/dbus-wire.c listener/rules.c) $(LIB)
+$(B)/fuzz-%: $(B)/tests/fuzz/fuzz-%.o $(LISTENER_LIB) $(FREEZER_LIB) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS) -pthread
 
 fuzz-binaries: $(FUZZERS)
 .SECONDARY: $(call obj,$(FUZZ_SRC))

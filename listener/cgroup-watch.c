@@ -454,5 +454,6 @@ void listener_cgroup_watch_stop(Listener *l) {
  * by the journal's changes (listener_cgroup_watch_sync()). */
 const ListenerSource listener_source_cgroup_watch = {
         .name = "cgroup",
+        .statistics = (const ListenerStatistic[]) { LISTENER_STATISTIC(held), LISTENER_STATISTIC(not_held), {} },
         .stop = listener_cgroup_watch_stop,
 };

@@ -25,6 +25,7 @@
 
 #include "bus-monitor.h"
 #include "dbus-wire.h"
+#include "dbus-names.h"
 #include "listener.h"
 #include "log.h"
 #include "strv.h"
@@ -43,7 +44,7 @@ static void on_call(Listener *l, const char *dest, const char *sender, uint32_t 
 
         for (size_t i = 0; l->rules && i < l->rules->n_rules; i++) {
                 const Rule *rule = &l->rules->rules[i];
-                if (rule->event != EVENT_DBUS_CALL || !streq(rule->bus_name, dest))
+                if (rule->event != &event_kind_dbus_call || !streq(listener_call_rule_bus_name(rule), dest))
                         continue;
                 int r = listener_call_delivered(l, rule, sender, serial);
                 if (r == 0) {
@@ -53,7 +54,7 @@ static void on_call(Listener *l, const char *dest, const char *sender, uint32_t 
                 if (r <= 0)
                         continue;
                 log_debug("Call to %s.", dest);
-                (void) listener_dispatch(l, &(Event) { .kind = EVENT_DBUS_CALL, .rule = rule }, received);
+                (void) listener_dispatch(l, &(Event) { .kind = &event_kind_dbus_call, .rule = rule }, received);
         }
 }
 
@@ -117,9 +118,9 @@ int listener_setup_call_monitor(Listener *l) {
         for (size_t i = 0; l->rules && i < l->rules->n_rules; i++) {
                 const Rule *rule = &l->rules->rules[i];
                 char *m;
-                if (rule->event != EVENT_DBUS_CALL)
+                if (rule->event != &event_kind_dbus_call)
                         continue;
-                if (asprintf(&m, "type='method_call',destination='%s'", rule->bus_name) < 0 ||
+                if (asprintf(&m, "type='method_call',destination='%s'", listener_call_rule_bus_name(rule)) < 0 ||
                     (r = strv_consume(&matches, m)) < 0)
                         return -ENOMEM;
         }
@@ -143,12 +144,57 @@ int listener_setup_call_monitor(Listener *l) {
         return 0;
 }
 
+/* Event=dbus-call: BusName=, the name called. */
+typedef struct CallMatch {
+        char *bus_name;
+} CallMatch;
+
+const char *listener_call_rule_bus_name(const Rule *rule) {
+        return rule->event == &event_kind_dbus_call ? ((const CallMatch *) rule->match)->bus_name : NULL;
+}
+
+static void call_match_done(void *match) {
+        free(((CallMatch *) match)->bus_name);
+}
+
+static int parse_bus_name(Rule *rule, const char *value, char **ret_why) {
+        if (!dbus_bus_name_is_valid(value))
+                return rule_key_fail(ret_why, "BusName=%s: expected a D-Bus bus name such as org.example.Mail (or a "
+                                     "unique name such as :1.42)", value);
+        return rule_key_string(&((CallMatch *) rule->match)->bus_name, value);
+}
+
+static int check_call(const Rule *rule, char **ret_why) {
+        if (!((const CallMatch *) rule->match)->bus_name)
+                return rule_key_fail(ret_why, "Event=dbus-call needs BusName=");
+        return 0;
+}
+
+static char *describe_call(const Rule *rule) {
+        char *s;
+        return asprintf(&s, "on a method call to %s", ((const CallMatch *) rule->match)->bus_name) < 0 ? NULL : s;
+}
+
 /* A watched bus name belongs to its rule. */
 static bool match_call(const Rule *rule, const Event *ev) {
         return rule == ev->rule;
 }
 
+const EventKind event_kind_dbus_call = {
+        .name = "dbus-call",
+        .match_size = sizeof(CallMatch),
+        .done = call_match_done,
+        .keys = (const RuleKey[]) { { "BusName", parse_bus_name }, {} },
+        .check = check_call,
+        .describe = describe_call,
+        .matches = match_call,
+};
+
 const ListenerSource listener_source_dbus_call = {
-        .name = "dbus-call", .kinds = EVENT_KIND_MASK(EVENT_DBUS_CALL), .start = listener_setup_call_monitor,
-        .reload = listener_setup_call_monitor, .stop = listener_drop_call_monitor, .matches = match_call,
+        .name = "dbus-call",
+        .kinds = (const EventKind * const[]) { &event_kind_dbus_call, NULL },
+        .statistics = (const ListenerStatistic[]) { LISTENER_STATISTIC(undelivered), {} },
+        .start = listener_setup_call_monitor,
+        .reload = listener_setup_call_monitor,
+        .stop = listener_drop_call_monitor,
 };

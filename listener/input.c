@@ -18,7 +18,9 @@
 #include <linux/input.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
+#include <linux/major.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "fileio.h"
 #include "listener.h"
@@ -28,6 +30,20 @@
 #define INPUT_DIR "/dev/input"
 
 #define SW_LONGS ((SW_CNT + 8 * sizeof(unsigned long) - 1) / (8 * sizeof(unsigned long)))
+
+/* Event=input's [Match]. */
+typedef struct InputMatch {
+        char *device;        /* Device=: an evdev device name or a path; NULL: any */
+        int key_type;        /* EV_KEY or EV_SW, with key_code; -1 until Key= or Switch= */
+        int key_code;
+        int value;           /* Value=: -1 for any */
+} InputMatch;
+
+static const EventKind event_kind_input;
+
+static const InputMatch *input_match(const Rule *rule) {
+        return rule->match;
+}
 
 struct InputWatch {
         Listener *listener;
@@ -56,7 +72,7 @@ static void sw_set(unsigned long *bits, unsigned code, bool on) {
 static void input_dispatch(InputWatch *w, unsigned type, unsigned code, int value) {
         log_debug("Input %s: %s %d", w->path, strna(libevdev_event_code_get_name(type, code)), value);
         (void) listener_dispatch(w->listener,
-                                 &(Event) { .kind = EVENT_INPUT, .device = w->name, .device_path = w->path,
+                                 &(Event) { .kind = &event_kind_input, .device = w->name, .device_path = w->path,
                                             .key_type = (int) type, .key_code = (int) code, .value = value },
                                  now_usec(CLOCK_MONOTONIC));
 }
@@ -132,11 +148,12 @@ static int on_input(sd_event_source *s, int fd, uint32_t revents, void *userdata
 }
 
 static bool rule_wants(const Rule *r, const char *path, const char *name) {
-        if (r->event != EVENT_INPUT)
+        if (r->event != &event_kind_input)
                 return false;
-        if (!r->device)
+        const char *device = input_match(r)->device;
+        if (!device)
                 return true;
-        return streq(r->device, path) || (name && streq(r->device, name));
+        return streq(device, path) || (name && streq(device, name));
 }
 
 static bool any_rule_wants(Listener *l, const char *path, const char *name) {
@@ -222,13 +239,14 @@ int listener_setup_input(Listener *l) {
         listener_drop_inputs(l);
         for (size_t i = 0; l->rules && i < l->rules->n_rules; i++) {
                 const Rule *r = &l->rules->rules[i];
-                if (r->event != EVENT_INPUT)
+                if (r->event != &event_kind_input)
                         continue;
                 any = true;
                 /* A device given by path outside /dev/input is opened as is. */
-                if (r->device && r->device[0] == '/' && !strneq(r->device, INPUT_DIR "/", strlen(INPUT_DIR "/")))
-                        if (input_open(l, r->device) < 0)
-                                log_warning("Input %s in %s cannot be opened: %m", r->device, r->path);
+                const char *device = input_match(r)->device;
+                if (device && device[0] == '/' && !strneq(device, INPUT_DIR "/", strlen(INPUT_DIR "/")))
+                        if (input_open(l, device) < 0)
+                                log_warning("Input %s in %s cannot be opened: %m", device, r->path);
         }
         if (!any)
                 return 0;
@@ -251,19 +269,135 @@ void listener_drop_inputs(Listener *l) {
         }
 }
 
-static bool match_input(const Rule *rule, const Event *ev) {
-        return (!rule->device || (ev->device && streq(rule->device, ev->device)) ||
-                (ev->device_path && streq(rule->device, ev->device_path))) &&
-               rule->key_type == ev->key_type && rule->key_code == ev->key_code &&
-               (rule->value < 0 || rule->value == ev->value);
-}
-
 static void stop_inputs(Listener *l) {
         listener_drop_inputs(l);
         l->input_dir_watch = sd_event_source_disable_unref(l->input_dir_watch);
 }
 
+static void input_match_init(void *match) {
+        InputMatch *m = match;
+        m->key_type = -1;
+        m->value = -1;
+}
+
+static void input_match_done(void *match) {
+        free(((InputMatch *) match)->device);
+}
+
+/* Device=: an absolute path in normal form, or an evdev device name. */
+static bool device_is_valid(const char *s) {
+        if (*s == 0 || strlen(s) > 4096)
+                return false;
+        if (s[0] != '/')
+                return true;
+        for (const char *p = s; *p; p++)
+                if (p[0] == '/' && (p[1] == '/' || p[1] == 0 || (p[1] == '.' && (p[2] == '/' || p[2] == 0)) ||
+                                    (p[1] == '.' && p[2] == '.' && (p[3] == '/' || p[3] == 0))))
+                        return false;
+        return true;
+}
+
+/* Device= as a path: what the listener can watch. A path that does not
+ * exist (yet: devices come and go) is left for later; one that exists and
+ * is neither a FIFO nor a device of the kernel's input major (13: evdev's
+ * /dev/input/event*, whatever a udev rule names them) can never be watched,
+ * and would fail the listener's start. Judged by stat alone: opening a
+ * character device can have effects (a watchdog starts counting). */
+static bool device_is_watchable(const char *path) {
+        struct stat st;
+
+        if (path[0] != '/' || stat(path, &st) < 0)
+                return true;
+        return S_ISFIFO(st.st_mode) || (S_ISCHR(st.st_mode) && major(st.st_rdev) == INPUT_MAJOR);
+}
+
+static int parse_device(Rule *rule, const char *value, char **ret_why) {
+        if (!device_is_valid(value))
+                return rule_key_fail(ret_why, "Device=%s: expected a device name or an absolute path such as "
+                                     "/dev/input/event3 (no \".\", \"..\" or empty components)", value);
+        if (!device_is_watchable(value))
+                return rule_key_fail(ret_why, "Device=%s: neither an input event device nor a FIFO, so it cannot "
+                                     "be watched", value);
+        return rule_key_string(&((InputMatch *) rule->match)->device, value);
+}
+
+/* Key= and Switch=: names resolved by libevdev; one of them per rule. */
+static int parse_code(Rule *rule, int type, const char *value, char **ret_why) {
+        InputMatch *m = rule->match;
+        const char *key = type == EV_KEY ? "Key" : "Switch";
+        int code;
+
+        if (m->key_type >= 0 && m->key_type != type)
+                return rule_key_fail(ret_why, "%s=%s: Event=input takes Key= or Switch=, not both", key, value);
+        code = libevdev_event_code_from_name((unsigned) type, value);
+        if (code < 0)
+                return rule_key_fail(ret_why, "%s=%s: expected an evdev %s name such as %s", key, value,
+                                     type == EV_KEY ? "key" : "switch", type == EV_KEY ? "KEY_POWER" : "SW_LID");
+        m->key_type = type;
+        m->key_code = code;
+        return 0;
+}
+
+static int parse_key(Rule *rule, const char *value, char **ret_why) {
+        return parse_code(rule, EV_KEY, value, ret_why);
+}
+
+static int parse_switch(Rule *rule, const char *value, char **ret_why) {
+        return parse_code(rule, EV_SW, value, ret_why);
+}
+
+static int parse_value(Rule *rule, const char *value, char **ret_why) {
+        if (!streq(value, "0") && !streq(value, "1") && !streq(value, "2"))
+                return rule_key_fail(ret_why, "Value=%s: expected 0 (released/off), 1 (pressed/on) or 2 (repeat)",
+                                     value);
+        ((InputMatch *) rule->match)->value = value[0] - '0';
+        return 0;
+}
+
+static int check_input(const Rule *rule, char **ret_why) {
+        if (input_match(rule)->key_type < 0)
+                return rule_key_fail(ret_why, "Event=input needs Key= or Switch=");
+        return 0;
+}
+
+static char *describe_input(const Rule *rule) {
+        const InputMatch *m = input_match(rule);
+        char *s;
+
+        if (asprintf(&s, "on %s%s%s%s",
+                     libevdev_event_code_get_name((unsigned) m->key_type, (unsigned) m->key_code) ?: "?",
+                     m->value >= 0 ? (m->value == 1 ? " pressed/on" : m->value == 0 ? " released/off" : " repeat") : "",
+                     m->device ? " from " : "", m->device ?: "") < 0)
+                return NULL;
+        return s;
+}
+
+static bool match_input(const Rule *rule, const Event *ev) {
+        const InputMatch *m = input_match(rule);
+
+        return (!m->device || (ev->device && streq(m->device, ev->device)) ||
+                (ev->device_path && streq(m->device, ev->device_path))) &&
+               m->key_type == ev->key_type && m->key_code == ev->key_code && (m->value < 0 || m->value == ev->value);
+}
+
+static const EventKind event_kind_input = {
+        .name = "input",
+        .match_size = sizeof(InputMatch),
+        .init = input_match_init,
+        .done = input_match_done,
+        .keys = (const RuleKey[]) {
+                { "Device", parse_device }, { "Key", parse_key }, { "Switch", parse_switch },
+                { "Value", parse_value }, {},
+        },
+        .check = check_input,
+        .describe = describe_input,
+        .matches = match_input,
+};
+
 const ListenerSource listener_source_input = {
-        .name = "input", .kinds = EVENT_KIND_MASK(EVENT_INPUT), .start = listener_setup_input,
-        .reload = listener_setup_input, .stop = stop_inputs, .matches = match_input,
+        .name = "input",
+        .kinds = (const EventKind * const[]) { &event_kind_input, NULL },
+        .start = listener_setup_input,
+        .reload = listener_setup_input,
+        .stop = stop_inputs,
 };

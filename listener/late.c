@@ -59,12 +59,12 @@ void listener_replay_late(Listener *l) {
         for (size_t i = 0; l->standby_active && l->rules && i < l->rules->n_rules; i++) {
                 const Rule *rule = &l->rules->rules[i];
 
-                for (char **t = rule->thaw; rule->event == EVENT_DBUS_CALL && t && *t; t++) {
+                for (char **t = rule->thaw; rule->event == &event_kind_dbus_call && t && *t; t++) {
                         _cleanup_strv_free_ char **leaves = NULL;
                         if (listener_unit_leaves(l, *t, &leaves) < 0)
                                 continue;
                         for (char **x = leaves; *x; x++)
-                                if (listener_unit_has_unread_call(l, *x, rule->bus_name)) {
+                                if (listener_unit_has_unread_call(l, *x, listener_call_rule_bus_name(rule))) {
                                         log_info("%s froze with a D-Bus call unread: thawing %s.", *x, *t);
                                         l->stats.replayed++;
                                         (void) listener_thaw(l, *t, rule->duration, now_usec(CLOCK_MONOTONIC));

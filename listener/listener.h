@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stddef.h>
 #include <sys/un.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
@@ -163,8 +164,8 @@ typedef struct Listener {
 } Listener;
 
 /* One event from any source, as the rules see it; unset fields are NULL/0. */
-typedef struct Event {
-        EventKind kind;
+struct Event {
+        const EventKind *kind;
         const char *unit;          /* push, socket */
         const char *interface;     /* link, address */
         int family;                /* address */
@@ -173,28 +174,33 @@ typedef struct Event {
         const char *device_path;   /* input: /dev/input path */
         int key_type, key_code, value;
         const char *subsystem;     /* uevent */
-        const Rule *rule;          /* dbus-signal: the rule whose match fired */
-} Event;
+        const Rule *rule;          /* dbus-signal, dbus-call: the rule whose match fired */
+};
+
+/* A statistic: its key in GetStatistics' reply, and its field of Statistics. */
+typedef struct ListenerStatistic {
+        const char *key;
+        size_t offset;
+} ListenerStatistic;
+#define LISTENER_STATISTIC(field) { #field, offsetof(Statistics, field) }
 
 /* sources.c: one row per event source. */
-#define EVENT_KIND_MASK(k) (1u << (unsigned) (k))
 typedef struct ListenerSource {
         const char *name;
-        unsigned kinds;                      /* the Event= kinds it delivers (EVENT_KIND_MASK()s) */
+        const EventKind * const *kinds;      /* the Event= kinds it delivers, NULL-terminated */
+        const ListenerStatistic *statistics; /* its own statistics, ending with { NULL } */
         int (*start)(Listener *l);           /* at start; a failure ends the listener */
         void (*before_reload)(Listener *l);  /* what points into the old rules, dropped before they go */
         int (*reload)(Listener *l);          /* with the new rules in place */
         void (*stop)(Listener *l);           /* at the end, in the reverse order */
-        bool (*matches)(const Rule *rule, const Event *ev); /* ev of rule's kind; a key left out matches anything */
 } ListenerSource;
-/* Each source's, in its file. */
-extern const ListenerSource listener_source_push, listener_source_dbus_signal, listener_source_netlink,
-        listener_source_input, listener_source_dbus_call, listener_source_uevent, listener_source_socket,
-        listener_source_cgroup_watch;
 /* A key a rule leaves out matches anything. */
 static inline bool listener_str_matches(const char *want, const char *have) {
         return !want || (have && streq(want, have));
 }
+/* GetStatistics' rows, in order: the listener's own, then each source's;
+ * *ret_n of them. */
+const ListenerStatistic *listener_statistics(size_t *ret_n);
 /* Sets up every source, in the table's order; checks that every event
  * kind has one. */
 int listener_sources_start(Listener *l);
@@ -357,6 +363,9 @@ int listener_call_delivered(Listener *l, const Rule *rule, const char *sender, u
 void listener_drop_sockets(Listener *l);
 
 /* dbus-call.c */
+extern const EventKind event_kind_dbus_call;
+/* An Event=dbus-call rule's BusName=; NULL for a rule of another kind. */
+const char *listener_call_rule_bus_name(const Rule *rule);
 int listener_setup_call_monitor(Listener *l);
 void listener_drop_call_monitor(Listener *l);
 

@@ -44,6 +44,15 @@ static int nl_errno(int nle) {
         }
 }
 
+/* Event=link's and Event=address's [Match]. */
+typedef struct NetlinkMatch {
+        char *interface;     /* Interface=; NULL: any */
+        int family;          /* Family= (address): AF_INET, AF_INET6, or 0 for any */
+        char *change;        /* Change=; NULL: any */
+} NetlinkMatch;
+
+static const EventKind event_kind_link, event_kind_address;
+
 typedef struct LinkState {
         int ifindex;
         char name[IFNAMSIZ];
@@ -81,10 +90,10 @@ static LinkState *link_find(NetlinkWatch *w, int ifindex) {
         return NULL;
 }
 
-static void emit(Listener *l, EventKind kind, const char *ifname, int family, const char *change) {
-        if (l->netlink->quiet & (kind == EVENT_LINK ? GROUP_LINK : family_group(family)))
+static void emit(Listener *l, const EventKind *kind, const char *ifname, int family, const char *change) {
+        if (l->netlink->quiet & (kind == &event_kind_link ? GROUP_LINK : family_group(family)))
                 return;
-        log_debug("Network: %s %s %s", event_kind_to_string(kind), ifname, change);
+        log_debug("Network: %s %s %s", kind->name, ifname, change);
         (void) listener_dispatch(l,
                                  &(Event) { .kind = kind, .interface = ifname, .family = family, .change = change },
                                  now_usec(CLOCK_MONOTONIC));
@@ -116,9 +125,9 @@ static void handle_link(Listener *l, struct nlmsghdr *hdr) {
                 snprintf(s->name, sizeof(s->name), "%.*s", (int) strnlen(name, nla_len(tb[IFLA_IFNAME])), name);
         s->seen = true;
         if (s->up != up)
-                emit(l, EVENT_LINK, s->name, 0, up ? "up" : "down");
+                emit(l, &event_kind_link, s->name, 0, up ? "up" : "down");
         if (s->carrier != carrier)
-                emit(l, EVENT_LINK, s->name, 0, "carrier");
+                emit(l, &event_kind_link, s->name, 0, "carrier");
         s->up = up;
         s->carrier = carrier;
 }
@@ -158,7 +167,7 @@ static void handle_addr(Listener *l, struct nlmsghdr *hdr) {
                         }
         } else
                 (void) strv_extend(&w->addresses, key);
-        emit(l, EVENT_ADDRESS, s ? s->name : if_indextoname((unsigned) ifindex, ifname) ?: "?", family,
+        emit(l, &event_kind_address, s ? s->name : if_indextoname((unsigned) ifindex, ifname) ?: "?", family,
              deleted ? "removed" : "added");
 }
 
@@ -218,7 +227,7 @@ static int resync(Listener *l, unsigned quiet) {
                 /* Links that vanished while we were not listening went down. */
                 for (size_t i = 0; i < w->n_links; i++)
                         if (!w->links[i].seen && w->links[i].up) {
-                                emit(l, EVENT_LINK, w->links[i].name, 0, "down");
+                                emit(l, &event_kind_link, w->links[i].name, 0, "down");
                                 w->links[i].up = w->links[i].carrier = false;
                         }
         }
@@ -246,7 +255,7 @@ static int resync(Listener *l, unsigned quiet) {
                 memmove(&w->addresses[i], &w->addresses[i + 1], sizeof(char *) * (strv_length(&w->addresses[i + 1]) + 1));
                 /* Of a family whose group was left: forgotten, no event. */
                 if (w->groups & family_group(family))
-                        emit(l, EVENT_ADDRESS, s ? s->name : if_indextoname((unsigned) ifindex, ifname) ?: "?",
+                        emit(l, &event_kind_address, s ? s->name : if_indextoname((unsigned) ifindex, ifname) ?: "?",
                              family, "removed");
                 free(gone);
         }
@@ -284,10 +293,10 @@ static unsigned groups_wanted(const RuleSet *rules) {
 
         for (size_t i = 0; rules && i < rules->n_rules; i++) {
                 const Rule *r = &rules->rules[i];
-                if (r->event == EVENT_LINK)
+                if (r->event == &event_kind_link)
                         g |= GROUP_LINK;
-                else if (r->event == EVENT_ADDRESS)
-                        g |= family_group(r->family) ?: GROUP_ADDRESS;
+                else if (r->event == &event_kind_address)
+                        g |= family_group(((const NetlinkMatch *) r->match)->family) ?: GROUP_ADDRESS;
         }
         return g;
 }
@@ -385,13 +394,81 @@ void listener_free_netlink(Listener *l) {
         l->netlink = NULL;
 }
 
-static bool match_netlink(const Rule *rule, const Event *ev) {
-        return listener_str_matches(rule->interface, ev->interface) && listener_str_matches(rule->change, ev->change) &&
-               (!rule->family || rule->family == ev->family);
+static void netlink_match_done(void *match) {
+        NetlinkMatch *m = match;
+        free(m->interface);
+        free(m->change);
 }
 
-const ListenerSource listener_source_netlink = {
-        .name = "netlink", .kinds = EVENT_KIND_MASK(EVENT_LINK) | EVENT_KIND_MASK(EVENT_ADDRESS),
-        .start = listener_setup_netlink, .reload = listener_setup_netlink, .stop = listener_free_netlink,
+/* Interface=: a network interface name as the kernel takes it (dev_valid_name()). */
+static int parse_interface(Rule *rule, const char *value, char **ret_why) {
+        size_t n = strlen(value);
+        if (n == 0 || n >= 16 || streq(value, ".") || streq(value, "..") || strpbrk(value, "/: \t"))
+                return rule_key_fail(ret_why, "Interface=%s: expected a network interface name (at most 15 bytes, "
+                                     "no '/', ':' or space, not \".\" or \"..\")", value);
+        return rule_key_string(&((NetlinkMatch *) rule->match)->interface, value);
+}
+
+static int parse_family(Rule *rule, const char *value, char **ret_why) {
+        NetlinkMatch *m = rule->match;
+        if (streq(value, "ipv4"))
+                m->family = AF_INET;
+        else if (streq(value, "ipv6"))
+                m->family = AF_INET6;
+        else
+                return rule_key_fail(ret_why, "Family=%s: expected \"ipv4\" or \"ipv6\"", value);
+        return 0;
+}
+
+static int parse_link_change(Rule *rule, const char *value, char **ret_why) {
+        return rule_key_one_of(&((NetlinkMatch *) rule->match)->change, "Change", rule->event, "up down carrier",
+                               value, ret_why);
+}
+
+static int parse_address_change(Rule *rule, const char *value, char **ret_why) {
+        return rule_key_one_of(&((NetlinkMatch *) rule->match)->change, "Change", rule->event, "added removed",
+                               value, ret_why);
+}
+
+static char *describe_netlink(const Rule *rule) {
+        const NetlinkMatch *m = rule->match;
+        char *s;
+        if (asprintf(&s, "on %s %s%s%s%s", rule->event->name, m->change ?: "any change", m->interface ? " of " : "",
+                     m->interface ?: "", m->family ? (m->family == AF_INET ? " (ipv4)" : " (ipv6)") : "") < 0)
+                return NULL;
+        return s;
+}
+
+static bool match_netlink(const Rule *rule, const Event *ev) {
+        const NetlinkMatch *m = rule->match;
+        return listener_str_matches(m->interface, ev->interface) && listener_str_matches(m->change, ev->change) &&
+               (!m->family || m->family == ev->family);
+}
+
+static const EventKind event_kind_link = {
+        .name = "link",
+        .match_size = sizeof(NetlinkMatch),
+        .done = netlink_match_done,
+        .keys = (const RuleKey[]) { { "Interface", parse_interface }, { "Change", parse_link_change }, {} },
+        .describe = describe_netlink,
         .matches = match_netlink,
+};
+
+static const EventKind event_kind_address = {
+        .name = "address",
+        .match_size = sizeof(NetlinkMatch),
+        .done = netlink_match_done,
+        .keys = (const RuleKey[]) {
+                { "Interface", parse_interface }, { "Family", parse_family }, { "Change", parse_address_change }, {},
+        },
+        .describe = describe_netlink,
+        .matches = match_netlink,
+};
+
+const ListenerSource listener_source_netlink = {
+        .name = "netlink",
+        .kinds = (const EventKind * const[]) { &event_kind_link, &event_kind_address, NULL },
+        .start = listener_setup_netlink,
+        .reload = listener_setup_netlink,
+        .stop = listener_free_netlink,
 };

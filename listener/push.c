@@ -5,10 +5,18 @@
 #include <stddef.h>
 #include <sys/socket.h>
 
+#include "dbus-names.h"
 #include "listener.h"
 #include "log.h"
 #include "strv.h"
 #include "unit-name.h"
+
+/* Event=dbus-signal's [Match]. */
+typedef struct SignalMatch {
+        char *match;
+} SignalMatch;
+
+static const EventKind event_kind_push, event_kind_dbus_signal;
 
 /* The verdict for each recent sender. Asking the bus for a sender's
  * credentials is a round trip (~0.5 ms); a unique name keeps its connection,
@@ -148,7 +156,7 @@ static int method_push(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         r = push_read(l, msg, &unit, error);
         if (r != 0)
                 return r;
-        r = listener_dispatch(l, &(Event) { .kind = EVENT_PUSH, .unit = unit }, received);
+        r = listener_dispatch(l, &(Event) { .kind = &event_kind_push, .unit = unit }, received);
         return sd_bus_reply_method_return(msg, "b", r > 0);
 }
 
@@ -166,7 +174,7 @@ static int method_push_ex(sd_bus_message *msg, void *userdata, sd_bus_error *err
         r = listener_report_begin(l, msg);
         if (r < 0)
                 return r;
-        (void) listener_dispatch(l, &(Event) { .kind = EVENT_PUSH, .unit = unit }, received);
+        (void) listener_dispatch(l, &(Event) { .kind = &event_kind_push, .unit = unit }, received);
         return listener_report_end(l);
 }
 
@@ -206,24 +214,6 @@ static int method_thaw(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         return listener_report_end(l);
 }
 
-/* GetStatistics' reply, in this order: a statistic is a field of Statistics
- * and a row here (the build fails when a field has none). */
-#define STATISTIC(field) { #field, offsetof(Statistics, field) }
-static const struct {
-        const char *key;
-        size_t offset;
-} statistics[] = {
-        STATISTIC(events),          STATISTIC(matched),         STATISTIC(thaws),
-        STATISTIC(coalesced),       STATISTIC(refreezes),       STATISTIC(exits),
-        STATISTIC(resyncs),         STATISTIC(forged),          STATISTIC(replayed),        STATISTIC(undelivered),
-        STATISTIC(thaw_usec_total), STATISTIC(thaw_usec_max),   STATISTIC(systemd_fallbacks),
-        STATISTIC(journal_busy),
-        STATISTIC(thaw_failures),
-        STATISTIC(held),            STATISTIC(not_held),
-};
-#undef STATISTIC
-_Static_assert(sizeof(Statistics) == ELEMENTSOF(statistics) * sizeof(uint64_t), "a statistic without a row");
-
 static int method_statistics(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         Listener *l = userdata;
@@ -237,7 +227,9 @@ static int method_statistics(sd_bus_message *msg, void *userdata, sd_bus_error *
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r >= 0)
                 r = sd_bus_message_open_container(reply, 'a', "{st}");
-        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(statistics); i++) {
+        size_t n;
+        const ListenerStatistic *statistics = listener_statistics(&n);
+        for (size_t i = 0; r >= 0 && i < n; i++) {
                 uint64_t v;
                 memcpy(&v, (const uint8_t *) &l->stats + statistics[i].offset, sizeof(v));
                 r = sd_bus_message_append(reply, "{st}", statistics[i].key, v);
@@ -264,7 +256,7 @@ static int on_signal_match(sd_bus_message *msg, void *userdata, sd_bus_error *er
 
         log_debug("D-Bus signal %s.%s matched %s.", strna(sd_bus_message_get_interface(msg)),
                   strna(sd_bus_message_get_member(msg)), rule->path);
-        (void) listener_dispatch(l, &(Event) { .kind = EVENT_DBUS_SIGNAL, .rule = rule }, now_usec(CLOCK_MONOTONIC));
+        (void) listener_dispatch(l, &(Event) { .kind = &event_kind_dbus_signal, .rule = rule }, now_usec(CLOCK_MONOTONIC));
         return 0;
 }
 
@@ -281,17 +273,17 @@ int listener_setup_signal_matches(Listener *l) {
                 Rule *rule = &l->rules->rules[i];
                 sd_bus_slot **ns;
 
-                if (rule->event != EVENT_DBUS_SIGNAL)
+                if (rule->event != &event_kind_dbus_signal)
                         continue;
                 ns = realloc(l->signal_slots, (l->n_signal_slots + 1) * sizeof(sd_bus_slot *));
                 if (!ns)
                         return -ENOMEM;
                 l->signal_slots = ns;
                 rule->userdata = l;
-                r = sd_bus_add_match(l->bus, &l->signal_slots[l->n_signal_slots], rule->match, on_signal_match, rule);
+                const char *match = ((const SignalMatch *) rule->match)->match;
+                r = sd_bus_add_match(l->bus, &l->signal_slots[l->n_signal_slots], match, on_signal_match, rule);
                 if (r < 0) {
-                        log_error_errno(r, "%s: Match=%s: not a D-Bus match rule the bus takes: %m", rule->path,
-                                        rule->match);
+                        log_error_errno(r, "%s: Match=%s: not a D-Bus match rule the bus takes: %m", rule->path, match);
                         continue;
                 }
                 l->n_signal_slots++;
@@ -365,15 +357,6 @@ int listener_setup_bus(Listener *l) {
         return 0;
 }
 
-static bool match_push(const Rule *rule, const Event *ev) {
-        return listener_str_matches(rule->unit, ev->unit);
-}
-
-/* A signal match belongs to its rule. */
-static bool match_signal(const Rule *rule, const Event *ev) {
-        return rule == ev->rule;
-}
-
 static void stop_signal_matches(Listener *l) {
         for (size_t i = 0; i < l->n_signal_slots; i++)
                 sd_bus_slot_unref(l->signal_slots[i]);
@@ -381,12 +364,88 @@ static void stop_signal_matches(Listener *l) {
         l->n_signal_slots = 0;
 }
 
+/* Event=push: Unit= (any unit when left out). */
+typedef struct PushMatch {
+        char *unit;
+} PushMatch;
+
+static void push_match_done(void *match) {
+        free(((PushMatch *) match)->unit);
+}
+
+static int parse_push_unit(Rule *rule, const char *value, char **ret_why) {
+        return rule_key_unit(&((PushMatch *) rule->match)->unit, value, ret_why);
+}
+
+static char *describe_push(const Rule *rule) {
+        const char *unit = ((const PushMatch *) rule->match)->unit;
+        char *s;
+        return asprintf(&s, "on a D-Bus push%s%s", unit ? " for " : "", unit ?: "") < 0 ? NULL : s;
+}
+
+static bool match_push(const Rule *rule, const Event *ev) {
+        return listener_str_matches(((const PushMatch *) rule->match)->unit, ev->unit);
+}
+
+static const EventKind event_kind_push = {
+        .name = "push",
+        .match_size = sizeof(PushMatch),
+        .done = push_match_done,
+        .keys = (const RuleKey[]) { { "Unit", parse_push_unit }, {} },
+        .describe = describe_push,
+        .matches = match_push,
+};
+
+/* Event=dbus-signal: Match=, a D-Bus match rule. */
+static void signal_match_done(void *match) {
+        free(((SignalMatch *) match)->match);
+}
+
+static int parse_signal_match(Rule *rule, const char *value, char **ret_why) {
+        const char *why = dbus_match_check(value);
+        if (why)
+                return rule_key_fail(ret_why, "Match=%s: %s; expected a D-Bus match rule such as "
+                                     "\"type='signal',interface='org.example.Push'\"", value, why);
+        return rule_key_string(&((SignalMatch *) rule->match)->match, value);
+}
+
+static int check_signal(const Rule *rule, char **ret_why) {
+        if (!((const SignalMatch *) rule->match)->match)
+                return rule_key_fail(ret_why, "Event=dbus-signal needs Match=");
+        return 0;
+}
+
+static char *describe_signal(const Rule *rule) {
+        char *s;
+        return asprintf(&s, "on the D-Bus signal %s", ((const SignalMatch *) rule->match)->match) < 0 ? NULL : s;
+}
+
+/* A signal match belongs to its rule. */
+static bool match_signal(const Rule *rule, const Event *ev) {
+        return rule == ev->rule;
+}
+
+static const EventKind event_kind_dbus_signal = {
+        .name = "dbus-signal",
+        .match_size = sizeof(SignalMatch),
+        .done = signal_match_done,
+        .keys = (const RuleKey[]) { { "Match", parse_signal_match }, {} },
+        .check = check_signal,
+        .describe = describe_signal,
+        .matches = match_signal,
+};
+
 /* The bus connection itself outlives every source: closed last. */
 const ListenerSource listener_source_push = {
-        .name = "push", .kinds = EVENT_KIND_MASK(EVENT_PUSH), .start = listener_setup_bus, .matches = match_push,
+        .name = "push",
+        .kinds = (const EventKind * const[]) { &event_kind_push, NULL },
+        .start = listener_setup_bus,
 };
 
 const ListenerSource listener_source_dbus_signal = {
-        .name = "dbus-signal", .kinds = EVENT_KIND_MASK(EVENT_DBUS_SIGNAL), .start = listener_setup_signal_matches,
-        .reload = listener_setup_signal_matches, .stop = stop_signal_matches, .matches = match_signal,
+        .name = "dbus-signal",
+        .kinds = (const EventKind * const[]) { &event_kind_dbus_signal, NULL },
+        .start = listener_setup_signal_matches,
+        .reload = listener_setup_signal_matches,
+        .stop = stop_signal_matches,
 };

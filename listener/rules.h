@@ -4,46 +4,66 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "macro.h"
 #include "time-util.h"
 
 /* Rule files (*.rule, see standby.rule(5)): which event thaws which units.
- * Read by common/ini-file.c; input codes are checked by name through libevdev. */
+ * Read by common/ini-file.c. The [Match] keys of each Event= kind, their
+ * parsing, checks and matching are the event source's, in its own file
+ * (listener/sources.c lists the sources); what is common to every rule is
+ * here. */
 
-typedef enum EventKind {
-        EVENT_PUSH,          /* Push(unit, reason) over D-Bus */
-        EVENT_DBUS_SIGNAL,   /* a D-Bus signal matching Match= */
-        EVENT_DBUS_CALL,     /* a method call to BusName= owned by a frozen unit */
-        EVENT_LINK,          /* rtnetlink link up/down/carrier */
-        EVENT_ADDRESS,       /* rtnetlink address added/removed */
-        EVENT_SOCKET,        /* a held socket of Unit= becomes readable */
-        EVENT_INPUT,         /* an evdev key or switch */
-        EVENT_UEVENT,        /* a kernel uevent (device hotplug) */
-        _EVENT_KIND_MAX,
-        _EVENT_KIND_INVALID = -1,
+typedef struct Rule Rule;
+typedef struct Event Event;
+
+/* One [Match] key of an event kind. parse() takes value into the rule's
+ * match data (rule->match): 0; -ENOMEM; or -EINVAL with what was expected
+ * in *ret_why (allocated; the parser adds FILE:LINE). */
+typedef struct RuleKey {
+        const char *name;
+        int (*parse)(Rule *rule, const char *value, char **ret_why);
+} RuleKey;
+
+/* An Event= kind, defined by the source that delivers it. */
+typedef struct EventKind {
+        const char *name;                 /* its Event= value */
+        size_t match_size;                /* its match data, allocated zeroed for each rule */
+        void (*init)(void *match);        /* its defaults (may be NULL) */
+        void (*done)(void *match);        /* frees what it holds (may be NULL) */
+        const RuleKey *keys;              /* the [Match] keys it takes, ending with { NULL } */
+        /* After the whole file, what the kind needs: 0, or -EINVAL with why
+         * (allocated; named at the Event= line). May be NULL. */
+        int (*check)(const Rule *rule, char **ret_why);
+        /* "on a D-Bus push for mail.service": what --check prints. */
+        char *(*describe)(const Rule *rule);
+        /* Whether ev (of this kind) matches rule; a key left out matches anything. */
+        bool (*matches)(const Rule *rule, const Event *ev);
 } EventKind;
 
-const char *event_kind_to_string(EventKind k);
-EventKind event_kind_from_string(const char *s);
+/* listener/sources.c: the kind of an Event= value, or NULL; and every kind
+ * (NULL-terminated), in the sources' order. */
+const EventKind *event_kind_from_string(const char *name);
+const EventKind * const *event_kinds(void);
 
-typedef struct Rule {
+struct Rule {
         char *path;          /* the file it came from */
-        EventKind event;
-        char *unit;          /* Unit=: push target, socket owner */
-        char *match;         /* Match=: D-Bus match string */
-        char *bus_name;      /* BusName= */
-        char *interface;     /* Interface= (link, address); NULL: any */
-        int family;          /* Family=: AF_INET, AF_INET6, or 0 for any */
-        char *change;        /* Change=: up, down, carrier, added, removed; NULL: any */
-        char *device;        /* Device=: input device name or /dev/input path */
-        char *subsystem;     /* Subsystem= (uevent) */
-        int key_type;        /* EV_KEY or EV_SW, with key_code, for input; -1 none */
-        int key_code;
-        int value;           /* Value=: -1 for any */
+        const EventKind *event;
+        void *match;         /* the [Match] values, the event kind's own */
         char **thaw;         /* Thaw= units */
         usec_t duration;     /* For=; USEC_INFINITY: until standby ends */
         bool exit_standby;   /* ExitStandby= */
         void *userdata;      /* for the listener's sources */
-} Rule;
+};
+
+/* For the keys' parsers: a string key's value, replacing the last. */
+int rule_key_string(char **field, const char *value);
+/* What was expected, formatted into *ret_why; returns -EINVAL (-ENOMEM). */
+int rule_key_fail(char **ret_why, const char *fmt, ...) _printf_(2, 3);
+/* Unit=: a unit name. */
+int rule_key_unit(char **field, const char *value, char **ret_why);
+/* A key (Change=) whose value is one of words (space-separated) for kind. */
+int rule_key_one_of(char **field, const char *key, const EventKind *kind, const char *words, const char *value,
+                    char **ret_why);
 
 typedef struct RuleSet {
         Rule *rules;

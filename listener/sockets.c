@@ -29,6 +29,17 @@
 #include "log.h"
 #include "strv.h"
 
+/* Event=socket: Unit=, whose sockets to watch. */
+typedef struct SocketMatch {
+        char *unit;
+} SocketMatch;
+
+static const EventKind event_kind_socket;
+
+static const char *socket_rule_unit(const Rule *rule) {
+        return ((const SocketMatch *) rule->match)->unit;
+}
+
 struct SocketWatch {
         Listener *listener;
         const Rule *rule;
@@ -61,11 +72,11 @@ static void watch_free(SocketWatch *w) {
 static int on_socket_readable(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         SocketWatch *w = userdata;
         Listener *l = w->listener;
-        const char *unit = w->rule->unit;
+        const char *unit = socket_rule_unit(w->rule);
 
         log_debug("Socket of %s (%s) became readable.", unit, w->cgroup);
         /* The thaw drops this watch (sync), so nothing here may be touched after. */
-        (void) listener_dispatch(l, &(Event) { .kind = EVENT_SOCKET, .unit = unit }, now_usec(CLOCK_MONOTONIC));
+        (void) listener_dispatch(l, &(Event) { .kind = &event_kind_socket, .unit = unit }, now_usec(CLOCK_MONOTONIC));
         return listener_sync_sockets(l);
 }
 
@@ -284,7 +295,7 @@ static int add_if_bus_connection(const SocketRef *s, void *userdata) {
 }
 
 int listener_call_delivered(Listener *l, const Rule *rule, const char *sender, uint32_t serial) {
-        CallQuery q = { .bus_name = rule->bus_name, .sender = sender, .serial = serial };
+        CallQuery q = { .bus_name = listener_call_rule_bus_name(rule), .sender = sender, .serial = serial };
         bool frozen = false;
 
         for (CallTarget *t = l->call_targets; t; t = t->next) {
@@ -318,7 +329,7 @@ static int sync_call_targets(Listener *l) {
         drop_call_targets(l);
         for (size_t i = 0; l->m.journal->phase == JOURNAL_ACTIVE && l->rules && i < l->rules->n_rules; i++) {
                 const Rule *rule = &l->rules->rules[i];
-                if (rule->event != EVENT_DBUS_CALL)
+                if (rule->event != &event_kind_dbus_call)
                         continue;
                 for (char **name = rule->thaw; name && *name; name++) {
                         _cleanup_strv_free_ char **leaves = NULL;
@@ -339,7 +350,7 @@ static int sync_call_targets(Listener *l) {
                                 (void) for_each_socket(l, t->cgroup, add_if_bus_connection,
                                                        &(BusWalk) { .listener = l, .target = t });
                                 log_debug("%zu bus connections of %s for calls to %s.", t->n, t->cgroup,
-                                          rule->bus_name);
+                                          listener_call_rule_bus_name(rule));
                         }
                 }
         }
@@ -376,7 +387,7 @@ int listener_sync_sockets(Listener *l) {
                 const Rule *rule = &l->rules->rules[i];
                 _cleanup_strv_free_ char **leaves = NULL;
 
-                if (rule->event != EVENT_SOCKET || listener_unit_leaves(l, rule->unit, &leaves) < 0)
+                if (rule->event != &event_kind_socket || listener_unit_leaves(l, socket_rule_unit(rule), &leaves) < 0)
                         continue;
                 for (char **leaf = leaves; *leaf; leaf++) {
                         bool armed = false;
@@ -409,14 +420,46 @@ void listener_drop_sockets(Listener *l) {
         }
 }
 
-static bool match_socket(const Rule *rule, const Event *ev) {
-        return listener_str_matches(rule->unit, ev->unit);
+static void socket_match_done(void *match) {
+        free(((SocketMatch *) match)->unit);
 }
+
+static int parse_socket_unit(Rule *rule, const char *value, char **ret_why) {
+        return rule_key_unit(&((SocketMatch *) rule->match)->unit, value, ret_why);
+}
+
+static int check_socket(const Rule *rule, char **ret_why) {
+        if (!socket_rule_unit(rule))
+                return rule_key_fail(ret_why, "Event=socket needs Unit= (whose sockets to watch)");
+        return 0;
+}
+
+static char *describe_socket(const Rule *rule) {
+        char *s;
+        return asprintf(&s, "on socket activity of %s", socket_rule_unit(rule)) < 0 ? NULL : s;
+}
+
+static bool match_socket(const Rule *rule, const Event *ev) {
+        return listener_str_matches(socket_rule_unit(rule), ev->unit);
+}
+
+static const EventKind event_kind_socket = {
+        .name = "socket",
+        .match_size = sizeof(SocketMatch),
+        .done = socket_match_done,
+        .keys = (const RuleKey[]) { { "Unit", parse_socket_unit }, {} },
+        .check = check_socket,
+        .describe = describe_socket,
+        .matches = match_socket,
+};
 
 /* Held for the units the journal calls frozen: set up once the journal is
  * read, and again at every change of it (listener_sync_sockets); the
  * watches point into the rules, so they are dropped before a reload. */
 const ListenerSource listener_source_socket = {
-        .name = "socket", .kinds = EVENT_KIND_MASK(EVENT_SOCKET), .before_reload = listener_drop_sockets,
-        .reload = listener_sync_sockets, .stop = listener_drop_sockets, .matches = match_socket,
+        .name = "socket",
+        .kinds = (const EventKind * const[]) { &event_kind_socket, NULL },
+        .before_reload = listener_drop_sockets,
+        .reload = listener_sync_sockets,
+        .stop = listener_drop_sockets,
 };

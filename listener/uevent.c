@@ -9,6 +9,14 @@
 #include "listener.h"
 #include "log.h"
 
+/* Event=uevent's [Match]. */
+typedef struct UeventMatch {
+        char *subsystem;     /* Subsystem=; NULL: any */
+        char *change;        /* Change=: add, remove, change; NULL: any */
+} UeventMatch;
+
+static const EventKind event_kind_uevent;
+
 static int on_uevent(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Listener *l = userdata;
         char buf[8192];
@@ -46,7 +54,7 @@ static int on_uevent(sd_event_source *s, int fd, uint32_t revents, void *userdat
                         continue; /* not a kernel uevent (libudev's format starts otherwise) */
                 log_debug("Uevent %s %s", action, strna(subsystem));
                 (void) listener_dispatch(l,
-                                         &(Event) { .kind = EVENT_UEVENT, .change = action, .subsystem = subsystem },
+                                         &(Event) { .kind = &event_kind_uevent, .change = action, .subsystem = subsystem },
                                          now_usec(CLOCK_MONOTONIC));
         }
 }
@@ -58,7 +66,7 @@ int listener_setup_uevent(Listener *l) {
 
         l->uevent_source = sd_event_source_disable_unref(l->uevent_source);
         for (size_t i = 0; l->rules && i < l->rules->n_rules; i++)
-                any = any || l->rules->rules[i].event == EVENT_UEVENT;
+                any = any || l->rules->rules[i].event == &event_kind_uevent;
         if (!any)
                 return 0;
         fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_KOBJECT_UEVENT);
@@ -78,15 +86,56 @@ int listener_setup_uevent(Listener *l) {
         return sd_event_source_set_io_fd_own(l->uevent_source, true);
 }
 
-static bool match_uevent(const Rule *rule, const Event *ev) {
-        return listener_str_matches(rule->subsystem, ev->subsystem) && listener_str_matches(rule->change, ev->change);
-}
-
 static void stop_uevent(Listener *l) {
         l->uevent_source = sd_event_source_disable_unref(l->uevent_source);
 }
 
+static void uevent_match_done(void *match) {
+        UeventMatch *m = match;
+        free(m->subsystem);
+        free(m->change);
+}
+
+/* Subsystem=: a kernel subsystem name (usb, power_supply, ...). */
+static int parse_subsystem(Rule *rule, const char *value, char **ret_why) {
+        size_t n = strlen(value);
+        if (n == 0 || n > 64 ||
+            strspn(value, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.:") != n)
+                return rule_key_fail(ret_why, "Subsystem=%s: expected a kernel subsystem name such as usb or "
+                                     "power_supply", value);
+        return rule_key_string(&((UeventMatch *) rule->match)->subsystem, value);
+}
+
+static int parse_change(Rule *rule, const char *value, char **ret_why) {
+        return rule_key_one_of(&((UeventMatch *) rule->match)->change, "Change", rule->event, "add remove change",
+                               value, ret_why);
+}
+
+static char *describe_uevent(const Rule *rule) {
+        const UeventMatch *m = rule->match;
+        char *s;
+        return asprintf(&s, "on uevent %s%s%s", m->change ?: "any change", m->subsystem ? " of " : "",
+                        m->subsystem ?: "") < 0 ? NULL : s;
+}
+
+static bool match_uevent(const Rule *rule, const Event *ev) {
+        const UeventMatch *m = rule->match;
+        return listener_str_matches(m->subsystem, ev->subsystem) && listener_str_matches(m->change, ev->change);
+}
+
+static const EventKind event_kind_uevent = {
+        .name = "uevent",
+        .match_size = sizeof(UeventMatch),
+        .done = uevent_match_done,
+        .keys = (const RuleKey[]) { { "Subsystem", parse_subsystem }, { "Change", parse_change }, {} },
+        .describe = describe_uevent,
+        .matches = match_uevent,
+};
+
 const ListenerSource listener_source_uevent = {
-        .name = "uevent", .kinds = EVENT_KIND_MASK(EVENT_UEVENT), .start = listener_setup_uevent,
-        .reload = listener_setup_uevent, .stop = stop_uevent, .matches = match_uevent,
+        .name = "uevent",
+        .kinds = (const EventKind * const[]) { &event_kind_uevent, NULL },
+        .start = listener_setup_uevent,
+        .reload = listener_setup_uevent,
+        .stop = stop_uevent,
 };
