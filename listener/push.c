@@ -41,24 +41,22 @@ void listener_forget_verdicts(void) {
                 verdicts[i].sender = mfree(verdicts[i].sender);
 }
 
+/* Group='s gid, looked up once at start (Group= is not reloaded): a user
+ * database lookup (LDAP, sssd) per caller could make the loop wait. -1: no
+ * group, root alone. */
+static gid_t access_gid = (gid_t) -1;
+
 /* The connection's uid and groups as the bus recorded them when it connected
- * (GetConnectionCredentials: SO_PEERCRED and SO_PEERGROUPS), never read from
- * /proc/PID when the call is handled: by then the PID may be another process,
- * or the same one with other credentials. Returns whether it is root or in
- * gid (-1: no group configured). A bus that gives no UnixGroupIDs admits
- * root alone. */
-static int bus_creds_allowed(sd_bus *bus, const char *sender, gid_t gid, bool *ret) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        sd_bus_error error = SD_BUS_ERROR_NULL;
+ * (GetConnectionCredentials' reply: SO_PEERCRED and SO_PEERGROUPS), never
+ * read from /proc/PID when the call is handled: by then the PID may be
+ * another process, or the same one with other credentials. Returns whether
+ * it is root or in gid (-1: no group configured). A bus that gives no
+ * UnixGroupIDs admits root alone. */
+static int creds_allowed(sd_bus_message *reply, gid_t gid, bool *ret) {
         bool have_uid = false, allowed = false;
         const char *key;
         int r;
 
-        r = sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                               "GetConnectionCredentials", &error, &reply, "s", sender);
-        sd_bus_error_free(&error);
-        if (r < 0)
-                return r;
         r = sd_bus_message_enter_container(reply, 'a', "{sv}");
         while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
                 r = sd_bus_message_read(reply, "s", &key);
@@ -92,18 +90,116 @@ static int bus_creds_allowed(sd_bus *bus, const char *sender, gid_t gid, bool *r
         return 0;
 }
 
-/* Group='s gid, looked up once at start (Group= is not reloaded): a user
- * database lookup (LDAP, sssd) per caller could make the loop wait. -1: no
- * group, root alone. */
-static gid_t access_gid = (gid_t) -1;
+/* A call whose caller's credentials are asked of the bus: the loop does not
+ * wait for the answer (a slow or hostile bus would stall every event); the
+ * call is handled again once it comes. sd_bus_query_sender_creds() would
+ * not do: on dbus-daemon, whose messages carry no credentials, it makes the
+ * same call synchronously (or reads /proc/PID, which may be another process
+ * by then). */
+typedef struct CredsQuery {
+        sd_bus_message *call;
+        sd_bus_message_handler_t method;
+        void *userdata;
+        sd_bus_slot *slot;
+        struct CredsQuery *next;
+} CredsQuery;
 
-/* Root, or a member of the configured Group=, may push and read the
- * statistics; what is asked is named in the error. */
-static int check_access(Listener *l, sd_bus_message *msg, const char *what, sd_bus_error *error) {
-        const char *sender = sd_bus_message_get_sender(msg);
-        const char *group = l->m.config->group;
+/* Calls waiting at once, at most: one more is answered LimitsExceeded. */
+#define CREDS_QUERIES_MAX 64
+/* How long the bus has to answer: then the call is refused. */
+#define CREDS_TIMEOUT_USEC (2 * USEC_PER_SEC)
+static CredsQuery *creds_queries;
+static unsigned n_creds_queries;
+
+static void creds_query_free(CredsQuery *q) {
+        for (CredsQuery **p = &creds_queries; *p; p = &(*p)->next)
+                if (*p == q) {
+                        *p = q->next;
+                        n_creds_queries--;
+                        break;
+                }
+        sd_bus_slot_unref(q->slot);
+        sd_bus_message_unref(q->call);
+        free(q);
+}
+
+static void drop_creds_queries(Listener *l) {
+        while (creds_queries)
+                creds_query_free(creds_queries);
+}
+
+static int on_creds(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        CredsQuery *q = userdata;
+        sd_bus_message *call = sd_bus_message_ref(q->call);
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        const char *sender = sd_bus_message_get_sender(call);
         bool allowed = false;
         int r;
+
+        if (sd_bus_message_is_method_error(reply, NULL))
+                r = -sd_bus_message_get_errno(reply) ?: -EIO;
+        else
+                r = creds_allowed(reply, access_gid, &allowed);
+        if (r < 0)
+                log_warning_errno(r, "Cannot get the bus's credentials of %s: %m", strna(sender));
+        else {
+                remember(sender, allowed);
+                /* Handled afresh, from its first argument: the verdict is known now. */
+                r = sd_bus_message_rewind(call, true);
+                if (r >= 0)
+                        r = q->method(call, q->userdata, &error);
+        }
+        creds_query_free(q);
+        if (r < 0 || sd_bus_error_is_set(&error))
+                (void) sd_bus_reply_method_errno(call, r < 0 ? r : -EACCES, &error);
+        sd_bus_error_free(&error);
+        sd_bus_message_unref(call);
+        return 0;
+}
+
+/* Asks the bus for the credentials of msg's sender without waiting; msg is
+ * handled again by method when they come. Returns 1 (the call is taken). */
+static int creds_query_start(sd_bus_message *msg, sd_bus_message_handler_t method, void *userdata,
+                             sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *ask = NULL;
+        CredsQuery *q;
+        int r;
+
+        if (n_creds_queries >= CREDS_QUERIES_MAX)
+                return sd_bus_error_set(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
+                                        "Too many callers wait for their credentials from the bus.");
+        q = calloc(1, sizeof(CredsQuery));
+        if (!q)
+                return -ENOMEM;
+        r = sd_bus_message_new_method_call(sd_bus_message_get_bus(msg), &ask, "org.freedesktop.DBus",
+                                           "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                           "GetConnectionCredentials");
+        if (r >= 0)
+                r = sd_bus_message_append(ask, "s", sd_bus_message_get_sender(msg));
+        if (r >= 0)
+                r = sd_bus_call_async(sd_bus_message_get_bus(msg), &q->slot, ask, on_creds, q, CREDS_TIMEOUT_USEC);
+        if (r < 0) {
+                free(q);
+                return log_warning_errno(r, "Cannot ask the bus for the credentials of %s: %m",
+                                         sd_bus_message_get_sender(msg));
+        }
+        q->call = sd_bus_message_ref(msg);
+        q->method = method;
+        q->userdata = userdata;
+        q->next = creds_queries;
+        creds_queries = q;
+        n_creds_queries++;
+        return 1;
+}
+
+/* Root, or a member of the configured Group=, may push and read the
+ * statistics; what is asked is named in the error. 0: allowed; 1: the
+ * caller's credentials are being asked for, and method is called again with
+ * msg once they come; < 0: refused (error set). */
+static int check_access(Listener *l, sd_bus_message *msg, const char *what, sd_bus_message_handler_t method,
+                        sd_bus_error *error) {
+        const char *sender = sd_bus_message_get_sender(msg);
+        const char *group = l->m.config->group;
 
         if (!sender)
                 goto deny; /* a direct connection, not through the bus: nobody to judge */
@@ -113,30 +209,24 @@ static int check_access(Listener *l, sd_bus_message *msg, const char *what, sd_b
                                 return 0;
                         goto deny;
                 }
-
-        r = bus_creds_allowed(sd_bus_message_get_bus(msg), sender, access_gid, &allowed);
-        if (r < 0) {
-                log_warning_errno(r, "Cannot get the bus's credentials of %s: %m", sender);
-                return r;
-        }
-        remember(sender, allowed);
-        if (allowed)
-                return 0;
+        return creds_query_start(msg, method, l, error);
 deny:
         return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED, "Only root%s%s%s may %s standby-listener.",
                                  group ? " or members of \"" : "", group ?: "", group ? "\"" : "", what);
 }
 
 /* What Push and PushEx share: their arguments, read and checked, from a
- * caller who may push. 0 and the unit, or the error to answer with. */
-static int push_read(Listener *l, sd_bus_message *msg, const char **ret_unit, sd_bus_error *error) {
+ * caller who may push. 0 and the unit; 1 when the caller's credentials are
+ * asked for (method is called again); or the error to answer with. */
+static int push_read(Listener *l, sd_bus_message *msg, sd_bus_message_handler_t method, const char **ret_unit,
+                     sd_bus_error *error) {
         const char *unit, *reason;
         int r;
 
         r = sd_bus_message_read(msg, "ss", &unit, &reason);
         if (r < 0)
                 return r;
-        r = check_access(l, msg, "push to", error);
+        r = check_access(l, msg, "push to", method, error);
         if (r != 0)
                 return r;
         if (!unit_name_is_valid(unit))
@@ -153,7 +243,7 @@ static int method_push(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         const char *unit;
         int r;
 
-        r = push_read(l, msg, &unit, error);
+        r = push_read(l, msg, method_push, &unit, error);
         if (r != 0)
                 return r;
         r = listener_dispatch(l, &(Event) { .kind = &event_kind_push, .unit = unit }, received);
@@ -168,7 +258,7 @@ static int method_push_ex(sd_bus_message *msg, void *userdata, sd_bus_error *err
         const char *unit;
         int r;
 
-        r = push_read(l, msg, &unit, error);
+        r = push_read(l, msg, method_push_ex, &unit, error);
         if (r != 0)
                 return r;
         r = listener_report_begin(l, msg);
@@ -195,7 +285,7 @@ static int method_thaw(sd_bus_message *msg, void *userdata, sd_bus_error *error)
                 r = sd_bus_message_read(msg, "t", &usec);
         if (r < 0)
                 return r;
-        r = check_access(l, msg, "thaw units through", error);
+        r = check_access(l, msg, "thaw units through", method_thaw, error);
         if (r != 0)
                 return r;
         if (usec == 0)
@@ -221,7 +311,7 @@ static int method_statistics(sd_bus_message *msg, void *userdata, sd_bus_error *
 
         /* When events came and how long thaws took tell when a user's
          * services were woken: not for everyone's eyes. */
-        r = check_access(l, msg, "read the statistics of", error);
+        r = check_access(l, msg, "read the statistics of", method_statistics, error);
         if (r != 0)
                 return r;
         r = sd_bus_message_new_method_return(msg, &reply);
@@ -440,6 +530,7 @@ const ListenerSource listener_source_push = {
         .name = "push",
         .kinds = (const EventKind * const[]) { &event_kind_push, NULL },
         .start = listener_setup_bus,
+        .stop = drop_creds_queries,
 };
 
 const ListenerSource listener_source_dbus_signal = {

@@ -1447,6 +1447,64 @@ START_TEST(test_statistics_access) {
 }
 END_TEST
 
+static int count_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        int *counts = userdata; /* [allowed, denied, other] */
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+        counts[!e ? 0 : sd_bus_error_has_name(e, SD_BUS_ERROR_ACCESS_DENIED) ? 1 : 2]++;
+        return 0;
+}
+
+/* A child that connects as nobody in group and sends n pushes at once,
+ * before any answer (each waits on the listener's question to the bus
+ * about this new caller); returns how many were allowed (in the low byte)
+ * and denied (times 16), or 255 on a failure. */
+static int pipelined_pushes_as_nobody(gid_t group, int n) {
+        int status;
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                int counts[3] = {};
+                sd_bus *bus = NULL;
+
+                if (setgroups(1, &group) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+                    setresuid(65534, 65534, 65534) < 0)
+                        _exit(255);
+                if (sd_bus_new(&bus) < 0 || sd_bus_set_address(bus, bus_address) < 0 ||
+                    sd_bus_set_bus_client(bus, true) < 0 || sd_bus_start(bus) < 0)
+                        _exit(255);
+                for (int i = 0; i < n; i++)
+                        if (sd_bus_call_method_async(bus, NULL, "org.standby.Listener1", "/org/standby/Listener1",
+                                                     "org.standby.Listener1", "Push", count_reply, counts, "ss",
+                                                     "other.service", "test") < 0)
+                                _exit(255);
+                for (usec_t deadline = now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC;
+                     counts[0] + counts[1] + counts[2] < n;) {
+                        int t = deadline_poll_timeout(deadline);
+                        if (t == 0 || sd_bus_process(bus, NULL) < 0)
+                                _exit(255);
+                        (void) sd_bus_wait(bus, (uint64_t) t * USEC_PER_MSEC);
+                }
+                _exit(counts[2] ? 255 : counts[0] + 16 * counts[1]);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFEXITED(status), "the caller died (0x%x)", (unsigned) status);
+        return WEXITSTATUS(status);
+}
+
+/* The listener asks the bus for a new caller's credentials without waiting
+ * for the answer: calls that come meanwhile, from that caller and others,
+ * are each judged and answered once it comes, in whatever order. */
+START_TEST(test_push_pipelined_new_callers) {
+        if (!test_need_root_cgroup2())
+                return;
+        gid_t users = standby_with_group(), other = 65534;
+
+        ck_assert_int_eq(pipelined_pushes_as_nobody(other, 8), 8 * 16);
+        ck_assert_int_eq(pipelined_pushes_as_nobody(users, 8), 8);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+}
+END_TEST
+
 /* Replaces the fixture's bus by one at the same address whose policy also
  * holds extra (a <policy> element or more). */
 static void restart_dbus_with(const char *extra) {
@@ -2425,6 +2483,7 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_push_group_member);
         tcase_add_test(tc, test_push_judged_by_bus_creds);
         tcase_add_test(tc, test_statistics_access);
+        tcase_add_test(tc, test_push_pipelined_new_callers);
         tcase_add_test(tc, test_dbus_call_refused_by_policy);
         tcase_add_test(tc, test_forged_call_at_enter);
         tcase_add_test(tc, test_state_dir_replaced);
