@@ -199,7 +199,7 @@ fuzz:
 # A booted Debian with systemd as PID 1 under systemd-nspawn, standby installed
 # into it (root; debootstrap and systemd-container; the rootfs is cached in
 # /var/tmp/standby-system-test).
-check-system: $(PROGRAMS) man
+check-system: $(PROGRAMS) $(HELPERS) man
 	tests/system/nspawn-test.sh
 
 # The input path with a real uinput device, under qemu (slow: not in CI).

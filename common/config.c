@@ -25,6 +25,13 @@ int config_new_default(Config **ret) {
         c->freeze_timeout = 5 * USEC_PER_SEC;
         c->on_freeze_timeout = FREEZE_FAILURE_SKIP;
         c->deadlock_guard = true;
+        /* Out of the box: the lid closed enters, the lid opened or the
+         * power key leaves (standby.conf(5)). */
+        c->enter_on = TRIGGER_LID;
+        c->leave_on = TRIGGER_LID | TRIGGER_POWER_KEY;
+        c->idle_enter = 5 * 60 * USEC_PER_SEC;
+        c->inhibit_delay_max = 5 * USEC_PER_SEC;
+        c->freeze_before_sleep = true;
         r = strv_split_words("user.slice", &c->targets);
         if (r >= 0)
                 r = strv_split_words("", &c->exempt);
@@ -121,6 +128,59 @@ static bool systemd_address_is_valid(const char *a) {
                strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-./") == strlen(p);
 }
 
+static const struct {
+        const char *name;
+        PowerTrigger bit;
+} trigger_names[] = {
+        { "lid", TRIGGER_LID },
+        { "power-key", TRIGGER_POWER_KEY },
+        { "idle", TRIGGER_IDLE },
+        { "input", TRIGGER_INPUT },
+};
+
+int config_triggers_to_string(unsigned triggers, char **ret) {
+        char buf[64] = "";
+
+        for (size_t i = 0; i < ELEMENTSOF(trigger_names); i++)
+                if (triggers & trigger_names[i].bit) {
+                        if (buf[0])
+                                strcat(buf, " ");
+                        strcat(buf, trigger_names[i].name);
+                }
+        *ret = strdup(buf[0] ? buf : "none");
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* EnterOn=/LeaveOn=: words from allowed; an empty value or "none" alone
+ * means nothing. The whole value replaces the default (the last line
+ * wins). -EINVAL with the bad word in ret_bad. */
+static int parse_triggers(const char *v, unsigned allowed, unsigned *ret, char **ret_bad) {
+        unsigned t = 0;
+
+        if (streq(v, "none")) {
+                *ret = 0;
+                return 0;
+        }
+        for (const char *p = v + strspn(v, " \t"); *p; p += strspn(p, " \t")) {
+                size_t k = strcspn(p, " \t");
+                bool found = false;
+
+                for (size_t i = 0; i < ELEMENTSOF(trigger_names); i++)
+                        if ((allowed & trigger_names[i].bit) && strlen(trigger_names[i].name) == k &&
+                            strneq(p, trigger_names[i].name, k)) {
+                                t |= trigger_names[i].bit;
+                                found = true;
+                        }
+                if (!found) {
+                        *ret_bad = strndup(p, k);
+                        return *ret_bad ? -EINVAL : -ENOMEM;
+                }
+                p += k;
+        }
+        *ret = t;
+        return 0;
+}
+
 static int handler(void *user, const char *section, const char *name, const char *value) {
         ParseState *s = user;
         Config *c = s->config;
@@ -188,6 +248,32 @@ static int handler(void *user, const char *section, const char *name, const char
                         return ini_file_fail(&s->ini, s->ini.line, "SystemdAddress=%s: expected a D-Bus address such as "
                                              "\"unix:path=/run/user/1000/systemd/private\" (an absolute path of letters, digits and _-./)", value);
                 r = free_and_strdup(&c->systemd_address, value);
+        } else if (streq(name, "EnterOn") || streq(name, "LeaveOn")) {
+                bool enter = name[0] == 'E';
+                _cleanup_free_ char *bad = NULL;
+                r = parse_triggers(value, enter ? TRIGGER_LID | TRIGGER_POWER_KEY | TRIGGER_IDLE
+                                                : TRIGGER_LID | TRIGGER_POWER_KEY | TRIGGER_INPUT,
+                                   enter ? &c->enter_on : &c->leave_on, &bad);
+                if (r == -EINVAL)
+                        return ini_file_fail(&s->ini, s->ini.line, "%s=: \"%s\" is not one of %s, or \"none\"", name,
+                                             bad, enter ? "\"lid\", \"power-key\", \"idle\"" : "\"lid\", \"power-key\", \"input\"");
+        } else if (streq(name, "IdleEnterSec") || streq(name, "InhibitDelayMaxSec")) {
+                usec_t t;
+                if (parse_duration(value, &t) < 0 || t == 0 || t == USEC_INFINITY)
+                        return ini_file_fail(&s->ini, s->ini.line, "%s=%s: expected a positive duration such as \"5s\" or \"10min\"",
+                                             name, value);
+                if (name[0] == 'I' && name[1] == 'd')
+                        c->idle_enter = t;
+                else if (t > 60 * USEC_PER_SEC)
+                        return ini_file_fail(&s->ini, s->ini.line, "%s=%s: at most 1min (an app holds off standby no longer)",
+                                             name, value);
+                else
+                        c->inhibit_delay_max = t;
+                r = 0;
+        } else if (streq(name, "UsersMayBlock") || streq(name, "FreezeBeforeSleep")) {
+                if (parse_bool(value, name[0] == 'U' ? &c->users_may_block : &c->freeze_before_sleep) < 0)
+                        return ini_file_fail(&s->ini, s->ini.line, "%s=%s: expected \"yes\" or \"no\"", name, value);
+                r = 0;
         } else if (streq(name, "Group")) {
                 if (*value && !group_name_is_valid(value))
                         return ini_file_fail(&s->ini, s->ini.line, "Group=%s: expected a group name", value);

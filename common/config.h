@@ -21,6 +21,14 @@ typedef enum Backend {
         BACKEND_CGROUPFS,    /* cgroup.freeze, always */
 } Backend;
 
+/* What starts standby and what ends it (EnterOn=, LeaveOn=): bits. */
+typedef enum PowerTrigger {
+        TRIGGER_LID = 1u << 0,       /* enter: lid closed; leave: lid opened */
+        TRIGGER_POWER_KEY = 1u << 1, /* the power key pressed */
+        TRIGGER_IDLE = 1u << 2,      /* enter only: logind's IdleHint, IdleEnterSec= after it turned true */
+        TRIGGER_INPUT = 1u << 3,     /* leave only: any key or button on any input device */
+} PowerTrigger;
+
 typedef struct Config {
         char **targets;          /* unit names or cgroup rel paths */
         char **exempt;           /* unit names or cgroup rel paths never touched */
@@ -33,7 +41,16 @@ typedef struct Config {
         char *group;             /* members may run standby verbs besides root */
         Backend backend;
         char *systemd_address;   /* the manager of every target unit; NULL: derived per unit */
+        unsigned enter_on;       /* PowerTrigger bits: what makes the listener enter standby */
+        unsigned leave_on;       /* PowerTrigger bits: what makes it leave standby */
+        usec_t idle_enter;       /* how long logind's IdleHint stays true before standby is entered */
+        usec_t inhibit_delay_max; /* the longest an app's delay lock holds off a freeze */
+        bool users_may_block;    /* any user (not only root or Group=) may take a block lock */
+        bool freeze_before_sleep; /* freeze within logind's delay before a real sleep */
 } Config;
+
+/* "lid power-key", for messages and status; ret is the caller's. */
+int config_triggers_to_string(unsigned triggers, char **ret);
 
 /* Defaults, as documented in standby.conf(5). */
 int config_new_default(Config **ret);

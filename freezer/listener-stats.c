@@ -147,3 +147,83 @@ int listener_thaw_window(const char *address, char **cgroups, usec_t duration, c
         return 0;
 #undef bus
 }
+
+int listener_prepare_entry(const char *address, usec_t timeout) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *call = NULL, *reply = NULL;
+        sd_bus *b = NULL;
+        int r = 0;
+
+        const SdBus *bus_fn = sdbus_get(&r);
+        if (!bus_fn)
+                return r;
+#define bus (*bus_fn)
+        r = open_bus(bus_fn, address, &b);
+        if (r >= 0)
+                r = bus.message_new_method_call(b, &call, LISTENER_BUS_NAME, "/org/standby/Listener1",
+                                                "org.standby.Listener1", "PrepareEntry");
+        if (r >= 0)
+                r = bus.call(b, call, timeout, &error, &reply);
+        bus.error_free(&error);
+        if (call)
+                bus.message_unref(call);
+        if (reply)
+                bus.message_unref(reply);
+        if (b)
+                bus.close_unref(b);
+        return r;
+#undef bus
+}
+
+int listener_power_get(const char *address, char ***ret_pairs, char ***ret_locks) {
+        _cleanup_strv_free_ char **pairs = NULL, **locks = NULL;
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *reply = NULL, *reply2 = NULL;
+        const char *k, *v, *what, *who, *why, *mode;
+        uint32_t uid, pid;
+        sd_bus *b = NULL;
+        int r = 0;
+
+        const SdBus *bus_fn = sdbus_get(&r);
+        if (!bus_fn)
+                return r;
+#define bus (*bus_fn)
+        r = open_bus(bus_fn, address, &b);
+        if (r >= 0) {
+                (void) bus.set_method_call_timeout(b, 2 * USEC_PER_SEC);
+                r = bus.call_method(b, LISTENER_BUS_NAME, "/org/standby/Listener1", "org.standby.Listener1",
+                                    "GetPowerState", &error, &reply, "");
+        }
+        if (r >= 0)
+                r = bus.enter_container(reply, 'a', "{ss}");
+        while (r >= 0 && (r = bus.read(reply, "{ss}", &k, &v)) > 0)
+                if ((r = strv_extend(&pairs, k)) < 0 || (r = strv_extend(&pairs, v)) < 0)
+                        break;
+        if (r >= 0)
+                r = bus.call_method(b, LISTENER_BUS_NAME, "/org/standby/Listener1", "org.standby.Listener1",
+                                    "ListInhibitors", &error, &reply2, "");
+        if (r >= 0)
+                r = bus.enter_container(reply2, 'a', "(ssssuu)");
+        while (r >= 0 && (r = bus.read(reply2, "(ssssuu)", &what, &who, &why, &mode, &uid, &pid)) > 0) {
+                char *line = NULL;
+                if (asprintf(&line, "%s lock: %s (uid %u, pid %u): %s", mode, who, uid, pid, why) < 0 ||
+                    (r = strv_extend(&locks, line)) < 0)
+                        r = -ENOMEM;
+                free(line);
+                if (r < 0)
+                        break;
+        }
+        bus.error_free(&error);
+        if (reply)
+                bus.message_unref(reply);
+        if (reply2)
+                bus.message_unref(reply2);
+        if (b)
+                bus.close_unref(b);
+        if (r < 0)
+                return r;
+        *ret_pairs = TAKE_PTR(pairs);
+        *ret_locks = TAKE_PTR(locks);
+        return 0;
+#undef bus
+}

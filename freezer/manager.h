@@ -151,6 +151,14 @@ typedef struct ListenerStat {
         uint64_t value;
 } ListenerStat;
 int listener_stats_get(const char *address, ListenerStat **ret, size_t *ret_n);
+/* Asks the listener to tell apps that standby begins (PrepareEntry), and
+ * waits at most timeout for their delay locks to end. A listener that is
+ * not there is -ENOENT or the bus's error, for the caller to go on. */
+int listener_prepare_entry(const char *address, usec_t timeout);
+/* The listener's entry and leave policy and what logind holds for it
+ * (key, value, key, value...), and the apps' locks on standby, one line
+ * each. */
+int listener_power_get(const char *address, char ***ret_pairs, char ***ret_locks);
 /* Asks standby-listener (Thaw) to thaw cgroups for a window of duration,
  * which it owns: it freezes them again when the window ends. Returns the
  * cgroups it thawed, and those it did not, each with why (ret_why, in the

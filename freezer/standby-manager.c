@@ -32,7 +32,7 @@ static void help(void) {
                "      --strategy NAME   freeze or slack (enter only; overrides Strategy=)\n"
                "      --for DURATION    thaw only: refreeze after DURATION (e.g. 30s, 2min)\n"
                "      --json            status only: one JSON object\n"
-               "      --bus-address A   status, thaw --for: reach standby-listener on this D-Bus address\n"
+               "      --bus-address A   enter, status, thaw --for: reach standby-listener on this D-Bus address\n"
                "  -v, --verbose         Log debug messages\n"
                "  -q, --quiet           Log only warnings and errors\n"
                "  -h, --help            Show this help\n"
@@ -97,6 +97,13 @@ static int resolve_units(Manager *m, char **args, char ***ret) {
 static int verb_enter(Manager *m, Strategy strategy) {
         _cleanup_strv_free_ char **units = NULL;
         int r;
+
+        /* Apps are told first, and given their delay (the listener's
+         * InhibitDelayMaxSec=), before the journal's lock is taken: nothing
+         * else waits on it meanwhile. No listener, no one to tell. */
+        r = listener_prepare_entry(m->bus_address, m->config->inhibit_delay_max + 5 * USEC_PER_SEC);
+        if (r < 0)
+                log_debug_errno(r, "Apps not told through the listener: %m");
 
         r = manager_lock_journal(m, true);
         if (r < 0)

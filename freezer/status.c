@@ -7,6 +7,7 @@
 #include "macro.h"
 #include "json.h"
 #include "manager.h"
+#include "strv.h"
 #include "unit-name.h"
 
 typedef struct UnitView {
@@ -49,7 +50,8 @@ static size_t count_kernel_frozen(const UnitView *views, size_t n) {
         return k;
 }
 
-static void print_json(Manager *m, const UnitView *views, const ListenerStat *ls, size_t n_ls, bool have_ls) {
+static void print_json(Manager *m, const UnitView *views, const ListenerStat *ls, size_t n_ls, bool have_ls,
+                       char **pairs, char **locks) {
         const Journal *j = m->journal;
         FILE *f = stdout;
 
@@ -94,6 +96,24 @@ static void print_json(Manager *m, const UnitView *views, const ListenerStat *ls
                 }
                 fputc('}', f);
         }
+        fprintf(f, ",\"power\":");
+        if (!pairs)
+                fputs("null", f);
+        else {
+                fputc('{', f);
+                for (char **p = pairs; p[0] && p[1]; p += 2) {
+                        fprintf(f, "%s", p == pairs ? "" : ",");
+                        json_print_string(f, p[0]);
+                        fputc(':', f);
+                        json_print_string(f, p[1]);
+                }
+                fprintf(f, "},\"locks\":[");
+                for (char **p = locks; p && *p; p++) {
+                        fprintf(f, "%s", p == locks ? "" : ",");
+                        json_print_string(f, *p);
+                }
+                fputc(']', f);
+        }
         fprintf(f, "}\n");
 }
 
@@ -116,6 +136,37 @@ static void print_listener(const ListenerStat *ls, size_t n, bool have, int erro
                " replayed\n",
                stat_of(ls, n, "coalesced"), stat_of(ls, n, "refreezes"), stat_of(ls, n, "exits"),
                stat_of(ls, n, "resyncs"), stat_of(ls, n, "replayed"));
+}
+
+/* The policy and the locks: what starts and ends standby, what logind
+ * holds for it, which app holds off or blocks it, and who else holds the
+ * lid. Said only when the listener answered. */
+static void print_power(char **pairs, char **locks) {
+        static const struct {
+                const char *key, *label;
+        } rows[] = {
+                { "EnterOn", "Enters on" },       { "LeaveOn", "Leaves on" },
+                { "LidLock", "logind's lid" },    { "PowerKeyLock", "logind's power key" },
+                { "SleepLock", "Sleep delay" },   { "LidAlsoHeldBy", "Lid also held by" },
+                { "PowerKeyAlsoHeldBy", "Power key also held by" },
+                { "BlockedBy", "Blocked by" },    { "IdleHint", "logind idle" },
+                { "LastEntry", "Last entry" },    { "LastLeave", "Last leave" },
+                { "LastSleep", "Last sleep" },
+        };
+        for (size_t r = 0; r < ELEMENTSOF(rows); r++)
+                for (char **p = pairs; p && p[0] && p[1]; p += 2)
+                        if (streq(p[0], rows[r].key) && *p[1]) {
+                                printf("%s: ", rows[r].label);
+                                text_print_string(stdout, p[1]);
+                                if (streq(p[0], "LidAlsoHeldBy"))
+                                        printf(" (the lid is theirs: standby freezes before the sleep they ask for)");
+                                printf("\n");
+                        }
+        for (char **p = locks; p && *p; p++) {
+                printf("Lock on standby: ");
+                text_print_string(stdout, *p);
+                printf("\n");
+        }
 }
 
 static void print_text(Manager *m, const UnitView *views, const ListenerStat *ls, size_t n_ls, bool have_ls,
@@ -184,6 +235,7 @@ static void print_text(Manager *m, const UnitView *views, const ListenerStat *ls
 }
 
 int status_print(Manager *m) {
+        _cleanup_strv_free_ char **pairs = NULL, **locks = NULL;
         usec_t now = now_usec(CLOCK_MONOTONIC);
         _cleanup_free_ ListenerStat *ls = NULL;
         _cleanup_free_ UnitView *views = NULL;
@@ -195,10 +247,16 @@ int status_print(Manager *m) {
                 return -ENOMEM;
         for (size_t i = 0; i < m->journal->n_units; i++)
                 views[i] = view_unit(m, &m->journal->units[i], now);
+        /* An answer with no pairs is still an answer: an empty list. */
+        if (r >= 0 && listener_power_get(m->bus_address, &pairs, &locks) >= 0 && !pairs &&
+            strv_split_words("", &pairs) < 0)
+                return -ENOMEM;
         if (m->json)
-                print_json(m, views, ls, n_ls, r >= 0);
-        else
+                print_json(m, views, ls, n_ls, r >= 0, pairs, locks);
+        else {
                 print_text(m, views, ls, n_ls, r >= 0, r);
+                print_power(pairs, locks);
+        }
         for (size_t i = 0; i < m->journal->n_units; i++)
                 free(views[i].systemd_state);
         return fflush(stdout) == 0 ? 0 : -EIO;

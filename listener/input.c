@@ -11,7 +11,11 @@
  * as if nothing happened: it skips the broken frame (to the next
  * SYN_REPORT), re-reads the switch states (EVIOCGSW) and acts on every
  * switch that changed meanwhile, so a lid opened during the overrun still
- * ends standby. Key presses lost in it cannot be read back; that is logged. */
+ * ends standby. Key presses lost in it cannot be read back; that is logged.
+ *
+ * Devices are also opened for the policy (logind.c) by what they can do: a
+ * lid switch (SW_LID), a power key (KEY_POWER), any keys for LeaveOn=input;
+ * their switches and keys go to the policy as well as to the rules. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <libevdev/libevdev.h>
@@ -54,6 +58,7 @@ struct InputWatch {
         unsigned long sw[SW_LONGS];  /* switch states as last known */
         bool have_sw;                /* EVIOCGSW answers (a device, not a FIFO) */
         bool dropping;               /* after SYN_DROPPED, until the next SYN_REPORT */
+        bool policy;                 /* read for the policy (logind.c) */
         struct InputWatch *next;
 };
 
@@ -75,6 +80,9 @@ static void input_dispatch(InputWatch *w, unsigned type, unsigned code, int valu
                                  &(Event) { .kind = &event_kind_input, .device = w->name, .device_path = w->path,
                                             .key_type = (int) type, .key_code = (int) code, .value = value },
                                  now_usec(CLOCK_MONOTONIC));
+        /* After the rules: an exit a rule began is the one the policy joins. */
+        if (w->policy)
+                listener_power_input(w->listener, type, code, value);
 }
 
 /* After an overrun: the switches as they are now, acted on where they moved. */
@@ -188,11 +196,14 @@ static int input_open(Listener *l, const char *path) {
         w->path = strdup(path);
         if (S_ISCHR(st.st_mode) && libevdev_new_from_fd(fd, &dev) >= 0) {
                 w->name = strdup(strna(libevdev_get_name(dev)));
+                w->policy = listener_policy_wants_input(l, libevdev_has_event_code(dev, EV_SW, SW_LID),
+                                                        libevdev_has_event_code(dev, EV_KEY, KEY_POWER),
+                                                        libevdev_has_event_type(dev, EV_KEY));
                 libevdev_free(dev);
         }
         /* The baseline an overrun is judged against. */
         w->have_sw = S_ISCHR(st.st_mode) && ioctl(fd, EVIOCGSW(sizeof(w->sw)), w->sw) >= 0;
-        if (!w->path || !any_rule_wants(l, w->path, w->name)) {
+        if (!w->path || (!w->policy && !any_rule_wants(l, w->path, w->name))) {
                 input_free(w);
                 return 0;
         }
@@ -203,7 +214,7 @@ static int input_open(Listener *l, const char *path) {
         }
         w->next = l->inputs;
         l->inputs = w;
-        log_info("Watching input %s (%s).", w->path, w->name ?: "no evdev name");
+        log_info("Watching input %s (%s)%s.", w->path, w->name ?: "no evdev name", w->policy ? ", for the policy" : "");
         return 0;
 }
 
@@ -234,7 +245,7 @@ static int on_input_dir(sd_event_source *s, const struct inotify_event *ev, void
 }
 
 int listener_setup_input(Listener *l) {
-        bool any = false;
+        bool any = listener_policy_wants_input(l, true, true, true);
 
         listener_drop_inputs(l);
         for (size_t i = 0; l->rules && i < l->rules->n_rules; i++) {

@@ -113,6 +113,14 @@ typedef struct LockGuard LockGuard;
  * asynchronously (systemd-link.c). */
 typedef struct SystemdLink SystemdLink;
 
+/* A lock on standby an app holds (inhibit.c). */
+typedef struct Inhibitor Inhibitor;
+#define LISTENER_INHIBITORS_MAX 64
+#define LISTENER_INHIBITORS_PER_USER_MAX 8
+
+/* logind: the lid, the power key, idleness and sleep (logind.c). */
+typedef struct Logind Logind;
+
 /* A thaw asked over the bus, answered once its outcome is known (report.c). */
 typedef struct ThawReport ThawReport;
 
@@ -160,6 +168,15 @@ typedef struct Listener {
         sd_event_source *state_rewatch;  /* a one-shot: find the state directory again */
         sd_event_source *uevent_source;
         CgroupWatch *cgroup_watch;       /* new cgroups below the targets, while in standby (cgroup-watch.c) */
+        Inhibitor *inhibitors;           /* apps' locks on standby (inhibit.c) */
+        bool told;                       /* PrepareForStandby(true) sent, (false) not yet */
+        bool announcing;                 /* waiting for the delay locks */
+        usec_t announce_max;
+        sd_event_source *announce_timer;
+        sd_bus_message **announce_calls; /* PrepareEntry calls answered when the delay ends */
+        size_t n_announce_calls;
+        void (*announce_done)(struct Listener *l);
+        Logind *logind;
         Statistics stats;
 } Listener;
 
@@ -380,6 +397,33 @@ void listener_cgroup_watch_retry(Listener *l);
 /* uevent.c: opens the kernel uevent socket if any rule wants it. */
 int listener_setup_uevent(Listener *l);
 
+/* inhibit.c */
+int listener_setup_inhibit(Listener *l);
+void listener_drop_inhibitors(Listener *l);
+/* Tells apps that standby begins (once, until listener_announce_end()), and
+ * waits, without blocking, for their delay locks (at most max_delay); then
+ * answers call (if any) and runs done (if any). */
+void listener_announce(Listener *l, sd_bus_message *call, void (*done)(Listener *l), usec_t max_delay);
+/* Standby is over, everything thawed: tells apps, if they were told it began. */
+void listener_announce_end(Listener *l);
+/* A block lock on standby, if any is held (with who holds it, the caller's). */
+const Inhibitor *listener_blocked(Listener *l, char **ret_description);
+
+/* logind.c */
+int listener_logind_start(Listener *l);
+void listener_logind_stop(Listener *l);
+/* The configuration's policy changed (a reload): locks and inputs follow. */
+void listener_logind_reload(Listener *l);
+/* The last block lock on standby went: idleness may enter again. */
+void listener_logind_unblocked(Listener *l);
+/* Standby began or ended (the journal says so). */
+void listener_logind_state_changed(Listener *l);
+/* A switch or key from any input device, for the policy. */
+void listener_power_input(Listener *l, unsigned type, unsigned code, int value);
+/* Whether the policy wants a device with these capabilities read. */
+bool listener_policy_wants_input(Listener *l, bool has_lid, bool has_power_key, bool has_keys);
+int listener_method_power_state(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+
 /* input.c */
 /* Opens the input devices the Event=input rules name (again after a reload). */
 int listener_setup_input(Listener *l);
@@ -387,6 +431,17 @@ void listener_drop_inputs(Listener *l);
 
 /* push.c */
 int listener_setup_bus(Listener *l);
+/* The caller's uid and pid as the bus recorded them when it connected, and
+ * whether it is root or in Group=: 0 and those; 1 when they are being asked
+ * of the bus (method is then called again with msg once they come); or a
+ * negative errno with error set. */
+int listener_caller(Listener *l, sd_bus_message *msg, sd_bus_message_handler_t method, uid_t *ret_uid,
+                    pid_t *ret_pid, bool *ret_privileged, sd_bus_error *error);
+/* 0 when the caller is root or in Group=; 1 when that is being asked of the
+ * bus (method is called again with msg); else the error (set) to answer
+ * with, naming what (e.g. "push to"). */
+int listener_check_access(Listener *l, sd_bus_message *msg, const char *what, sd_bus_message_handler_t method,
+                          sd_bus_error *error);
 void listener_forget_verdicts(void);
 /* Adds a bus match for every Event=dbus-signal rule (after a reload too). */
 int listener_setup_signal_matches(Listener *l);

@@ -26,13 +26,17 @@ static const EventKind event_kind_push, event_kind_dbus_signal;
 static struct {
         char *sender;
         bool allowed;
+        uid_t uid;
+        pid_t pid;
 } verdicts[VERDICTS];
 static unsigned next_verdict;
 
-static void remember(const char *sender, bool allowed) {
+static void remember(const char *sender, bool allowed, uid_t uid, pid_t pid) {
         free(verdicts[next_verdict].sender);
         verdicts[next_verdict].sender = strdup(sender);
         verdicts[next_verdict].allowed = allowed;
+        verdicts[next_verdict].uid = uid;
+        verdicts[next_verdict].pid = pid;
         next_verdict = (next_verdict + 1) % VERDICTS;
 }
 
@@ -52,16 +56,18 @@ static gid_t access_gid = (gid_t) -1;
  * another process, or the same one with other credentials. Returns whether
  * it is root or in gid (-1: no group configured). A bus that gives no
  * UnixGroupIDs admits root alone. */
-static int creds_allowed(sd_bus_message *reply, gid_t gid, bool *ret) {
+static int creds_allowed(sd_bus_message *reply, gid_t gid, bool *ret, uid_t *ret_uid, pid_t *ret_pid) {
         bool have_uid = false, allowed = false;
+        uint32_t uid = UINT32_MAX, pid = 0;
         const char *key;
         int r;
 
         r = sd_bus_message_enter_container(reply, 'a', "{sv}");
         while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
                 r = sd_bus_message_read(reply, "s", &key);
-                if (r >= 0 && streq(key, "UnixUserID")) {
-                        uint32_t uid;
+                if (r >= 0 && streq(key, "ProcessID"))
+                        r = sd_bus_message_read(reply, "v", "u", &pid);
+                else if (r >= 0 && streq(key, "UnixUserID")) {
                         r = sd_bus_message_read(reply, "v", "u", &uid);
                         have_uid = r >= 0;
                         if (r >= 0 && uid == 0)
@@ -87,6 +93,8 @@ static int creds_allowed(sd_bus_message *reply, gid_t gid, bool *ret) {
         if (!have_uid)
                 return -EPROTO;
         *ret = allowed;
+        *ret_uid = uid;
+        *ret_pid = (pid_t) pid;
         return 0;
 }
 
@@ -134,16 +142,18 @@ static int on_creds(sd_bus_message *reply, void *userdata, sd_bus_error *ret_err
         sd_bus_error error = SD_BUS_ERROR_NULL;
         const char *sender = sd_bus_message_get_sender(call);
         bool allowed = false;
+        uid_t uid = (uid_t) -1;
+        pid_t pid = 0;
         int r;
 
         if (sd_bus_message_is_method_error(reply, NULL))
                 r = -sd_bus_message_get_errno(reply) ?: -EIO;
         else
-                r = creds_allowed(reply, access_gid, &allowed);
+                r = creds_allowed(reply, access_gid, &allowed, &uid, &pid);
         if (r < 0)
                 log_warning_errno(r, "Cannot get the bus's credentials of %s: %m", strna(sender));
         else {
-                remember(sender, allowed);
+                remember(sender, allowed, uid, pid);
                 /* Handled afresh, from its first argument: the verdict is known now. */
                 r = sd_bus_message_rewind(call, true);
                 if (r >= 0)
@@ -213,6 +223,27 @@ static int check_access(Listener *l, sd_bus_message *msg, const char *what, sd_b
 deny:
         return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED, "Only root%s%s%s may %s standby-listener.",
                                  group ? " or members of \"" : "", group ?: "", group ? "\"" : "", what);
+}
+
+int listener_check_access(Listener *l, sd_bus_message *msg, const char *what, sd_bus_message_handler_t method,
+                          sd_bus_error *error) {
+        return check_access(l, msg, what, method, error);
+}
+
+int listener_caller(Listener *l, sd_bus_message *msg, sd_bus_message_handler_t method, uid_t *ret_uid,
+                    pid_t *ret_pid, bool *ret_privileged, sd_bus_error *error) {
+        const char *sender = sd_bus_message_get_sender(msg);
+
+        if (!sender)
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot tell who is calling.");
+        for (unsigned i = 0; i < VERDICTS; i++)
+                if (verdicts[i].sender && streq(verdicts[i].sender, sender)) {
+                        *ret_uid = verdicts[i].uid;
+                        *ret_pid = verdicts[i].pid;
+                        *ret_privileged = verdicts[i].allowed;
+                        return 0;
+                }
+        return creds_query_start(msg, method, l, error);
 }
 
 /* What Push and PushEx share: their arguments, read and checked, from a
@@ -424,6 +455,9 @@ int listener_setup_bus(Listener *l) {
         r = sd_bus_add_object_vtable(l->bus, NULL, LISTENER_OBJECT_PATH, LISTENER_INTERFACE, listener_vtable, l);
         if (r < 0)
                 return log_error_errno(r, "Failed to add the D-Bus object: %m");
+        r = listener_setup_inhibit(l);
+        if (r < 0)
+                return r;
         r = sd_bus_request_name(l->bus, LISTENER_BUS_NAME, 0);
         if (r < 0)
                 return log_error_errno(r, "Failed to own the bus name " LISTENER_BUS_NAME ": %m");

@@ -10,11 +10,11 @@
 
 extern const ListenerSource listener_source_push, listener_source_dbus_signal, listener_source_netlink,
         listener_source_input, listener_source_dbus_call, listener_source_uevent, listener_source_socket,
-        listener_source_cgroup_watch;
+        listener_source_cgroup_watch, listener_source_logind;
 
 /* In the order they are set up; torn down in the reverse order. */
 static const ListenerSource * const sources[] = {
-        &listener_source_push,      &listener_source_dbus_signal, &listener_source_netlink,
+        &listener_source_push,      &listener_source_logind,      &listener_source_dbus_signal, &listener_source_netlink,
         &listener_source_input,     &listener_source_dbus_call,   &listener_source_uevent,
         &listener_source_socket,    &listener_source_cgroup_watch,
 };

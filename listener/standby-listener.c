@@ -42,6 +42,29 @@ static void help(void) {
                "4 no cgroup v2, 5 a rule file or the configuration is invalid.\n");
 }
 
+/* The entry and leave policy (EnterOn= and the keys beside it) is read
+ * again; the rest of the configuration is not (Group= is looked up once at
+ * start, and the journal's cgroups are the running standby's). A file that
+ * does not parse changes nothing. */
+static void reload_policy(Listener *l) {
+        _cleanup_config_ Config *c = NULL;
+        _cleanup_free_ char *error = NULL;
+        Config *cur = l->m.config;
+
+        if (config_load(l->m.config_path, streq(l->m.config_path, STANDBY_CONFIG_PATH), &c, &error) < 0) {
+                log_error("Reload of the policy refused, keeping the one in force: %s",
+                          error ?: "cannot load the configuration");
+                return;
+        }
+        cur->enter_on = c->enter_on;
+        cur->leave_on = c->leave_on;
+        cur->idle_enter = c->idle_enter;
+        cur->inhibit_delay_max = c->inhibit_delay_max;
+        cur->users_may_block = c->users_may_block;
+        cur->freeze_before_sleep = c->freeze_before_sleep;
+        listener_logind_reload(l);
+}
+
 static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         Listener *l = userdata;
 
@@ -53,6 +76,7 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
                 snprintf(buf, sizeof(buf), "RELOADING=1\nMONOTONIC_USEC=%llu",
                          (unsigned long long) now_usec(CLOCK_MONOTONIC));
                 (void) sd_notify(false, buf);
+                reload_policy(l);
                 /* All or nothing: a rule set that does not load changes nothing. */
                 if (rules_load(l->rules_dirs, true, &set, &error) < 0)
                         log_error("Reload refused, keeping the %zu rules in force: %s", l->rules->n_rules,
@@ -83,8 +107,12 @@ static int state_changed(Listener *l) {
         /* Units frozen or thawed by anyone: hold or drop their sockets. */
         (void) listener_sync_sockets(l);
         (void) listener_cgroup_watch_sync(l);
+        /* Left, everything thawed: apps are told (if they were told it began). */
+        if (l->m.journal && l->m.journal->phase == JOURNAL_NONE)
+                listener_announce_end(l);
         if (l->standby_active == was)
                 return 0;
+        listener_logind_state_changed(l);
         log_info("Standby %s.", l->standby_active ? "entered" : "left");
         if (l->standby_active) {
                 int r = listener_reconcile(l);

@@ -22,6 +22,39 @@ START_TEST(test_defaults) {
         ck_assert_uint_eq(c->slack_ns, 0);
         ck_assert(c->deadlock_guard);
         ck_assert(!c->freeze_sessions);
+        /* Standby out of the box: the lid enters, the lid or the power key leaves. */
+        ck_assert_uint_eq(c->enter_on, TRIGGER_LID);
+        ck_assert_uint_eq(c->leave_on, TRIGGER_LID | TRIGGER_POWER_KEY);
+        ck_assert_uint_eq(c->idle_enter, 300 * USEC_PER_SEC);
+        ck_assert_uint_eq(c->inhibit_delay_max, 5 * USEC_PER_SEC);
+        ck_assert(!c->users_may_block);
+        ck_assert(c->freeze_before_sleep);
+}
+END_TEST
+
+/* The entry and leave policy: word lists, "none" and an empty value. */
+START_TEST(test_policy) {
+        _cleanup_config_ Config *c = NULL, *d = NULL;
+        _cleanup_free_ char *err = NULL, *err2 = NULL, *words = NULL;
+        _cleanup_free_ char *p = test_write_tmp("[Standby]\nEnterOn=idle  power-key\nLeaveOn=input\nLeaveOn=lid input\n"
+                                                "IdleEnterSec=90s\nInhibitDelayMaxSec=2s\nUsersMayBlock=yes\n"
+                                                "FreezeBeforeSleep=no\n");
+        _cleanup_free_ char *q = test_write_tmp("[Standby]\nEnterOn=none\nLeaveOn=\n");
+
+        ck_assert_msg(config_load(p, false, &c, &err) == 0, "%s", err);
+        ck_assert_uint_eq(c->enter_on, TRIGGER_IDLE | TRIGGER_POWER_KEY);
+        ck_assert_uint_eq(c->leave_on, TRIGGER_LID | TRIGGER_INPUT);
+        ck_assert_uint_eq(c->idle_enter, 90 * USEC_PER_SEC);
+        ck_assert_uint_eq(c->inhibit_delay_max, 2 * USEC_PER_SEC);
+        ck_assert(c->users_may_block);
+        ck_assert(!c->freeze_before_sleep);
+        ck_assert_int_eq(config_triggers_to_string(c->enter_on, &words), 0);
+        ck_assert_str_eq(words, "power-key idle");
+        ck_assert_msg(config_load(q, false, &d, &err2) == 0, "%s", err2);
+        ck_assert_uint_eq(d->enter_on, 0);
+        ck_assert_uint_eq(d->leave_on, 0);
+        unlink(p);
+        unlink(q);
 }
 END_TEST
 
@@ -77,6 +110,14 @@ START_TEST(test_errors_table) {
                 { "[Standby]\nTimerSlackNSec=-5\n", 2, "TimerSlackNSec=-5: expected \"max\"" },
                 { "[Standby]\nDeadlockGuard=maybe\n", 2, "DeadlockGuard=maybe: expected \"yes\" or \"no\"" },
                 { "[Standby]\nFreezeSessions=some\n", 2, "FreezeSessions=some: expected \"yes\" or \"no\"" },
+                { "[Standby]\nEnterOn=lid input\n", 2, "EnterOn=: \"input\" is not one of \"lid\", \"power-key\", \"idle\"" },
+                { "[Standby]\nLeaveOn=idle\n", 2, "LeaveOn=: \"idle\" is not one of \"lid\", \"power-key\", \"input\"" },
+                { "[Standby]\nEnterOn=lid,power-key\n", 2, "EnterOn=: \"lid,power-key\" is not one of" },
+                { "[Standby]\nEnterOn=lid none\n", 2, "EnterOn=: \"none\" is not one of" },
+                { "[Standby]\nIdleEnterSec=0\n", 2, "IdleEnterSec=0: expected a positive duration" },
+                { "[Standby]\nInhibitDelayMaxSec=2min\n", 2, "InhibitDelayMaxSec=2min: at most 1min" },
+                { "[Standby]\nUsersMayBlock=perhaps\n", 2, "UsersMayBlock=perhaps: expected \"yes\" or \"no\"" },
+                { "[Standby]\nFreezeBeforeSleep=1s\n", 2, "FreezeBeforeSleep=1s: expected \"yes\" or \"no\"" },
                 { "[Standby]\nTarget=user.slice\n", 2, "unknown key \"Target\" in [Standby]" },
                 { "[Standbye]\nTargets=a\n", 2, "unknown section [Standbye]" },
                 { "[Standby]\nthis is no assignment\n", 2, "syntax error" },
@@ -218,6 +259,7 @@ Suite *config_suite(void) {
         Suite *s = suite_create("config");
         TCase *tc = tcase_create("parse");
         tcase_add_test(tc, test_defaults);
+        tcase_add_test(tc, test_policy);
         tcase_add_test(tc, test_full_file);
         tcase_add_test(tc, test_reassigned_strings);
         tcase_add_test(tc, test_errors_table);

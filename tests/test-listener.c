@@ -421,6 +421,139 @@ START_TEST(test_push_access_denied) {
 }
 END_TEST
 
+
+/* Inhibit(what, who, why, mode) -> fd; an error name, or NULL and the fd. */
+static char *inhibit(sd_bus *bus, const char *mode, int *ret_fd) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *reply = NULL;
+        char *name = NULL;
+        int fd;
+
+        if (sd_bus_call_method(bus, "org.standby.Listener1", "/org/standby/Listener1", "org.standby.Listener1",
+                               "Inhibit", &error, &reply, "ssss", "standby", "test-app", "saves its state", mode) < 0)
+                name = strdup(error.name ? error.name : "?");
+        else if (sd_bus_message_read(reply, "h", &fd) >= 0)
+                *ret_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        sd_bus_error_free(&error);
+        sd_bus_message_unref(reply);
+        return name;
+}
+
+/* ListInhibitors: how many, each checked to be the test's root delay
+ * lock once only one is left. */
+static int count_inhibitors(sd_bus *bus) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *reply = NULL;
+        const char *what, *who, *why, *mode;
+        uint32_t uid, pid;
+        int n = 0;
+
+        ck_assert_int_ge(sd_bus_call_method(bus, "org.standby.Listener1", "/org/standby/Listener1",
+                                            "org.standby.Listener1", "ListInhibitors", &error, &reply, ""), 0);
+        ck_assert_int_ge(sd_bus_message_enter_container(reply, 'a', "(ssssuu)"), 0);
+        while (sd_bus_message_read(reply, "(ssssuu)", &what, &who, &why, &mode, &uid, &pid) > 0) {
+                ck_assert_str_eq(what, "standby");
+                ck_assert_str_eq(who, "test-app");
+                if (uid == 0)
+                        ck_assert_str_eq(mode, "delay");
+                n++;
+        }
+        sd_bus_message_unref(reply);
+        return n;
+}
+
+static int prepare_seen = -1; /* the last PrepareForStandby's argument */
+
+static int on_prepare(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        int b;
+        if (sd_bus_message_read(msg, "b", &b) >= 0)
+                prepare_seen = b;
+        return 0;
+}
+
+/* Processes bus until PrepareForStandby(want) came, bounded: 10 s. */
+static bool wait_prepare(sd_bus *bus, int want) {
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC;
+        while (prepare_seen != want) {
+                usec_t now = now_usec(CLOCK_MONOTONIC);
+                if (now >= deadline)
+                        return false;
+                if (sd_bus_process(bus, NULL) > 0)
+                        continue;
+                (void) sd_bus_wait(bus, deadline - now);
+        }
+        return true;
+}
+
+/* Apps are told: PrepareForStandby(true) before enter freezes anything,
+ * enter waits for the delay lock to close, (false) after exit; a user may
+ * take delay locks (8 at most) but no block lock; the locks are listed. */
+START_TEST(test_app_locks) {
+        int fd = -EBADF, status;
+        char *name;
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_spawn_workload("mail.service", "idle", 100, 1, NULL);
+        start_listener();
+        sd_bus *bus = client(), *app = client();
+        ck_assert_int_ge(sd_bus_match_signal(app, NULL, NULL, "/org/standby/Listener1", "org.standby.Listener1",
+                                             "PrepareForStandby", on_prepare, NULL), 0);
+
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+                        _exit(2);
+                sd_bus *ub = NULL;
+                int ufd = -1;
+                if (sd_bus_new(&ub) < 0 || sd_bus_set_address(ub, bus_address) < 0 || sd_bus_set_bus_client(ub, true) < 0 ||
+                    sd_bus_start(ub) < 0)
+                        _exit(3);
+                char *e = inhibit(ub, "block", &ufd);
+                if (!e || !streq(e, SD_BUS_ERROR_ACCESS_DENIED))
+                        _exit(4);
+                for (int i = 0; i < 8; i++) /* LISTENER_INHIBITORS_PER_USER_MAX */
+                        if (inhibit(ub, "delay", &ufd))
+                                _exit(5);
+                e = inhibit(ub, "delay", &ufd);
+                _exit(e && streq(e, "org.standby.Listener1.TooManyLocks") ? 0 : 6);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a user's locks: wait status 0x%x", status);
+
+        name = inhibit(app, "delay", &fd);
+        ck_assert_msg(!name, "Inhibit: %s", name);
+        ck_assert_int_ge(fd, 0);
+        /* The user's locks go with its connection: one is left, root's. */
+        int n = -1;
+        for (int tries = 0; tries < 100 && n != 1; tries++) {
+                if (tries)
+                        usleep(100 * 1000);
+                n = count_inhibitors(bus);
+        }
+        ck_assert_int_eq(n, 1);
+
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0)
+                _exit(test_manager(NULL, "--quiet", "--bus-address", bus_address, "enter", NULL));
+        ck_assert(wait_prepare(app, 1));
+        /* Told, not yet frozen: enter waits for the lock. */
+        ck_assert(!test_frozen("mail.service"));
+        ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
+        fd = safe_close(fd);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == EXIT_OK, "enter: wait status 0x%x", status);
+        ck_assert(test_frozen("mail.service"));
+        ck_assert_int_eq(prepare_seen, 1);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        ck_assert(wait_prepare(app, 0));
+        sd_bus_flush_close_unref(app);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* ExitStandby=yes ends standby altogether (the push is answered at once;
  * the exit runs apart from the listener's loop). */
 START_TEST(test_exit_standby_rule) {
@@ -2453,6 +2586,7 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_thaw_recorded);
         tcase_add_test(tc, test_push_access_denied);
         tcase_add_test(tc, test_exit_standby_rule);
+        tcase_add_test(tc, test_app_locks);
         tcase_add_test(tc, test_reload);
         tcase_add_test(tc, test_idle_no_wakeups);
         tcase_add_test(tc, test_restart_reconciles);

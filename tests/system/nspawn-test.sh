@@ -127,6 +127,16 @@ view systemctl
 view runuser -u alice -- env XDG_RUNTIME_DIR=/run/user/1000 systemctl --user
 SH
 chmod 0755 "$rootfs/usr/local/bin/standby-left-frozen"
+# An app that is told before standby and after it (logind_checks), and the
+# sleep itself replaced by a hook that records what was frozen when it ran.
+install -m 0755 build/helpers/standby-app "$rootfs/usr/local/bin/"
+mkdir -p "$rootfs/etc/systemd/system/systemd-suspend.service.d"
+cat > "$rootfs/etc/systemd/system/systemd-suspend.service.d/standby-test.conf" <<'UNIT'
+[Service]
+ExecStart=
+ExecStart=/bin/sh -c 'grep -x "frozen [01]" /sys/fs/cgroup/workloads.slice/mail.service/cgroup.events > /run/slept.tmp; \
+        cat /run/app/prepared >> /run/slept.tmp 2>/dev/null; mv /run/slept.tmp /run/slept'
+UNIT
 
 # Boot it (pure cgroup2 in a private mount namespace, as nspawn wants).
 mkdir -p "$work"
@@ -665,6 +675,101 @@ UNIT
         check "$sc: nothing left frozen (kernel, systemd)" nothing_left
 }
 socket_hold_checks
+
+# logind: the lid taken over out of the box, apps told before standby and
+# after it with their delay honoured, a block lock keeping idleness from
+# entering (and named by status), entry on logind's idle hint, and a
+# suspend frozen before and thawed after (the sleep itself a hook).
+logind_checks() {
+        local sc=logind out
+        status() { in_ct standby-manager status; }
+        said() { # TEXT: status says it, bounded: 10 s
+                for _ in $(seq 1 100); do status | grep -qF "$1" && return 0; sleep 0.1; done
+                status | sed 's/^/     /'; return 1; }
+        said_re() { # REGEX, as said
+                for _ in $(seq 1 100); do status | grep -q "$1" && return 0; sleep 0.1; done
+                status | sed 's/^/     /'; return 1; }
+        target_is() { # STATE: standby.target is, bounded: 20 s
+                for _ in $(seq 1 200); do [ "$(in_ct systemctl is-active standby.target)" = "$1" ] && return 0; sleep 0.1; done
+                in_ct journalctl -q -u standby-listener.service -n 20 --no-pager | sed 's/^/     /'; return 1; }
+        has() { # FILE, bounded: 10 s
+                for _ in $(seq 1 100); do in_ct test -s "$1" && return 0; sleep 0.1; done; return 1; }
+        lid_lock() { in_ct systemd-inhibit --list --no-pager 2>/dev/null | grep -q 'standby.*handle-lid-switch.*block'; }
+        held() { for _ in $(seq 1 100); do lid_lock && return 0; sleep 0.1; done
+                in_ct systemd-inhibit --list --no-pager | sed 's/^/     /'; return 1; }
+        policy() { # standby.conf lines after the test's own
+                printf '[Standby]\nTargets=user.slice workloads.slice\nFreezeTimeout=5s\n%s\n' "$1" > "$rootfs/etc/standby/standby.conf"
+                in_ct systemctl reload standby-listener.service; }
+
+        check "$sc: the listener holds logind's handle-lid-switch block lock out of the box" held
+        check "$sc: status says so" said "logind's lid: held"
+
+        # 1. An app with a delay lock is told, finishes its work (0.8 s), and
+        # only then is frozen; told again once thawed.
+        in_ct sh -c 'rm -rf /run/app; mkdir -p /run/app'
+        in_ct systemd-run -q --unit=standby-app.service -p Slice=workloads.slice /usr/local/bin/standby-app /run/app delay 800
+        check "$sc: the app holds a delay lock" has /run/app/ready
+        check "$sc: status names it" said "Lock on standby: delay lock: standby-app"
+        check "$sc: systemctl start standby.target" in_ct systemctl start standby.target
+        check "$sc: the app wrote its state before it was frozen" in_ct test -s /run/app/prepared
+        check "$sc: and then it was frozen" [ "$(freezer standby-app.service)" = frozen ]
+        check "$sc: nothing said after-standby yet" in_ct test ! -e /run/app/resumed
+        check "$sc: leave" leave
+        check "$sc: the app, thawed, got the after-signal" has /run/app/resumed
+        check "$sc: and took its lock again" said "Lock on standby: delay lock: standby-app"
+
+        # 2. A block lock: root's keeps logind's idle hint from entering, and
+        # status names it; a user's is refused (UsersMayBlock=no).
+        in_ct sh -c 'rm -rf /run/blk /tmp/blk-alice; mkdir -p /run/blk /tmp/blk-alice; chown alice /tmp/blk-alice'
+        in_ct systemd-run -q --unit=standby-blocker.service /usr/local/bin/standby-app /run/blk block
+        in_ct systemd-run -q --unit=alice-blocker.service -p User=alice /usr/local/bin/standby-app /tmp/blk-alice block
+        check "$sc: root's block lock taken" has /run/blk/ready
+        check "$sc: alice's block lock refused" has /tmp/blk-alice/refused
+        policy $'EnterOn=lid idle\nIdleEnterSec=1s'
+        check "$sc: the policy reloaded: idle enters" said "Enters on: lid idle (idle: after 1s)"
+        # A graphical session (logind takes idle hints from those only) says it is idle.
+        in_ct systemd-run -q --unit=idle-session.service -p PAMName=login -p User=alice \
+                -p Environment=XDG_SESSION_TYPE=wayland /bin/sh -c 'busctl call org.freedesktop.login1 \
+                /org/freedesktop/login1/session/auto org.freedesktop.login1.Session SetIdleHint b true \
+                > /tmp/idle-hint.out 2>&1; exec sleep infinity'
+        idle() { in_ct busctl get-property org.freedesktop.login1 /org/freedesktop/login1 org.freedesktop.login1.Manager IdleHint; }
+        idle_true() { for _ in $(seq 1 100); do [ "$(idle)" = "b true" ] && return 0; sleep 0.1; done
+                say "     IdleHint: $(idle); $(in_ct cat /tmp/idle-hint.out 2>/dev/null)"; in_ct loginctl --no-pager | sed 's/^/     /'; return 1; }
+        check "$sc: logind's idle hint is true" idle_true
+        check "$sc: the block lock refused the idle entry, and status names it" said "Last entry: refused (idle): block lock held by standby-app"
+        check "$sc: standby.target stayed inactive" [ "$(in_ct systemctl is-active standby.target)" = inactive ]
+        in_ct systemctl stop standby-blocker.service
+        check "$sc: the block lock gone, logind's idle hint enters standby" target_is active
+        check "$sc: status: entered on idle" said "Last entry: idle"
+        # With no session left logind calls the machine idle: the policy
+        # goes back to the lid alone before standby is left.
+        in_ct systemctl stop idle-session.service alice-blocker.service
+        policy ""
+        check "$sc: the policy reloaded: the lid alone enters" said_re '^Enters on: lid$'
+        check "$sc: leave" leave
+        check "$sc: nothing left frozen (kernel, systemd)" nothing_left
+
+        # 3. A suspend: the listener's delay lock on sleep, apps told, what
+        # runs frozen before the sleep (the hook sees mail.service frozen),
+        # and everything thawed after it. /sys/power/state must be writable
+        # for logind to allow the sleep verb: a file of ours over it.
+        in_ct sh -c 'echo "freeze mem" > /run/power-state && mount --bind /run/power-state /sys/power/state'
+        out=$(in_ct busctl call org.freedesktop.login1 /org/freedesktop/login1 org.freedesktop.login1.Manager CanSuspend 2>&1)
+        check "$sc: logind allows the sleep verb ($out)" [ "$out" = 's "yes"' ]
+        check "$sc: the listener holds a delay lock on sleep" said "Sleep delay: held"
+        in_ct rm -f /run/app/prepared /run/app/resumed /run/slept
+        check "$sc: systemctl suspend" in_ct systemctl suspend
+        check "$sc: the sleep hook ran" has /run/slept
+        check "$sc: mail.service was frozen when the machine slept" in_ct grep -qx 'frozen 1' /run/slept
+        check "$sc: the app had written its state by then" in_ct grep -q 'state written' /run/slept
+        check "$sc: after the sleep standby is left" target_is inactive
+        check "$sc: the app got the after-signal" has /run/app/resumed
+        check "$sc: status: the last sleep frozen" said "Last sleep: frozen"
+        check "$sc: mail.service runs" [ "$(freezer mail.service)" = running ]
+        check "$sc: nothing left frozen (kernel, systemd)" nothing_left
+        in_ct systemctl stop standby-app.service
+}
+logind_checks
 
 say "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Apps are told, and may finish: standby's own inhibitor locks, beside
+ * logind's and shaped like them.
+ *
+ * Before standby freezes anything the listener sends PrepareForStandby(true)
+ * on the system bus; once standby is left and everything thawed,
+ * PrepareForStandby(false). An app that needs a moment first takes a delay
+ * lock (Inhibit("standby", who, why, "delay") -> fd) and closes the fd when
+ * it is ready: the freeze waits until every delay lock is closed or
+ * InhibitDelayMaxSec= has passed, whichever comes first. A block lock keeps
+ * the policy (lid, power key, idle) from entering standby at all; an
+ * explicit entry by root (`systemctl start standby.target`) still enters.
+ *
+ * The fd handed out is the write end of a pipe whose read end the listener
+ * watches: the lock ends when every copy of it is closed (the app exits,
+ * crashes, or closes it), which the pipe reports as a hang-up. Nothing here
+ * waits: the freeze's caller (PrepareEntry, from `standby-manager enter`)
+ * gets its answer when the delay ends. */
+#include <fcntl.h>
+#include <sys/epoll.h>
+
+#include "listener.h"
+#include "log.h"
+
+struct Inhibitor {
+        Listener *listener;
+        char *who, *why;
+        bool block;
+        uid_t uid;
+        pid_t pid;
+        sd_event_source *source; /* owns the pipe's read end */
+        struct Inhibitor *next;
+};
+
+static size_t count_locks(Listener *l, int block, uid_t uid) {
+        size_t n = 0;
+        for (Inhibitor *i = l->inhibitors; i; i = i->next)
+                if ((block < 0 || i->block == (block > 0)) && (uid == (uid_t) -1 || i->uid == uid))
+                        n++;
+        return n;
+}
+
+static size_t count_all(Listener *l, uid_t uid) {
+        return count_locks(l, -1, uid);
+}
+
+static void inhibitor_free(Inhibitor *i) {
+        if (!i)
+                return;
+        sd_event_source_disable_unref(i->source);
+        free(i->who);
+        free(i->why);
+        free(i);
+}
+
+/* The delay is over: everyone waiting for it is answered. */
+static void announce_finish(Listener *l, bool timed_out) {
+        void (*done)(Listener *) = l->announce_done;
+
+        if (!l->announcing)
+                return;
+        l->announcing = false;
+        l->announce_timer = sd_event_source_disable_unref(l->announce_timer);
+        if (timed_out)
+                log_notice("%zu delay locks still held after %.1f s: freezing all the same.", count_locks(l, 0, (uid_t) -1),
+                           (double) l->announce_max / USEC_PER_SEC);
+        else
+                log_info("Apps are ready for standby.");
+        for (size_t k = 0; k < l->n_announce_calls; k++) {
+                (void) sd_bus_reply_method_return(l->announce_calls[k], NULL);
+                sd_bus_message_unref(l->announce_calls[k]);
+        }
+        l->announce_calls = mfree(l->announce_calls);
+        l->n_announce_calls = 0;
+        l->announce_done = NULL;
+        if (done)
+                done(l);
+}
+
+static int on_announce_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+        announce_finish(userdata, true);
+        return 0;
+}
+
+static int on_lock_fd(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Inhibitor *i = userdata;
+        Listener *l = i->listener;
+        char buf[256];
+
+        /* Whatever an app writes into its lock is read and dropped. */
+        while (read(fd, buf, sizeof(buf)) > 0)
+                ;
+        if (!(revents & (EPOLLHUP | EPOLLERR)))
+                return 0;
+        log_debug("%s lock of %s (uid %u, pid %d) released.", i->block ? "Block" : "Delay", i->who, (unsigned) i->uid,
+                  (int) i->pid);
+        for (Inhibitor **p = &l->inhibitors; *p; p = &(*p)->next)
+                if (*p == i) {
+                        *p = i->next;
+                        break;
+                }
+        bool was_delay = !i->block;
+        inhibitor_free(i);
+        if (was_delay && l->announcing && count_locks(l, 0, (uid_t) -1) == 0)
+                announce_finish(l, false);
+        if (!was_delay && !listener_blocked(l, NULL))
+                listener_logind_unblocked(l);
+        return 0;
+}
+
+static bool text_is_sane(const char *s) {
+        size_t n = strlen(s);
+        if (n == 0 || n > 256)
+                return false;
+        for (const char *p = s; *p; p++)
+                if ((unsigned char) *p < ' ' || *p == 0x7f)
+                        return false;
+        return true;
+}
+
+static int method_inhibit(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Listener *l = userdata;
+        const char *what, *who, *why, *mode;
+        _cleanup_close_ int rfd = -EBADF, wfd = -EBADF;
+        bool privileged = false, block;
+        Inhibitor *i;
+        uid_t uid;
+        pid_t pid;
+        int r, p[2];
+
+        r = sd_bus_message_read(msg, "ssss", &what, &who, &why, &mode);
+        if (r < 0)
+                return r;
+        if (!streq(what, "standby"))
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "What=\"%s\": only \"standby\" is known.", what);
+        if (!streq(mode, "delay") && !streq(mode, "block"))
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Mode \"%s\": expected \"delay\" or \"block\".", mode);
+        if (!text_is_sane(who) || !text_is_sane(why))
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                         "Who and why: 1 to 256 printable characters each.");
+        block = streq(mode, "block");
+        r = listener_caller(l, msg, method_inhibit, &uid, &pid, &privileged, error);
+        if (r != 0)
+                return r;
+        /* Every local user is hostile: a block lock held forever would keep
+         * the machine out of standby, so only root and Group= may take one
+         * unless the administrator says otherwise; a delay lock is bounded
+         * by InhibitDelayMaxSec= whoever holds it. */
+        if (block && !privileged && !l->m.config->users_may_block)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
+                                         "Only root%s%s%s may take a block lock on standby (UsersMayBlock=no).",
+                                         l->m.config->group ? " or members of \"" : "", l->m.config->group ?: "",
+                                         l->m.config->group ? "\"" : "");
+        if (count_all(l, (uid_t) -1) >= LISTENER_INHIBITORS_MAX ||
+            (uid != 0 && count_all(l, uid) >= LISTENER_INHIBITORS_PER_USER_MAX))
+                return sd_bus_error_setf(error, "org.standby.Listener1.TooManyLocks",
+                                         "Too many locks (at most %d, %d for each user but root).",
+                                         LISTENER_INHIBITORS_MAX, LISTENER_INHIBITORS_PER_USER_MAX);
+
+        if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
+                return -errno;
+        rfd = p[0];
+        wfd = p[1];
+        i = calloc(1, sizeof(Inhibitor));
+        if (!i)
+                return -ENOMEM;
+        *i = (Inhibitor) { .listener = l, .who = strdup(who), .why = strdup(why), .block = block, .uid = uid, .pid = pid };
+        if (!i->who || !i->why) {
+                inhibitor_free(i);
+                return -ENOMEM;
+        }
+        r = sd_event_add_io(l->event, &i->source, rfd, EPOLLIN, on_lock_fd, i);
+        if (r < 0) {
+                inhibitor_free(i);
+                return r;
+        }
+        (void) sd_event_source_set_io_fd_own(i->source, true);
+        TAKE_FD(rfd);
+        i->next = l->inhibitors;
+        l->inhibitors = i;
+        log_info("%s lock on standby taken by %s (uid %u, pid %d): %s.", block ? "Block" : "Delay", who, (unsigned) uid,
+                 (int) pid, why);
+        return sd_bus_reply_method_return(msg, "h", wfd); /* sends a copy; ours closes here */
+}
+
+static int method_list_inhibitors(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        Listener *l = userdata;
+        int r;
+
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(ssssuu)");
+        for (Inhibitor *i = l->inhibitors; r >= 0 && i; i = i->next)
+                r = sd_bus_message_append(reply, "(ssssuu)", "standby", i->who, i->why, i->block ? "block" : "delay",
+                                          (uint32_t) i->uid, (uint32_t) i->pid);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+void listener_announce(Listener *l, sd_bus_message *call, void (*done)(Listener *l), usec_t max_delay) {
+        if (call) {
+                sd_bus_message **n = realloc(l->announce_calls, (l->n_announce_calls + 1) * sizeof(*n));
+                if (!n) {
+                        (void) sd_bus_reply_method_errno(call, ENOMEM, NULL);
+                        return;
+                }
+                l->announce_calls = n;
+                l->announce_calls[l->n_announce_calls++] = sd_bus_message_ref(call);
+        }
+        if (done)
+                l->announce_done = done;
+        if (!l->told) {
+                l->told = true;
+                log_info("Telling apps that standby begins (%zu delay locks held).", count_locks(l, 0, (uid_t) -1));
+                (void) sd_bus_emit_signal(l->bus, LISTENER_OBJECT_PATH, LISTENER_INTERFACE, "PrepareForStandby", "b", 1);
+        }
+        if (l->announcing)
+                return; /* joins the delay under way */
+        l->announcing = true;
+        l->announce_max = max_delay;
+        if (count_locks(l, 0, (uid_t) -1) == 0 ||
+            sd_event_add_time_relative(l->event, &l->announce_timer, CLOCK_MONOTONIC, max_delay, 0,
+                                       on_announce_timeout, l) < 0)
+                announce_finish(l, false);
+}
+
+void listener_announce_end(Listener *l) {
+        if (!l->told || l->announcing)
+                return;
+        l->told = false;
+        log_info("Telling apps that standby is over.");
+        (void) sd_bus_emit_signal(l->bus, LISTENER_OBJECT_PATH, LISTENER_INTERFACE, "PrepareForStandby", "b", 0);
+}
+
+const Inhibitor *listener_blocked(Listener *l, char **ret_description) {
+        for (Inhibitor *i = l->inhibitors; i; i = i->next)
+                if (i->block) {
+                        if (ret_description && asprintf(ret_description, "%s (uid %u, pid %d: %s)", i->who,
+                                                        (unsigned) i->uid, (int) i->pid, i->why) < 0)
+                                *ret_description = NULL;
+                        return i;
+                }
+        return NULL;
+}
+
+/* `standby-manager enter`, before it freezes anything: answered once the
+ * apps are ready (or InhibitDelayMaxSec= passed). Standby entered already
+ * is answered at once. */
+static int method_prepare_entry(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Listener *l = userdata;
+        int r;
+
+        r = listener_check_access(l, msg, "announce standby through", method_prepare_entry, error);
+        if (r != 0)
+                return r;
+        if (l->standby_active)
+                return sd_bus_reply_method_return(msg, NULL);
+        listener_announce(l, msg, NULL, l->m.config->inhibit_delay_max);
+        return 1;
+}
+
+static const sd_bus_vtable inhibit_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_METHOD("Inhibit", "ssss", "h", method_inhibit, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD("ListInhibitors", "", "a(ssssuu)", method_list_inhibitors, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD("PrepareEntry", "", "", method_prepare_entry, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD("GetPowerState", "", "a{ss}", listener_method_power_state, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_SIGNAL("PrepareForStandby", "b", 0),
+        SD_BUS_VTABLE_END
+};
+
+int listener_setup_inhibit(Listener *l) {
+        int r = sd_bus_add_object_vtable(l->bus, NULL, LISTENER_OBJECT_PATH, LISTENER_INTERFACE, inhibit_vtable, l);
+        if (r < 0)
+                return log_error_errno(r, "Failed to add the inhibitor methods: %m");
+        return 0;
+}
+
+void listener_drop_inhibitors(Listener *l) {
+        while (l->inhibitors) {
+                Inhibitor *i = l->inhibitors;
+                l->inhibitors = i->next;
+                inhibitor_free(i);
+        }
+        l->announce_done = NULL;
+        announce_finish(l, false);
+}

@@ -1,0 +1,712 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* logind: what starts and ends standby (EnterOn=, LeaveOn=), and the freeze
+ * before a real sleep.
+ *
+ * The lid and the power key are logind's to act on unless someone holds a
+ * block lock on handle-lid-switch or handle-power-key; desktops (GNOME's
+ * gsd-power, KDE's PowerDevil) hold them and read the switches themselves.
+ * The listener does the same: it holds handle-lid-switch while EnterOn=
+ * has "lid", and handle-power-key while EnterOn= has "power-key" or while
+ * standby is entered and LeaveOn= has it (outside standby the power key
+ * stays logind's). It reads SW_LID and KEY_POWER from every evdev device
+ * that has them (input.c, hotplug included). Entering is a StartUnit of
+ * standby.target; leaving is the exit of an ExitStandby= rule
+ * (exit-standby.c), so the target, the journal and status agree.
+ *
+ * Another process holding handle-lid-switch is a desktop that handles the
+ * lid itself: standby then leaves the lid to it, and freezes before the
+ * sleep the desktop asks logind for (the sleep delay lock below) instead.
+ * Lid opened and the power key still leave standby.
+ *
+ * Before a sleep: the listener holds a delay lock on "sleep"; on
+ * PrepareForSleep(true) it tells apps, then freezes in a child (off the
+ * loop) what is not frozen, with FreezeTimeout= cut to fit logind's
+ * InhibitDelayMaxUSec and OnFreezeTimeout=skip, so that a unit that does
+ * not freeze in time is thawed again and named (journal, status); the lock
+ * is closed when the child is done or at the deadline, whichever is first,
+ * so the sleep is never held past logind's delay. On PrepareForSleep(false)
+ * what was entered for the sleep is left, and the lock taken again.
+ *
+ * Every call to logind is asynchronous, answered in a reply handler. */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/input.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <systemd/sd-daemon.h>
+
+#include "listener.h"
+#include "log.h"
+
+#define LOGIND "org.freedesktop.login1"
+#define LOGIND_PATH "/org/freedesktop/login1"
+#define LOGIND_MANAGER "org.freedesktop.login1.Manager"
+
+typedef enum LockKind {
+        LOCK_LID,
+        LOCK_POWER_KEY,
+        LOCK_SLEEP,
+        _LOCK_MAX,
+} LockKind;
+
+static const struct {
+        const char *what, *mode, *why;
+} lock_info[_LOCK_MAX] = {
+        [LOCK_LID] = { "handle-lid-switch", "block", "Connected standby on the lid (standby.conf EnterOn=)" },
+        [LOCK_POWER_KEY] = { "handle-power-key", "block", "Connected standby on the power key (standby.conf)" },
+        [LOCK_SLEEP] = { "sleep", "delay", "Freezing apps before the sleep (standby.conf FreezeBeforeSleep=)" },
+};
+
+typedef struct LogindLock {
+        Logind *logind;
+        LockKind kind;
+        int fd;
+        sd_bus_slot *pending;
+        char *refused; /* logind's error, for status */
+} LogindLock;
+
+struct Logind {
+        Listener *l;
+        LogindLock locks[_LOCK_MAX];
+        sd_bus_slot *match_sleep, *match_props, *match_owner;
+        usec_t delay_max;               /* logind's InhibitDelayMaxUSec; 0: not known yet */
+        bool idle_hint;
+        sd_event_source *idle_timer;
+        char *lid_holders, *power_holders; /* other processes' block locks */
+        bool entering;                  /* StartUnit asked, standby not yet entered */
+        bool sleeping;                  /* between PrepareForSleep(true) and (false) */
+        bool entered_for_sleep;         /* standby was entered for the sleep: left on resume */
+        pid_t sleep_pid;                /* the freeze before the sleep */
+        sd_event_source *sleep_child, *sleep_deadline;
+        usec_t sleep_started;
+        char *last_entry, *last_leave, *last_sleep;
+};
+
+static bool on_system_bus(Listener *l) {
+        return !l->bus_address;
+}
+
+static void set_text(char **p, const char *fmt, ...) _printf_(2, 3);
+static void set_text(char **p, const char *fmt, ...) {
+        va_list ap;
+        char *s = NULL;
+
+        va_start(ap, fmt);
+        if (vasprintf(&s, fmt, ap) < 0)
+                s = NULL;
+        va_end(ap);
+        free(*p);
+        *p = s;
+}
+
+static bool lock_wanted(Logind *lg, LockKind k) {
+        const Config *c = lg->l->m.config;
+        bool in_standby = lg->l->standby_active || lg->entering;
+
+        switch (k) {
+        case LOCK_LID:
+                return c->enter_on & TRIGGER_LID;
+        case LOCK_POWER_KEY:
+                return (c->enter_on & TRIGGER_POWER_KEY) || (in_standby && (c->leave_on & TRIGGER_POWER_KEY));
+        case LOCK_SLEEP:
+                return c->freeze_before_sleep && !lg->sleeping;
+        default:
+                return false;
+        }
+}
+
+static void lock_release(LogindLock *lk, const char *why) {
+        if (lk->fd < 0)
+                return;
+        lk->fd = safe_close(lk->fd);
+        log_info("Released logind's %s lock (%s).", lock_info[lk->kind].what, why);
+}
+
+static void sync_locks(Logind *lg);
+
+static int on_inhibit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        LogindLock *lk = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+        int fd, r;
+
+        lk->pending = sd_bus_slot_unref(lk->pending);
+        if (e) {
+                set_text(&lk->refused, "%s", e->message ?: e->name);
+                log_warning("logind refused the %s %s lock: %s", lock_info[lk->kind].what, lock_info[lk->kind].mode,
+                            lk->refused ?: e->name);
+                return 0;
+        }
+        r = sd_bus_message_read(reply, "h", &fd);
+        if (r >= 0 && (fd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0)
+                r = -errno;
+        if (r < 0) {
+                log_warning_errno(r, "Cannot take logind's %s lock: %m", lock_info[lk->kind].what);
+                return 0;
+        }
+        lk->refused = mfree(lk->refused);
+        safe_close(lk->fd);
+        lk->fd = fd;
+        log_info("Holding logind's %s lock (%s).", lock_info[lk->kind].what, lock_info[lk->kind].mode);
+        /* Not wanted any more while it was asked for: let go again. */
+        sync_locks(lk->logind);
+        return 0;
+}
+
+static void sync_locks(Logind *lg) {
+        Listener *l = lg->l;
+
+        if (!on_system_bus(l))
+                return;
+        for (LockKind k = 0; k < _LOCK_MAX; k++) {
+                LogindLock *lk = &lg->locks[k];
+                bool want = lock_wanted(lg, k);
+
+                if (!want) {
+                        lock_release(lk, "the policy does not use it now");
+                        continue;
+                }
+                if (lk->fd >= 0 || lk->pending)
+                        continue;
+                int r = sd_bus_call_method_async(l->bus, &lk->pending, LOGIND, LOGIND_PATH, LOGIND_MANAGER, "Inhibit",
+                                                 on_inhibit_reply, lk, "ssss", lock_info[k].what, "standby",
+                                                 lock_info[k].why, lock_info[k].mode);
+                if (r < 0)
+                        log_warning_errno(r, "Cannot ask logind for the %s lock: %m", lock_info[k].what);
+        }
+}
+
+static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Logind *lg = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+
+        if (e) {
+                log_warning("systemd did not start standby.target: %s", e->message ?: e->name);
+                lg->entering = false;
+                sync_locks(lg);
+        }
+        return 0;
+}
+
+/* Starts standby.target; its enter tells apps and freezes. */
+static void enter_standby(Logind *lg, const char *why, bool automatic) {
+        Listener *l = lg->l;
+        _cleanup_free_ char *blocker = NULL;
+        int r;
+
+        if (l->standby_active || lg->entering || listener_exiting(l))
+                return;
+        if (automatic && listener_blocked(l, &blocker)) {
+                log_notice("Not entering standby (%s): a block lock is held by %s.", why, strna(blocker));
+                set_text(&lg->last_entry, "refused (%s): block lock held by %s", why, strna(blocker));
+                return;
+        }
+        if (!on_system_bus(l) || sd_booted() <= 0) {
+                log_warning("Cannot enter standby (%s): standby.target needs systemd as PID 1 and the system bus.", why);
+                return;
+        }
+        r = sd_bus_call_method_async(l->bus, NULL, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                     "org.freedesktop.systemd1.Manager", "StartUnit", on_start_reply, lg, "ss",
+                                     "standby.target", "replace");
+        if (r < 0) {
+                log_warning_errno(r, "Cannot ask systemd to start standby.target: %m");
+                return;
+        }
+        lg->entering = true;
+        log_info("Entering standby (%s).", why);
+        set_text(&lg->last_entry, "%s", why);
+        sync_locks(lg);
+}
+
+static void leave_standby(Logind *lg, const char *why) {
+        Listener *l = lg->l;
+
+        if (l->standby_active) {
+                set_text(&lg->last_leave, "%s", why);
+                listener_exit_standby(l, why);
+        } else if (lg->entering) {
+                /* Replayed once the enter under way is done (late.c). */
+                set_text(&lg->last_leave, "%s", why);
+                listener_remember_late(l, NULL, 0);
+        }
+}
+
+void listener_power_input(Listener *l, unsigned type, unsigned code, int value) {
+        Logind *lg = l->logind;
+        const Config *c = l->m.config;
+
+        if (!lg)
+                return;
+        if (type == EV_SW && code == SW_LID) {
+                if (value && (c->enter_on & TRIGGER_LID)) {
+                        if (lg->lid_holders) {
+                                log_info("Lid closed: the lid is %s's; standby freezes before the sleep it asks for.",
+                                         lg->lid_holders);
+                                return;
+                        }
+                        enter_standby(lg, "lid closed", true);
+                } else if (!value && (c->leave_on & TRIGGER_LID))
+                        leave_standby(lg, "lid opened");
+                return;
+        }
+        if (type != EV_KEY || value != 1)
+                return;
+        if (code == KEY_POWER) {
+                if (l->standby_active || lg->entering) {
+                        if (c->leave_on & TRIGGER_POWER_KEY)
+                                leave_standby(lg, "power key");
+                } else if (c->enter_on & TRIGGER_POWER_KEY)
+                        enter_standby(lg, "power key", true);
+                return;
+        }
+        if ((c->leave_on & TRIGGER_INPUT) && l->standby_active)
+                leave_standby(lg, "input");
+}
+
+bool listener_policy_wants_input(Listener *l, bool has_lid, bool has_power_key, bool has_keys) {
+        const Config *c = l->m.config;
+        unsigned t = c->enter_on | c->leave_on;
+
+        if (!l->logind)
+                return false;
+        return (has_lid && (t & TRIGGER_LID)) || (has_power_key && (t & TRIGGER_POWER_KEY)) ||
+               ((has_keys || has_power_key) && (c->leave_on & TRIGGER_INPUT));
+}
+
+/* Idleness: logind's IdleHint, held for IdleEnterSec=. */
+static int on_idle_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Logind *lg = userdata;
+
+        lg->idle_timer = sd_event_source_disable_unref(lg->idle_timer);
+        if (lg->idle_hint && (lg->l->m.config->enter_on & TRIGGER_IDLE))
+                enter_standby(lg, "idle", true);
+        return 0;
+}
+
+static void idle_sync(Logind *lg) {
+        Listener *l = lg->l;
+        bool arm = lg->idle_hint && (l->m.config->enter_on & TRIGGER_IDLE) && !l->standby_active && !lg->entering;
+
+        if (!arm) {
+                lg->idle_timer = sd_event_source_disable_unref(lg->idle_timer);
+                return;
+        }
+        if (lg->idle_timer)
+                return;
+        if (sd_event_add_time_relative(l->event, &lg->idle_timer, CLOCK_MONOTONIC, l->m.config->idle_enter,
+                                       USEC_PER_SEC, on_idle_timer, lg) < 0)
+                log_warning("Cannot arm the idle timer: standby is not entered on idleness.");
+}
+
+static void set_idle(Logind *lg, bool idle) {
+        if (idle != lg->idle_hint)
+                log_info("logind's idle hint: %s.", idle ? "idle" : "busy");
+        lg->idle_hint = idle;
+        idle_sync(lg);
+}
+
+static int on_idle_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        int b;
+
+        if (!sd_bus_message_is_method_error(reply, NULL) && sd_bus_message_read(reply, "v", "b", &b) >= 0)
+                set_idle(userdata, b);
+        return 0;
+}
+
+static int on_delay_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Logind *lg = userdata;
+        uint64_t usec;
+
+        if (!sd_bus_message_is_method_error(reply, NULL) && sd_bus_message_read(reply, "v", "t", &usec) >= 0) {
+                lg->delay_max = usec;
+                log_debug("logind's InhibitDelayMaxUSec: %" PRIu64 " us.", usec);
+        }
+        return 0;
+}
+
+static char *describe_holders(sd_bus_message *reply, const char *what_wanted) {
+        char *out = NULL;
+        const char *what, *who, *why, *mode;
+        uint32_t uid, pid;
+
+        if (sd_bus_message_rewind(reply, true) < 0 || sd_bus_message_enter_container(reply, 'a', "(ssssuu)") < 0)
+                return NULL;
+        while (sd_bus_message_read(reply, "(ssssuu)", &what, &who, &why, &mode, &uid, &pid) > 0) {
+                char *n = NULL;
+                if ((pid_t) pid == getpid() || !streq(mode, "block") || !strstr(what, what_wanted))
+                        continue;
+                if (asprintf(&n, "%s%s%s (uid %u, pid %u)", out ?: "", out ? ", " : "", who, uid, pid) < 0)
+                        break;
+                free(out);
+                out = n;
+        }
+        return out;
+}
+
+static int on_list_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Logind *lg = userdata;
+        char *lid, *power;
+
+        if (sd_bus_message_is_method_error(reply, NULL))
+                return 0;
+        lid = describe_holders(reply, "handle-lid-switch");
+        power = describe_holders(reply, "handle-power-key");
+        if (!(lid == lg->lid_holders || (lid && lg->lid_holders && streq(lid, lg->lid_holders))))
+                log_notice(lid ? "The lid is also held by %s: closing it is theirs, standby freezes before the sleep "
+                                 "they ask for." : "%sNo other process holds the lid: standby acts on it.",
+                           lid ?: "");
+        free(lg->lid_holders);
+        lg->lid_holders = lid;
+        free(lg->power_holders);
+        lg->power_holders = power;
+        return 0;
+}
+
+static void refresh(Logind *lg, bool idle, bool holders, bool delay) {
+        sd_bus *bus = lg->l->bus;
+
+        if (idle)
+                (void) sd_bus_call_method_async(bus, NULL, LOGIND, LOGIND_PATH, "org.freedesktop.DBus.Properties", "Get",
+                                                on_idle_reply, lg, "ss", LOGIND_MANAGER, "IdleHint");
+        if (delay)
+                (void) sd_bus_call_method_async(bus, NULL, LOGIND, LOGIND_PATH, "org.freedesktop.DBus.Properties", "Get",
+                                                on_delay_reply, lg, "ss", LOGIND_MANAGER, "InhibitDelayMaxUSec");
+        if (holders)
+                (void) sd_bus_call_method_async(bus, NULL, LOGIND, LOGIND_PATH, LOGIND_MANAGER, "ListInhibitors",
+                                                on_list_reply, lg, "");
+}
+
+static int on_properties_changed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        Logind *lg = userdata;
+        const char *iface, *name;
+        bool idle = false, holders = false;
+        int r;
+
+        r = sd_bus_message_read(msg, "s", &iface);
+        if (r < 0 || !streq(iface, LOGIND_MANAGER))
+                return 0;
+        r = sd_bus_message_enter_container(msg, 'a', "{sv}");
+        while (r >= 0 && (r = sd_bus_message_enter_container(msg, 'e', "sv")) > 0) {
+                int b;
+                r = sd_bus_message_read(msg, "s", &name);
+                if (r >= 0 && streq(name, "IdleHint") && sd_bus_message_read(msg, "v", "b", &b) >= 0)
+                        set_idle(lg, b);
+                else if (r >= 0) {
+                        holders = holders || streq(name, "BlockInhibited");
+                        r = sd_bus_message_skip(msg, "v");
+                }
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(msg);
+        }
+        if (r >= 0)
+                r = sd_bus_message_exit_container(msg);
+        if (r >= 0 && sd_bus_message_enter_container(msg, 'a', "s") >= 0)
+                while (sd_bus_message_read(msg, "s", &name) > 0) {
+                        idle = idle || streq(name, "IdleHint");
+                        holders = holders || streq(name, "BlockInhibited");
+                }
+        refresh(lg, idle, holders, false);
+        return 0;
+}
+
+/* The freeze before a sleep. */
+static void sleep_done(Logind *lg, const char *outcome) {
+        if (lg->locks[LOCK_SLEEP].fd >= 0)
+                log_info("Freezing before the sleep: %s (%.2f s); the sleep may go on.", outcome,
+                         (double) (now_usec(CLOCK_MONOTONIC) - lg->sleep_started) / USEC_PER_SEC);
+        set_text(&lg->last_sleep, "%s", outcome);
+        lock_release(&lg->locks[LOCK_SLEEP], "ready for the sleep");
+        lg->sleep_deadline = sd_event_source_disable_unref(lg->sleep_deadline);
+}
+
+static int on_sleep_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
+        Logind *lg = userdata;
+
+        log_warning("Freezing before the sleep did not finish within logind's delay; the sleep goes on, and what "
+                    "did not freeze in time is thawed again.");
+        sleep_done(lg, "not finished within logind's delay");
+        return 0;
+}
+
+static int on_sleep_child(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Logind *lg = userdata;
+        int status = 0;
+
+        if (waitpid(lg->sleep_pid, &status, WNOHANG) <= 0)
+                return 0;
+        lg->sleep_child = sd_event_source_disable_unref(lg->sleep_child);
+        lg->sleep_pid = 0;
+        bool ok = WIFEXITED(status) && WEXITSTATUS(status) == EXIT_OK;
+        lg->entered_for_sleep = ok;
+        sleep_done(lg, ok ? "frozen" : "failed (the journal and the log say what is left)");
+        if (!ok)
+                return 0;
+        set_text(&lg->last_entry, "sleep");
+        if (!lg->sleeping)
+                /* Resumed before the freeze was done: left at once. */
+                listener_exit_standby(lg->l, "resumed from sleep");
+        else
+                enter_standby(lg, "sleep", false); /* the target follows; its enter finds standby entered */
+        return 0;
+}
+
+/* In the child: freeze what runs, bounded by what is left of logind's delay. */
+_noreturn_ static void run_sleep_freeze(Listener *l, usec_t budget) {
+        int r;
+
+        (void) prctl(PR_SET_NAME, "standby-sleep");
+        if (l->m.config->freeze_timeout > budget)
+                l->m.config->freeze_timeout = budget;
+        l->m.config->on_freeze_timeout = FREEZE_FAILURE_SKIP;
+        r = manager_lock_journal(&l->m, true);
+        if (r >= 0 && l->m.journal->phase != JOURNAL_NONE)
+                _exit(EXIT_ALREADY);
+        if (r >= 0)
+                r = freeze_enter(&l->m);
+        (void) manager_unlock_journal(&l->m);
+        _exit(r >= 0 ? EXIT_OK : EXIT_FAILURE_GENERIC);
+}
+
+static void sleep_freeze_start(Listener *l) {
+        Logind *lg = l->logind;
+        usec_t delay = lg->delay_max ?: 5 * USEC_PER_SEC;
+        usec_t elapsed = now_usec(CLOCK_MONOTONIC) - lg->sleep_started;
+        /* A fifth of the delay is kept for the freezes' own waits and the
+         * lock's close to reach logind. */
+        usec_t budget = delay * 4 / 5 > elapsed ? delay * 4 / 5 - elapsed : 0;
+        int pidfd, r;
+        pid_t pid;
+
+        if (!lg->sleeping || l->standby_active || budget < 100 * USEC_PER_MSEC) {
+                sleep_done(lg, l->standby_active ? "standby entered already" : "no time left");
+                return;
+        }
+        pid = fork();
+        if (pid < 0) {
+                log_error_errno(-errno, "Cannot freeze before the sleep: %m");
+                sleep_done(lg, "fork failed");
+                return;
+        }
+        if (pid == 0)
+                run_sleep_freeze(l, budget * 3 / 4);
+        lg->sleep_pid = pid;
+        pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        r = pidfd < 0 ? -errno : sd_event_add_io(l->event, &lg->sleep_child, pidfd, EPOLLIN, on_sleep_child, lg);
+        if (r < 0) {
+                safe_close(pidfd);
+                log_warning_errno(r, "Cannot watch the freeze before the sleep: %m");
+        } else
+                (void) sd_event_source_set_io_fd_own(lg->sleep_child, true);
+}
+
+static int on_prepare_for_sleep(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        Logind *lg = userdata;
+        Listener *l = lg->l;
+        int start;
+
+        if (sd_bus_message_read(msg, "b", &start) < 0)
+                return 0;
+        if (start) {
+                lg->sleeping = true;
+                lg->sleep_started = now_usec(CLOCK_MONOTONIC);
+                if (lg->locks[LOCK_SLEEP].fd < 0)
+                        return 0; /* FreezeBeforeSleep=no, or logind refused the lock */
+                if (l->standby_active || lg->sleep_pid > 0) {
+                        sleep_done(lg, "standby entered already");
+                        return 0;
+                }
+                usec_t delay = lg->delay_max ?: 5 * USEC_PER_SEC;
+                log_info("The machine is about to sleep: telling apps, then freezing (logind waits %.1f s at most).",
+                         (double) delay / USEC_PER_SEC);
+                if (sd_event_add_time_relative(l->event, &lg->sleep_deadline, CLOCK_MONOTONIC, delay * 9 / 10, 0,
+                                               on_sleep_deadline, lg) < 0) {
+                        sleep_done(lg, "no deadline timer");
+                        return 0;
+                }
+                /* Apps get a third of logind's delay at most. */
+                listener_announce(l, NULL, sleep_freeze_start, MIN(l->m.config->inhibit_delay_max, delay / 3));
+                return 0;
+        }
+        log_info("The machine woke up.");
+        lg->sleeping = false;
+        if (lg->entered_for_sleep && lg->sleep_pid <= 0) {
+                lg->entered_for_sleep = false;
+                set_text(&lg->last_leave, "resumed from sleep");
+                listener_exit_standby(l, "resumed from sleep");
+        }
+        sync_locks(lg);
+        return 0;
+}
+
+/* logind restarted: its locks are gone with it; taken again. */
+static int on_logind_owner(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        Logind *lg = userdata;
+        const char *name, *old, *new;
+
+        if (sd_bus_message_read(msg, "sss", &name, &old, &new) < 0 || isempty(new))
+                return 0;
+        for (LockKind k = 0; k < _LOCK_MAX; k++)
+                lg->locks[k].fd = safe_close(lg->locks[k].fd);
+        sync_locks(lg);
+        refresh(lg, true, true, true);
+        return 0;
+}
+
+int listener_logind_start(Listener *l) {
+        Logind *lg;
+        int r;
+
+        if (!on_system_bus(l))
+                return 0; /* a private bus (tests): no logind */
+        lg = calloc(1, sizeof(Logind));
+        if (!lg)
+                return -ENOMEM;
+        lg->l = l;
+        for (LockKind k = 0; k < _LOCK_MAX; k++)
+                lg->locks[k] = (LogindLock) { .logind = lg, .kind = k, .fd = -EBADF };
+        l->logind = lg;
+        r = sd_bus_match_signal_async(l->bus, &lg->match_sleep, LOGIND, LOGIND_PATH, LOGIND_MANAGER, "PrepareForSleep",
+                                      on_prepare_for_sleep, NULL, lg);
+        if (r >= 0)
+                r = sd_bus_match_signal_async(l->bus, &lg->match_props, LOGIND, LOGIND_PATH,
+                                              "org.freedesktop.DBus.Properties", "PropertiesChanged",
+                                              on_properties_changed, NULL, lg);
+        if (r >= 0)
+                r = sd_bus_add_match_async(l->bus, &lg->match_owner,
+                                           "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
+                                           "member='NameOwnerChanged',arg0='" LOGIND "'",
+                                           on_logind_owner, NULL, lg);
+        if (r < 0)
+                return log_error_errno(r, "Cannot watch logind: %m");
+        sync_locks(lg);
+        refresh(lg, true, true, true);
+        return 0;
+}
+
+void listener_logind_reload(Listener *l) {
+        if (!l->logind)
+                return;
+        sync_locks(l->logind);
+        idle_sync(l->logind);
+        (void) listener_setup_input(l);
+}
+
+void listener_logind_unblocked(Listener *l) {
+        if (l->logind)
+                idle_sync(l->logind);
+}
+
+void listener_logind_state_changed(Listener *l) {
+        Logind *lg = l->logind;
+
+        if (!lg)
+                return;
+        if (l->standby_active)
+                lg->entering = false;
+        else if (!lg->entering)
+                lg->entered_for_sleep = lg->entered_for_sleep && lg->sleeping;
+        sync_locks(lg);
+        idle_sync(lg);
+}
+
+void listener_logind_stop(Listener *l) {
+        Logind *lg = l->logind;
+
+        if (!lg)
+                return;
+        for (LockKind k = 0; k < _LOCK_MAX; k++) {
+                sd_bus_slot_unref(lg->locks[k].pending);
+                safe_close(lg->locks[k].fd);
+                free(lg->locks[k].refused);
+        }
+        sd_bus_slot_unref(lg->match_sleep);
+        sd_bus_slot_unref(lg->match_props);
+        sd_bus_slot_unref(lg->match_owner);
+        sd_event_source_disable_unref(lg->idle_timer);
+        sd_event_source_disable_unref(lg->sleep_child);
+        sd_event_source_disable_unref(lg->sleep_deadline);
+        free(lg->lid_holders);
+        free(lg->power_holders);
+        free(lg->last_entry);
+        free(lg->last_leave);
+        free(lg->last_sleep);
+        free(lg);
+        l->logind = NULL;
+}
+
+static void stop_logind(Listener *l) {
+        listener_logind_stop(l);
+        listener_drop_inhibitors(l);
+}
+
+/* Delivers no Event= kind: the policy is the configuration's, not a rule's. */
+const ListenerSource listener_source_logind = {
+        .name = "logind", .start = listener_logind_start, .stop = stop_logind,
+};
+
+static const char *lock_state(const LogindLock *lk, char *buf, size_t size) {
+        if (lk->fd >= 0)
+                return "held";
+        if (lk->pending)
+                return "asked for";
+        if (lk->refused) {
+                snprintf(buf, size, "refused: %s", lk->refused);
+                return buf;
+        }
+        return "not held";
+}
+
+/* What status shows: the policy and what logind and the apps hold. */
+int listener_method_power_state(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_free_ char *enter = NULL, *leave = NULL, *blocker = NULL;
+        Listener *l = userdata;
+        Logind *lg = l->logind;
+        char b1[300], b2[300], b3[300], idle[64];
+        int r;
+
+        r = listener_check_access(l, msg, "read the power state of", listener_method_power_state, error);
+        if (r != 0)
+                return r;
+        if (config_triggers_to_string(l->m.config->enter_on, &enter) < 0 ||
+            config_triggers_to_string(l->m.config->leave_on, &leave) < 0)
+                return -ENOMEM;
+        (void) listener_blocked(l, &blocker);
+        if (l->m.config->enter_on & TRIGGER_IDLE) {
+                char d[32];
+                snprintf(idle, sizeof(idle), " (idle: after %s)",
+                         format_duration(d, sizeof(d), l->m.config->idle_enter));
+        } else
+                idle[0] = 0;
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "{ss}");
+#define PAIR(k, v)                                                             \
+        do {                                                                   \
+                if (r >= 0)                                                    \
+                        r = sd_bus_message_append(reply, "{ss}", (k), (v));    \
+        } while (0)
+        char enter_desc[128];
+        snprintf(enter_desc, sizeof(enter_desc), "%s%s", enter, idle);
+        PAIR("EnterOn", enter_desc);
+        PAIR("LeaveOn", leave);
+        PAIR("BlockedBy", blocker ?: "");
+        if (lg) {
+                PAIR("LidLock", lock_state(&lg->locks[LOCK_LID], b1, sizeof(b1)));
+                PAIR("PowerKeyLock", lock_state(&lg->locks[LOCK_POWER_KEY], b2, sizeof(b2)));
+                PAIR("SleepLock", lock_state(&lg->locks[LOCK_SLEEP], b3, sizeof(b3)));
+                PAIR("LidAlsoHeldBy", lg->lid_holders ?: "");
+                PAIR("PowerKeyAlsoHeldBy", lg->power_holders ?: "");
+                PAIR("IdleHint", lg->idle_hint ? "yes" : "no");
+                PAIR("LastEntry", lg->last_entry ?: "");
+                PAIR("LastLeave", lg->last_leave ?: "");
+                PAIR("LastSleep", lg->last_sleep ?: "");
+        }
+#undef PAIR
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
