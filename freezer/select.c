@@ -80,8 +80,24 @@ static bool holds_caller(char **callers, const char *leaf) {
         return false;
 }
 
+/* standby's own units, whatever Exempt= says: enter's unit runs exit as
+ * its ExecStop in a cgroup made anew in standby (systemd removes the empty
+ * one after enter), and the leave unit runs exit too; holding either would
+ * freeze the exit that thaws it. */
+static bool is_standby_unit(const char *leaf) {
+        static const char * const own[] = { "standby-enter.service", "standby-leave.service",
+                                            "standby-listener.service" };
+        const char *name = strrchr(leaf, '/');
+
+        name = name ? name + 1 : leaf;
+        for (size_t i = 0; i < ELEMENTSOF(own); i++)
+                if (streq(name, own[i]))
+                        return true;
+        return false;
+}
+
 bool select_may_hold(Manager *m, char **callers, const char *cgroup) {
-        return !holds_caller(callers, cgroup) && !is_exempt(m->config->exempt, cgroup) &&
+        return !holds_caller(callers, cgroup) && !is_exempt(m->config->exempt, cgroup) && !is_standby_unit(cgroup) &&
                (m->config->freeze_sessions || !is_session_scope(cgroup));
 }
 

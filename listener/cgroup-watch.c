@@ -15,7 +15,8 @@
  * cgroup.freeze) at once, while it is still empty; a process moved into a
  * frozen cgroup is frozen before it returns to user space, so systemd's
  * child for the unit never reaches its exec. Not held: what enter would
- * not freeze (Exempt=, session scopes, the listener's own cgroups), slices
+ * not freeze (Exempt=, session scopes, the listener's own cgroups,
+ * standby's own units: select_may_hold()), slices
  * (containers of units: watched instead), and user@UID.service (the user
  * manager starts in it before it moves into its init.scope, which is
  * exempt; a new login waits for it), which is watched as well. A new

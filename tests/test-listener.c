@@ -2528,9 +2528,11 @@ START_TEST(test_hold_with_journal_locked) {
 }
 END_TEST
 
-/* Not held: an exempt unit, and units made below one the journal names
- * (a frozen unit's child is frozen by the kernel, a thawed one's is its
- * window's); shown by the listener's count of what it left running. */
+/* Not held: an exempt unit, standby's own enter unit (whose ExecStop, the
+ * exit, runs in a cgroup made anew in standby) whatever Exempt= says, and
+ * units made below one the journal names (a frozen unit's child is frozen
+ * by the kernel, a thawed one's is its window's); shown by the listener's
+ * count of what it left running. */
 START_TEST(test_hold_spares_exempt) {
         int tick;
         sd_bus *bus;
@@ -2546,6 +2548,12 @@ START_TEST(test_hold_spares_exempt) {
         ck_assert_msg(statistic(bus, "not_held") >= 1, "the listener never saw the exempt unit");
         ck_assert_int_eq(test_ticks(tick, 3, 10 * USEC_PER_SEC), 3);
         ck_assert(!test_frozen("free.service"));
+        ck_assert_uint_eq(statistic(bus, "held"), 0);
+        uint64_t spared = statistic(bus, "not_held");
+        test_spawn_workload("standby-enter.service", "nanosleep", 5, 1, &tick);
+        ck_assert_msg(statistic(bus, "not_held") > spared, "the listener never saw standby-enter.service");
+        ck_assert_int_eq(test_ticks(tick, 3, 10 * USEC_PER_SEC), 3);
+        ck_assert(!test_frozen("standby-enter.service"));
         ck_assert_uint_eq(statistic(bus, "held"), 0);
         ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
         sd_bus_flush_close_unref(bus);
