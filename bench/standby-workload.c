@@ -24,8 +24,6 @@
 #include <linux/input.h>
 #include <linux/rtnetlink.h>
 #include <sched.h>
-#include <libevdev/libevdev-uinput.h>
-#include <libevdev/libevdev.h>
 #include <systemd/sd-bus.h>
 #include <time.h>
 #include <unistd.h>
@@ -298,34 +296,6 @@ static void *loop_bus_service(void *arg) {
         return NULL;
 }
 
-/* A virtual power button through /dev/uinput (for the VM test): created
- * as "standby-test-power", pressed once for every line read on stdin, so
- * the caller presses it when it has seen the listener open the device;
- * removed at end of input. */
-static void *loop_power_button(void *arg) {
-        struct libevdev *dev = libevdev_new();
-        struct libevdev_uinput *ui = NULL;
-        char line[64];
-
-        libevdev_set_name(dev, "standby-test-power");
-        libevdev_enable_event_code(dev, EV_KEY, KEY_POWER, NULL);
-        if (libevdev_uinput_create_from_device(dev, LIBEVDEV_UINPUT_OPEN_MANAGED, &ui) < 0) {
-                fprintf(stderr, "standby-workload: cannot create a uinput device\n");
-                exit(1);
-        }
-        tick(); /* created */
-        while (fgets(line, sizeof(line), stdin)) {
-                libevdev_uinput_write_event(ui, EV_KEY, KEY_POWER, 1);
-                libevdev_uinput_write_event(ui, EV_SYN, SYN_REPORT, 0);
-                libevdev_uinput_write_event(ui, EV_KEY, KEY_POWER, 0);
-                libevdev_uinput_write_event(ui, EV_SYN, SYN_REPORT, 0);
-                tick(); /* pressed */
-        }
-        libevdev_uinput_destroy(ui);
-        libevdev_free(dev);
-        exit(0);
-}
-
 /* A network-aware service (a mail client that reconnects when a link comes
  * up, say): subscribed to rtnetlink's link group, it handles every link
  * message. --netns PATH puts it in that network namespace first. */
@@ -402,7 +372,7 @@ static const struct {
         { "futex", loop_futex },         { "busy", loop_busy },       { "idle", loop_idle },
         { "echo-server", loop_echo_server }, { "bus-service", loop_bus_service },
         { "push-receiver", loop_push_receiver }, { "broadcast-receiver", loop_broadcast_receiver },
-        { "broadcaster", loop_broadcaster }, { "power-button", loop_power_button },
+        { "broadcaster", loop_broadcaster },
         { "link-watcher", loop_link_watcher }, { "input-handler", loop_input_handler },
 };
 
@@ -413,7 +383,6 @@ static void usage(FILE *f) {
         for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
                 fprintf(f, " %s", kinds[i].name);
         fprintf(f, "\nEach wakeup writes one byte to FD (default: none).\n"
-                   "power-button presses KEY_POWER once per line read on stdin.\n"
                    "link-watcher handles rtnetlink link messages (in the namespace at --netns PATH).\n"
                    "input-handler handles KEY_POWER presses read from --input PATH (evdev or FIFO).\n");
 }

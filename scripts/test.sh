@@ -1,7 +1,8 @@
 #!/bin/sh
 # The README's test command, and what CI runs: set up, build with warnings as
-# errors, and run every test: a booted Debian under systemd-nspawn, then the
-# Check suites, plain and under ASan+UBSan. As root.
+# errors, and run every test: a booted Debian under systemd-nspawn, the same
+# under qemu where /dev/kvm is (check-vm: input devices that logind and the
+# listener read), then the Check suites, plain and under ASan+UBSan. As root.
 set -eu
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -9,6 +10,12 @@ make clean
 make -j"$(nproc)" WERROR=1 all
 # Each parser's fuzz target for a short while (clang's libFuzzer).
 make WERROR=1 fuzz FUZZ_SECONDS=20
-# The full-system test first, so that Check's summary lines close the output.
+# The full-system tests first, so that Check's summary lines close the output.
 make WERROR=1 check-system
+if [ -e /dev/kvm ]; then
+        # The VM image cache is shared with whoever else runs check-vm here.
+        flock /var/tmp/standby-check-vm.lock make WERROR=1 check-vm
+else
+        echo "check-vm: not run: no /dev/kvm (make check-vm runs it under software emulation)"
+fi
 make WERROR=1 check
