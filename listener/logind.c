@@ -76,6 +76,7 @@ struct Logind {
         sd_event_source *idle_timer;
         char *lid_holders, *power_holders; /* other processes' block locks */
         bool entering;                  /* StartUnit asked, standby not yet entered */
+        sd_event_source *entering_timer; /* an enter that never came is given up */
         bool sleeping;                  /* between PrepareForSleep(true) and (false) */
         bool entered_for_sleep;         /* standby was entered for the sleep: left on resume */
         pid_t sleep_pid;                /* the freeze before the sleep */
@@ -177,6 +178,18 @@ static void sync_locks(Logind *lg) {
         }
 }
 
+static int on_entering_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+        Logind *lg = userdata;
+
+        lg->entering_timer = sd_event_source_disable_unref(lg->entering_timer);
+        if (lg->entering && !lg->l->standby_active) {
+                log_warning("standby.target was started, but standby was not entered (see standby-enter.service).");
+                lg->entering = false;
+                sync_locks(lg);
+        }
+        return 0;
+}
+
 static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         Logind *lg = userdata;
         const sd_bus_error *e = sd_bus_message_get_error(reply);
@@ -214,6 +227,14 @@ static void enter_standby(Logind *lg, const char *why, bool automatic) {
                 return;
         }
         lg->entering = true;
+        /* The enter waits for apps (InhibitDelayMaxSec=) and then freezes
+         * (FreezeTimeout= per batch): one that failed without touching the
+         * journal would otherwise leave the policy waiting for good. */
+        lg->entering_timer = sd_event_source_disable_unref(lg->entering_timer);
+        (void) sd_event_add_time_relative(l->event, &lg->entering_timer, CLOCK_MONOTONIC,
+                                          l->m.config->inhibit_delay_max + 4 * l->m.config->freeze_timeout +
+                                                  30 * USEC_PER_SEC,
+                                          USEC_PER_SEC, on_entering_timeout, lg);
         log_info("Entering standby (%s).", why);
         set_text(&lg->last_entry, "%s", why);
         sync_locks(lg);
@@ -602,8 +623,10 @@ void listener_logind_state_changed(Listener *l) {
 
         if (!lg)
                 return;
-        if (l->standby_active)
+        if (l->standby_active) {
                 lg->entering = false;
+                lg->entering_timer = sd_event_source_disable_unref(lg->entering_timer);
+        }
         else if (!lg->entering)
                 lg->entered_for_sleep = lg->entered_for_sleep && lg->sleeping;
         sync_locks(lg);
@@ -624,6 +647,7 @@ void listener_logind_stop(Listener *l) {
         sd_bus_slot_unref(lg->match_props);
         sd_bus_slot_unref(lg->match_owner);
         sd_event_source_disable_unref(lg->idle_timer);
+        sd_event_source_disable_unref(lg->entering_timer);
         sd_event_source_disable_unref(lg->sleep_child);
         sd_event_source_disable_unref(lg->sleep_deadline);
         free(lg->lid_holders);

@@ -749,14 +749,19 @@ logind_checks() {
         check "$sc: leave" leave
         check "$sc: nothing left frozen (kernel, systemd)" nothing_left
 
-        # 3. A suspend: the listener's delay lock on sleep, apps told, what
-        # runs frozen before the sleep (the hook sees mail.service frozen),
-        # and everything thawed after it. /sys/power/state must be writable
+        # 3. A desktop holds the lid too, as GNOME's gsd-power does: status
+        # names it, and the suspend it asks for (systemctl suspend here) is
+        # what standby freezes around: the listener's delay lock on sleep,
+        # apps told, what runs frozen before the sleep (the hook sees
+        # mail.service frozen), and everything thawed after it. /sys/power/state must be writable
         # for logind to allow the sleep verb: a file of ours over it.
         in_ct sh -c 'echo "freeze mem" > /run/power-state && mount --bind /run/power-state /sys/power/state'
         out=$(in_ct busctl call org.freedesktop.login1 /org/freedesktop/login1 org.freedesktop.login1.Manager CanSuspend 2>&1)
         check "$sc: logind allows the sleep verb ($out)" [ "$out" = 's "yes"' ]
         check "$sc: the listener holds a delay lock on sleep" said "Sleep delay: held"
+        in_ct systemd-run -q --unit=desktop-lid.service systemd-inhibit --what=handle-lid-switch --who=desktop \
+                --why="handles the lid" --mode=block sleep infinity
+        check "$sc: status names the desktop holding the lid too" said "Lid also held by: desktop"
         in_ct rm -f /run/app/prepared /run/app/resumed /run/slept
         check "$sc: systemctl suspend" in_ct systemctl suspend
         check "$sc: the sleep hook ran" has /run/slept
@@ -767,7 +772,9 @@ logind_checks() {
         check "$sc: status: the last sleep frozen" said "Last sleep: frozen"
         check "$sc: mail.service runs" [ "$(freezer mail.service)" = running ]
         check "$sc: nothing left frozen (kernel, systemd)" nothing_left
-        in_ct systemctl stop standby-app.service
+        in_ct systemctl stop desktop-lid.service standby-app.service
+        unnamed() { for _ in $(seq 1 100); do status | grep -q "^Lid also held by" || return 0; sleep 0.1; done; return 1; }
+        check "$sc: the desktop gone, status names no other holder" unnamed
 }
 logind_checks
 
