@@ -142,6 +142,7 @@ void listener_exit_standby(Listener *l, const char *why) {
                 return; /* one exit at a time: this event joins it */
         l->stats.exits++;
         log_info("Ending standby (%s).", why);
+        listener_logind_note_leave(l, why);
         if (leave_through_systemd(l) < 0)
                 exit_here(l, why);
         /* Everything in flight is the exit's now. */

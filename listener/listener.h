@@ -416,6 +416,8 @@ void listener_logind_stop(Listener *l);
 void listener_logind_reload(Listener *l);
 /* The last block lock on standby went: idleness may enter again. */
 void listener_logind_unblocked(Listener *l);
+/* An exit begins, for why (status's last leave). */
+void listener_logind_note_leave(Listener *l, const char *why);
 /* Standby began or ended (the journal says so). */
 void listener_logind_state_changed(Listener *l);
 /* A switch or key from any input device, for the policy. */

@@ -79,6 +79,7 @@ struct Logind {
         sd_event_source *entering_timer; /* an enter that never came is given up */
         bool sleeping;                  /* between PrepareForSleep(true) and (false) */
         bool entered_for_sleep;         /* standby was entered for the sleep: left on resume */
+        bool leave_noted;               /* the leave under way said why (listener_logind_note_leave) */
         pid_t sleep_pid;                /* the freeze before the sleep */
         sd_event_source *sleep_child, *sleep_deadline;
         usec_t sleep_started;
@@ -202,11 +203,20 @@ static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
         return 0;
 }
 
+/* Asks systemd to start standby.target, not waiting. */
+static int start_target(Logind *lg) {
+        int r = sd_bus_call_method_async(lg->l->bus, NULL, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                         "org.freedesktop.systemd1.Manager", "StartUnit", on_start_reply, lg, "ss",
+                                         "standby.target", "replace");
+        if (r < 0)
+                log_warning_errno(r, "Cannot ask systemd to start standby.target: %m");
+        return r;
+}
+
 /* Starts standby.target; its enter tells apps and freezes. */
 static void enter_standby(Logind *lg, const char *why, bool automatic) {
         Listener *l = lg->l;
         _cleanup_free_ char *blocker = NULL;
-        int r;
 
         if (l->standby_active || lg->entering || listener_exiting(l))
                 return;
@@ -219,13 +229,8 @@ static void enter_standby(Logind *lg, const char *why, bool automatic) {
                 log_warning("Cannot enter standby (%s): standby.target needs systemd as PID 1 and the system bus.", why);
                 return;
         }
-        r = sd_bus_call_method_async(l->bus, NULL, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                                     "org.freedesktop.systemd1.Manager", "StartUnit", on_start_reply, lg, "ss",
-                                     "standby.target", "replace");
-        if (r < 0) {
-                log_warning_errno(r, "Cannot ask systemd to start standby.target: %m");
+        if (start_target(lg) < 0)
                 return;
-        }
         lg->entering = true;
         /* The enter waits for apps (InhibitDelayMaxSec=) and then freezes
          * (FreezeTimeout= per batch): one that failed without touching the
@@ -244,7 +249,6 @@ static void leave_standby(Logind *lg, const char *why) {
         Listener *l = lg->l;
 
         if (l->standby_active) {
-                set_text(&lg->last_leave, "%s", why);
                 listener_exit_standby(l, why);
         } else if (lg->entering) {
                 /* Replayed once the enter under way is done (late.c). */
@@ -467,8 +471,8 @@ static int on_sleep_child(sd_event_source *s, int fd, uint32_t revents, void *us
         if (!lg->sleeping)
                 /* Resumed before the freeze was done: left at once. */
                 listener_exit_standby(lg->l, "resumed from sleep");
-        else
-                enter_standby(lg, "sleep", false); /* the target follows; its enter finds standby entered */
+        else if (on_system_bus(lg->l) && sd_booted() > 0)
+                (void) start_target(lg); /* the target follows; its enter finds standby entered (6) */
         return 0;
 }
 
@@ -553,7 +557,6 @@ static int on_prepare_for_sleep(sd_bus_message *msg, void *userdata, sd_bus_erro
         lg->sleeping = false;
         if (lg->entered_for_sleep && lg->sleep_pid <= 0) {
                 lg->entered_for_sleep = false;
-                set_text(&lg->last_leave, "resumed from sleep");
                 listener_exit_standby(l, "resumed from sleep");
         }
         sync_locks(lg);
@@ -618,11 +621,27 @@ void listener_logind_unblocked(Listener *l) {
                 idle_sync(l->logind);
 }
 
+void listener_logind_note_leave(Listener *l, const char *why) {
+        Logind *lg = l->logind;
+
+        if (!lg)
+                return;
+        set_text(&lg->last_leave, "%s", why);
+        lg->leave_noted = true;
+}
+
 void listener_logind_state_changed(Listener *l) {
         Logind *lg = l->logind;
 
         if (!lg)
                 return;
+        /* Entered or left neither by the policy, a sleep nor a rule. */
+        if (l->standby_active && !lg->entering && lg->sleep_pid <= 0 && !lg->sleeping)
+                set_text(&lg->last_entry, "by hand (standby.target, standby-manager enter)");
+        if (!l->standby_active && !lg->leave_noted)
+                set_text(&lg->last_leave, "by hand (standby.target, standby-manager exit)");
+        if (!l->standby_active)
+                lg->leave_noted = false;
         if (l->standby_active) {
                 lg->entering = false;
                 lg->entering_timer = sd_event_source_disable_unref(lg->entering_timer);

@@ -337,6 +337,8 @@ static int run_daemon(const char *config_path, const char *state_dir, const char
                 goto fail;
         (void) listener_cgroup_watch_sync(&l);
 
+        /* Apps told before a restart hear the end of this standby all the same. */
+        l.told = l.standby_active;
         log_info("Ready: %zu rules, standby %s.", l.rules->n_rules, l.standby_active ? "active" : "inactive");
         (void) sd_notify(false, "READY=1");
         r = sd_event_loop(l.event);

@@ -716,6 +716,7 @@ logind_checks() {
         check "$sc: nothing said after-standby yet" in_ct test ! -e /run/app/resumed
         check "$sc: leave" leave
         check "$sc: the app, thawed, got the after-signal" has /run/app/resumed
+        check "$sc: status: entered and left by hand" said_re '^Last leave: by hand' 
         check "$sc: and took its lock again" said "Lock on standby: delay lock: standby-app"
 
         # 2. A block lock: root's keeps logind's idle hint from entering, and
@@ -768,6 +769,7 @@ logind_checks() {
         check "$sc: mail.service was frozen when the machine slept" in_ct grep -qx 'frozen 1' /run/slept
         check "$sc: the app had written its state by then" in_ct grep -q 'state written' /run/slept
         check "$sc: after the sleep standby is left" target_is inactive
+        check "$sc: status: left on waking" said "Last leave: resumed from sleep"
         check "$sc: the app got the after-signal" has /run/app/resumed
         check "$sc: status: the last sleep frozen" said "Last sleep: frozen"
         check "$sc: mail.service runs" [ "$(freezer mail.service)" = running ]
