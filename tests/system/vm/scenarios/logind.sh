@@ -1,0 +1,111 @@
+# logind and standby's policy as shipped (EnterOn=lid, LeaveOn=lid
+# power-key; nothing configured for it, logind's defaults suspend on the
+# lid and power off on the key): closing the lid enters standby and the
+# machine is not suspended; an app with a delay lock writes its state
+# before it is frozen and hears the after-signal once thawed; a push wakes
+# a unit meanwhile; opening the lid leaves standby; the power key does the
+# same; and with a desktop holding handle-lid-switch too, the lid is the
+# desktop's and the suspend it asks for is frozen around (the sleep itself
+# a hook that records what was frozen when it ran).
+cat > /etc/standby/rules.d/20-mail.rule <<'RULE'
+[Match]
+Event=push
+Unit=mail.service
+[Action]
+Thaw=mail.service
+RULE
+mkdir -p /run/systemd/system/systemd-suspend.service.d
+cat > /run/systemd/system/systemd-suspend.service.d/standby-vm.conf <<'UNIT'
+[Service]
+ExecStart=
+ExecStart=/bin/sh -c 'grep -x "frozen [01]" /sys/fs/cgroup/workloads.slice/mail.service/cgroup.events > /run/slept.tmp; mv /run/slept.tmp /run/slept'
+UNIT
+systemctl daemon-reload
+check "the listener restarted with the push rule" systemctl restart standby-listener.service
+
+inhibitor() { systemd-inhibit --list --no-legend --no-pager | grep -qE "^ *standby .*$1.*block"; }
+no_power_key_lock() { ! inhibitor handle-power-key; }
+active() { [ "$(systemctl is-active standby.target)" = active ]; }
+inactive() { [ "$(systemctl is-active standby.target)" = inactive ]; }
+is() { [ "$(freezer "$2")" = "$1" ]; }
+nothing_frozen() {
+        is running mail.service && is running standby-app.service &&
+                ! grep -rlx 1 /sys/fs/cgroup/workloads.slice --include=cgroup.freeze
+}
+# Neither suspended nor powered off: sleep.target and poweroff.target never
+# started, and the hook never ran.
+not_slept() {
+        [ "$(systemctl show -p ActiveEnterTimestampMonotonic --value sleep.target)" = 0 ] && [ ! -e /run/slept ] &&
+                inactive_unit poweroff.target
+}
+inactive_unit() { [ "$(systemctl is-active "$1")" = inactive ]; }
+status_says() { standby-manager status | grep -q "$1"; }
+
+check "the listener holds logind's handle-lid-switch lock, out of the box" wait_for inhibitor handle-lid-switch
+mkdir -p /run/app
+systemd-run -q --unit=standby-app.service -p Slice=workloads.slice "$VM_TESTS/build/helpers/standby-app" /run/app delay 500
+check "the app holds a delay lock on standby" wait_for test -s /run/app/ready
+journal_mark
+check "the lid and the power button made" input_start
+check "the listener reads the lid for its policy" \
+        waitlog -u standby-listener.service 'Watching input .* \(standby-vm-lid\), for the policy'
+
+# 1. The lid.
+journal_mark
+check "the lid closed" input lid close
+check "logind saw it closed" waitlog -u systemd-logind 'Lid closed'
+check "closing the lid entered standby" wait_for active
+check "the app wrote its state before it was frozen" test -s /run/app/prepared
+check "then it was frozen" wait_for is frozen standby-app.service
+check "mail.service frozen" wait_for is frozen mail.service
+check "the listener said why" waitlog -u standby-listener.service 'Entering standby \(lid closed\)'
+check "status: entered by the lid" status_says '^Last entry: lid closed'
+check "the machine was not suspended" not_slept
+out=$(busctl call org.standby.Listener1 /org/standby/Listener1 org.standby.Listener1 Push ss mail.service test 2>&1)
+check "a push meanwhile ($out)" [ "$out" = "b true" ]
+check "mail.service woken by it" wait_for is running mail.service
+journal_mark
+check "the lid opened" input lid open
+check "opening the lid left standby, through standby-leave.service" waitlog -u standby-leave.service 'Standby left\.$'
+check "the listener said why" waitlog -u standby-listener.service 'Ending standby \(lid opened\)'
+check "standby.target inactive" wait_for inactive
+check "status: inactive" status_says '^Standby: inactive'
+check "nothing frozen" wait_for nothing_frozen
+check "the app, thawed, got the after-signal" wait_for test -s /run/app/resumed
+check "the machine was not suspended" not_slept
+
+# 2. The power key.
+rm -f /run/app/prepared /run/app/resumed
+journal_mark
+check "the lid closed again" input lid close
+check "standby entered" wait_for active
+check "in standby the listener holds handle-power-key" wait_for inhibitor handle-power-key
+check "the app wrote its state again" test -s /run/app/prepared
+check "the power button pressed" input power press
+check "logind saw the power key" waitlog -u systemd-logind 'Power key pressed'
+check "the power key left standby" waitlog -u standby-listener.service 'Ending standby \(power key\)'
+check "standby.target inactive" wait_for inactive
+check "nothing frozen" wait_for nothing_frozen
+check "the app got the after-signal" wait_for test -s /run/app/resumed
+check "neither suspended nor powered off" not_slept
+check "out of standby the power key is logind's again" wait_for no_power_key_lock
+check "the lid opened" input lid open
+
+# 3. A desktop holds the lid as well (as gsd-power does): the lid is its,
+# and standby freezes around the sleep it asks for.
+vm_bg systemd-inhibit --what=handle-lid-switch --who=desktop --why="handles the lid" --mode=block sleep infinity
+check "status names the desktop" wait_for status_says '^Lid also held by: desktop'
+rm -f /run/app/prepared /run/app/resumed
+journal_mark
+check "the lid closed" input lid close
+check "the listener left the lid to the desktop" waitlog -u standby-listener.service 'Lid closed: the lid is desktop'
+check "standby not entered on the lid" inactive
+check "the desktop asks for the sleep" systemctl suspend
+check "the sleep hook ran" wait_for test -s /run/slept
+check "mail.service was frozen when the machine slept" grep -qx 'frozen 1' /run/slept
+check "the app had written its state first" test -s /run/app/prepared
+check "after the sleep standby is left" wait_for inactive
+check "status: the last sleep frozen" wait_for status_says '^Last sleep: frozen'
+check "nothing frozen" wait_for nothing_frozen
+check "the app got the after-signal" wait_for test -s /run/app/resumed
+check "the lid opened" input lid open
