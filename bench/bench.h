@@ -170,3 +170,71 @@ void events_done(Events *e);
 /* Fires n events at seeded times within window (and returns at its end);
  * -ENOMEM when there is no room for the schedule. */
 int events_run(Events *e, usec_t window, unsigned n, EventSamples *out);
+
+/* bench-period-stats.c: the standby-period mode's measures. */
+
+/* A job due at every multiple of period (seconds, wall clock) in [from, to):
+ * for each, the first run in [due, due + period) gives its lateness (run -
+ * due, into late[*n_late]); none there, and it was missed. runs in any
+ * order. Returns how many were due; late has room for that many. */
+size_t period_lateness(const double *runs, size_t n, double period, double from, double to, double *late,
+                       size_t *n_late, unsigned *missed);
+
+/* When redis's "save SECONDS CHANGES" is due after a save at last_save
+ * (wall clock, s) once the changes are made: redis compares whole seconds
+ * and saves when more than SECONDS have passed. */
+double redis_save_due(double last_save, unsigned seconds);
+/* The start of postgresql's latest checkpoint (wall clock, s) from
+ * pg_controldata's output in the C locale and UTC; 0 if it has none. */
+double pg_checkpoint_parse(const char *controldata);
+
+/* Wakeups and CPU time of a cgroup tree, per cgroup holding tasks (a unit),
+ * sampled: each thread's voluntary context switches (as
+ * stats_cgroup_schedstat counts them) since the start, or since its birth
+ * for a thread born after it, summed into the unit it was first seen in; a
+ * thread born and gone between two samples is not seen. CPU time from each
+ * cgroup's cpu.stat (usage_usec), which keeps what its dead tasks used
+ * until the cgroup goes. With kernel, the kernel's own threads too, as the
+ * unit UNIT_TRACKER_KERNEL. */
+#define UNIT_TRACKER_KERNEL "(kernel threads)"
+typedef struct UnitCount {
+        char *name;              /* the cgroup's path below the base */
+        uint64_t wakeups;
+        uint64_t cpu_first, cpu_last;
+        bool have_cpu;
+} UnitCount;
+typedef struct ThreadCount {
+        pid_t tid;
+        uint64_t last;
+        size_t unit;
+        unsigned seen;
+} ThreadCount;
+typedef struct UnitTracker {
+        int root_fd;
+        char *base;              /* below root_fd */
+        bool kernel;
+        UnitCount *units;
+        size_t n_units, units_cap;
+        ThreadCount *threads;
+        size_t n_threads, threads_cap;
+        unsigned generation;
+        usec_t start, end;       /* CLOCK_MONOTONIC of the first and last sample */
+} UnitTracker;
+int unit_tracker_start(UnitTracker *t, int root_fd, const char *base, bool kernel);
+int unit_tracker_sample(UnitTracker *t);
+double unit_tracker_rate(const UnitTracker *t, const UnitCount *u);         /* wakeups/s */
+double unit_tracker_cpu_ms_per_s(const UnitTracker *t, const UnitCount *u); /* NAN: no cpu.stat */
+const UnitCount *unit_tracker_find(const UnitTracker *t, const char *name);
+void unit_tracker_done(UnitTracker *t);
+
+/* bench-period.c: a Debian system booted under systemd-nspawn, each strategy
+ * over a standby period with a seeded schedule of events. */
+typedef struct PeriodOptions {
+        const char *work;        /* the rootfs cache and the container's files */
+        char **strategies;
+        unsigned seconds, recovery_seconds;
+        unsigned thaw_first, thaw_window; /* the periodic strategy's first interval, window (s) */
+        unsigned seed;
+        const char *output;
+} PeriodOptions;
+int bench_period(const PeriodOptions *po);

@@ -29,6 +29,7 @@
 #include "strv.h"
 
 #define MAX_REPS 200
+#define PERIOD_STRATEGIES "none,slack,slack-1ms,slack-1s,slack-60s,freeze,periodic"
 
 typedef struct Options {
         const char *manager;
@@ -103,6 +104,16 @@ static void help(void) {
                "                        (--samples, --gap-ms as above)\n"
                "  --call-rule=socket    listener mode: wake the D-Bus service by an Event=socket rule\n"
                "                        (its own bus connection) instead of Event=dbus-call (the monitor)\n"
+               "  --standby-period SECONDS  boot a Debian 12 system under systemd-nspawn and run each\n"
+               "                        strategy over a standby period of SECONDS with a seeded event\n"
+               "                        schedule (strategies: none, slack, slack-N{us,ms,s}, freeze,\n"
+               "                        periodic; default " PERIOD_STRATEGIES ")\n"
+               "  --recovery-seconds N  standby-period: how long to watch after exit (default 60)\n"
+               "  --thaw-interval N     standby-period, periodic: first interval frozen, doubling (default 60)\n"
+               "  --thaw-window N       standby-period, periodic: seconds thawed each time (default 10)\n"
+               "  --seed N              standby-period: the event schedule's seed (default 20141)\n"
+               "  --system-dir PATH     standby-period: the system's rootfs cache (default\n"
+               "                        /var/tmp/standby-bench-system)\n"
                "  -h, --help            this help\n");
 }
 
@@ -1068,7 +1079,8 @@ int main(int argc, char *argv[]) {
         enum { ARG_MANAGER = 0x100, ARG_WORKLOAD, ARG_STRATEGIES, ARG_WORKLOADS, ARG_PERIOD, ARG_DURATION, ARG_REPS,
                ARG_OUTPUT, ARG_ENTER_EXIT, ARG_UNITS, ARG_PROCS, ARG_NO_GUARD, ARG_SELF_CHECK, ARG_EVENTS, ARG_DAEMONS,
                ARG_LISTENER, ARG_SAMPLES, ARG_IDLE, ARG_CHURN, ARG_GAP, ARG_BACKEND, ARG_LOADED, ARG_HOLD,
-               ARG_CALL_RULE };
+               ARG_CALL_RULE, ARG_STANDBY_PERIOD, ARG_RECOVERY, ARG_THAW_INTERVAL, ARG_THAW_WINDOW, ARG_SEED,
+               ARG_SYSTEM_DIR };
         static const struct option options[] = {
                 { "manager", required_argument, NULL, ARG_MANAGER },
                 { "workload", required_argument, NULL, ARG_WORKLOAD },
@@ -1094,9 +1106,18 @@ int main(int argc, char *argv[]) {
                 { "gap-ms", required_argument, NULL, ARG_GAP },
                 { "backend", required_argument, NULL, ARG_BACKEND },
                 { "call-rule", required_argument, NULL, ARG_CALL_RULE },
+                { "standby-period", required_argument, NULL, ARG_STANDBY_PERIOD },
+                { "recovery-seconds", required_argument, NULL, ARG_RECOVERY },
+                { "thaw-interval", required_argument, NULL, ARG_THAW_INTERVAL },
+                { "thaw-window", required_argument, NULL, ARG_THAW_WINDOW },
+                { "seed", required_argument, NULL, ARG_SEED },
+                { "system-dir", required_argument, NULL, ARG_SYSTEM_DIR },
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
+        PeriodOptions period = { .work = "/var/tmp/standby-bench-system", .recovery_seconds = 60, .thaw_first = 60,
+                                 .thaw_window = 10, .seed = 20141 };
+        bool strategies_given = false;
         const char *strategies = "freeze,slack", *workloads = "nanosleep,poll,epoll,timerfd,posix-timer,futex,busy,periodic";
         const char *daemons = "redis-server,memcached";
         double duration = 2;
@@ -1113,7 +1134,16 @@ int main(int argc, char *argv[]) {
                 switch (c) {
                 case ARG_MANAGER: opt.manager = optarg; break;
                 case ARG_WORKLOAD: opt.workload = optarg; break;
-                case ARG_STRATEGIES: strategies = optarg; break;
+                case ARG_STRATEGIES:
+                        strategies = optarg;
+                        strategies_given = true;
+                        break;
+                case ARG_STANDBY_PERIOD: period.seconds = (unsigned) strtoul(optarg, NULL, 10); break;
+                case ARG_RECOVERY: period.recovery_seconds = (unsigned) strtoul(optarg, NULL, 10); break;
+                case ARG_THAW_INTERVAL: period.thaw_first = (unsigned) strtoul(optarg, NULL, 10); break;
+                case ARG_THAW_WINDOW: period.thaw_window = (unsigned) strtoul(optarg, NULL, 10); break;
+                case ARG_SEED: period.seed = (unsigned) strtoul(optarg, NULL, 10); break;
+                case ARG_SYSTEM_DIR: period.work = optarg; break;
                 case ARG_WORKLOADS: workloads = optarg; break;
                 case ARG_PERIOD: opt.period_ms = (unsigned) strtoul(optarg, NULL, 10); break;
                 case ARG_DURATION: duration = strtod(optarg, NULL); break;
@@ -1161,6 +1191,24 @@ int main(int argc, char *argv[]) {
                 fprintf(stderr, "standby-bench: bad arguments: reps 1-%d, duration (0,3600] s, units 1-10000, procs 1-1000\n",
                         MAX_REPS);
                 return 2;
+        }
+        if (period.seconds > 0) {
+                if (period.seconds > 24 * 3600 || period.recovery_seconds > 3600 || period.thaw_first < 1 ||
+                    period.thaw_window < 1) {
+                        fprintf(stderr, "standby-bench: bad arguments: standby-period 1-86400 s, recovery-seconds 0-3600, "
+                                        "thaw-interval and thaw-window at least 1 s\n");
+                        return 2;
+                }
+                if (geteuid() != 0) {
+                        fprintf(stderr, "standby-bench: needs root (it boots a system under systemd-nspawn)\n");
+                        return 3;
+                }
+                if (split_commas(strategies_given ? strategies : PERIOD_STRATEGIES, &period.strategies) < 0)
+                        return 1;
+                period.output = opt.output;
+                r = bench_period(&period);
+                strv_free(period.strategies);
+                return r < 0 ? 1 : 0;
         }
         opt.window = (usec_t) (duration * 1e6);
         bench_manager_path = opt.manager;

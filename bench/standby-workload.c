@@ -137,6 +137,65 @@ static void *loop_busy(void *arg) {
  * wakes only for its clients, like a real daemon. */
 static int server_port;
 
+/* A client of a server at 127.0.0.1:--port, as a mail or chat client keeps
+ * one: it answers each 'm' (a message) with 'r', and sends 'k' (a
+ * keepalive, a mail check) at every multiple of the period in wall-clock
+ * time, so that the server knows when each was due. A run missed while the
+ * process could not run is not made up. It reconnects once a second while
+ * the server is away. */
+static int client_connect(void) {
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t) server_port),
+                                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        for (;;) {
+                int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                if (fd >= 0 && connect(fd, (struct sockaddr *) &sa, sizeof(sa)) == 0)
+                        return fd;
+                if (fd >= 0)
+                        close(fd);
+                sleep(1);
+        }
+}
+
+static long long wall_ms(void) {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        return (long long) now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+static void *loop_client(void *arg) {
+        int fd = client_connect();
+        long long due = (wall_ms() / period_ms + 1) * period_ms;
+        for (;;) {
+                long long now = wall_ms();
+                if (now >= due) {
+                        /* Sent when noticed, however late; the dues that
+                         * passed meanwhile are not made up. */
+                        if (write(fd, "k", 1) != 1) {
+                                close(fd);
+                                fd = client_connect();
+                        }
+                        tick();
+                        due = (now / period_ms + 1) * period_ms;
+                        continue;
+                }
+                struct pollfd p = { .fd = fd, .events = POLLIN };
+                if (poll(&p, 1, (int) (due - now)) <= 0)
+                        continue;
+                char buf[256];
+                ssize_t got = read(fd, buf, sizeof(buf));
+                if (got <= 0) {
+                        close(fd);
+                        fd = client_connect();
+                        continue;
+                }
+                for (ssize_t i = 0; i < got; i++)
+                        if (buf[i] == 'm' && write(fd, "r", 1) != 1)
+                                break;
+                tick();
+        }
+        return NULL;
+}
+
 static void *loop_echo_server(void *arg) {
         struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t) server_port),
                                   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -370,7 +429,7 @@ static const struct {
         { "nanosleep", loop_nanosleep }, { "poll", loop_poll },       { "select", loop_select },
         { "epoll", loop_epoll },         { "timerfd", loop_timerfd }, { "posix-timer", loop_posix_timer },
         { "futex", loop_futex },         { "busy", loop_busy },       { "idle", loop_idle },
-        { "echo-server", loop_echo_server }, { "bus-service", loop_bus_service },
+        { "echo-server", loop_echo_server }, { "client", loop_client }, { "bus-service", loop_bus_service },
         { "push-receiver", loop_push_receiver }, { "broadcast-receiver", loop_broadcast_receiver },
         { "broadcaster", loop_broadcaster },
         { "link-watcher", loop_link_watcher }, { "input-handler", loop_input_handler },
@@ -383,6 +442,8 @@ static void usage(FILE *f) {
         for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
                 fprintf(f, " %s", kinds[i].name);
         fprintf(f, "\nEach wakeup writes one byte to FD (default: none).\n"
+                   "client connects to 127.0.0.1:--port, answers each 'm' with 'r' and sends 'k' at\n"
+                   "every multiple of the period (wall clock).\n"
                    "link-watcher handles rtnetlink link messages (in the namespace at --netns PATH).\n"
                    "input-handler handles KEY_POWER presses read from --input PATH (evdev or FIFO).\n");
 }

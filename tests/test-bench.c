@@ -4,8 +4,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/input.h>
+#include <inttypes.h>
 #include <math.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <sched.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <systemd/sd-bus.h>
 
@@ -394,12 +398,224 @@ START_TEST(test_self_check_disagreement_fails) {
 }
 END_TEST
 
+/* Lateness on a grid of 10 s: on time, late, missed, and runs outside the
+ * window or between dues left out. */
+START_TEST(test_period_lateness) {
+        double runs[] = { 175, 141, 100.5, 125, 110, 151.25, 99, 112 };
+        double late[8];
+        size_t n_late;
+        unsigned missed;
+
+        ck_assert_uint_eq(period_lateness(runs, ELEMENTSOF(runs), 10, 100, 160, late, &n_late, &missed), 6);
+        ck_assert_uint_eq(missed, 1); /* due at 130: nothing in [130, 140) */
+        ck_assert_uint_eq(n_late, 5);
+        static const double want[] = { 0.5, 0, 5, 1, 1.25 };
+        for (size_t i = 0; i < ELEMENTSOF(want); i++)
+                ck_assert_double_eq_tol(late[i], want[i], 1e-9);
+        /* A window starting between dues: the first due is the next multiple. */
+        ck_assert_uint_eq(period_lateness(runs, ELEMENTSOF(runs), 10, 101, 120, late, &n_late, &missed), 1);
+        ck_assert_double_eq_tol(late[0], 0, 1e-9);
+        ck_assert_uint_eq(period_lateness(NULL, 0, 60, 0, 120, late, &n_late, &missed), 2);
+        ck_assert_uint_eq(missed, 2);
+
+        ck_assert_double_eq(redis_save_due(1000.7, 60), 1061);
+        ck_assert_double_eq(pg_checkpoint_parse("pg_control version number:            1300\n"
+                                                "Time of latest checkpoint:            Sat Dec  5 06:40:00 2026\n"),
+                            1796452800);
+        ck_assert_double_eq(pg_checkpoint_parse("no such line\n"), 0);
+}
+END_TEST
+
+static double wall_s(void) {
+        return (double) now_usec(CLOCK_REALTIME) / USEC_PER_SEC;
+}
+
+/* Reads c's keepalives until n more came (5 s bound), their times into runs. */
+static void read_keepalives(int fd, unsigned n, double *runs, size_t *n_runs) {
+        for (unsigned got = 0; got < n;) {
+                struct pollfd p = { .fd = fd, .events = POLLIN };
+                char buf[16];
+                ck_assert_int_eq(poll(&p, 1, 5000), 1);
+                ssize_t k = read(fd, buf, sizeof(buf));
+                ck_assert_int_gt(k, 0);
+                for (ssize_t i = 0; i < k; i++)
+                        if (buf[i] == 'k') {
+                                runs[(*n_runs)++] = wall_s();
+                                got++;
+                        }
+        }
+}
+
+/* A job of known period (the client workload's keepalive, every 200 ms of
+ * the wall clock) frozen for 0.7 s: its runs before read on time, the dues
+ * while frozen missed, the one whose period holds the thaw late by exactly
+ * as long as the thaw came after it, and the ones after on time again. */
+START_TEST(test_period_job_lateness) {
+        const double P = 0.2;
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        socklen_t len = sizeof(sa);
+        double runs[64], late[64];
+        size_t n_runs = 0, n_late;
+        unsigned missed;
+        char port[16];
+
+        if (!test_need_root_cgroup2())
+                return;
+        _cleanup_close_ int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        ck_assert_int_ge(l, 0);
+        ck_assert_int_eq(bind(l, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        ck_assert_int_eq(listen(l, 1), 0);
+        ck_assert_int_eq(getsockname(l, (struct sockaddr *) &sa, &len), 0);
+        snprintf(port, sizeof(port), "%d", ntohs(sa.sin_port));
+        char *argv[] = { (char *) test_bin("standby-workload"), "client", "--port", port, "--period-ms", "200", NULL };
+        test_spawn("job.service", argv, NULL);
+        struct pollfd p = { .fd = l, .events = POLLIN };
+        ck_assert_int_eq(poll(&p, 1, 5000), 1);
+        _cleanup_close_ int c = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+        ck_assert_int_ge(c, 0);
+        _cleanup_close_ int cg = test_cgroup("job.service");
+
+        read_keepalives(c, 1, runs, &n_runs);
+        double t0 = runs[0] - 0.01; /* from just before the first run seen: its due is in */
+        read_keepalives(c, 3, runs, &n_runs);
+        double t_freeze = wall_s();
+        ck_assert_int_eq(cgroup_set_freeze(cg, true), 0);
+        bool done = false;
+        ck_assert_int_ge(cgroup_wait_frozen(&cg, 1, true, now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC, &done), 0);
+        ck_assert(done);
+        usleep(700000);
+        double t_thaw = wall_s();
+        ck_assert_int_eq(cgroup_set_freeze(cg, false), 0);
+        read_keepalives(c, 4, runs, &n_runs);
+        double t_end = wall_s();
+
+        /* The four runs read (the last just before the freeze). */
+        ck_assert_uint_ge(period_lateness(runs, n_runs, P, t0, t_freeze, late, &n_late, &missed), 4);
+        ck_assert_uint_eq(missed, 0);
+        ck_assert_msg(stats_max(late, n_late) < 0.1, "on time before the freeze, read late by %.3f s",
+                      stats_max(late, n_late));
+        double g = floor(t_thaw / P) * P; /* the due whose period holds the thaw */
+        if (g > t_freeze + 0.05) {
+                size_t due = period_lateness(runs, n_runs, P, t_freeze + 0.05, g - 1e-6, late, &n_late, &missed);
+                ck_assert_uint_ge(due, 2);
+                ck_assert_uint_eq(missed, due);
+        }
+        ck_assert_uint_eq(period_lateness(runs, n_runs, P, g - 1e-6, g + 1e-3, late, &n_late, &missed), 1);
+        ck_assert_uint_eq(n_late, 1);
+        ck_assert_msg(fabs(late[0] - (t_thaw - g)) < 0.1, "late %.3f s, thawed %.3f s after its due", late[0], t_thaw - g);
+        ck_assert_uint_ge(period_lateness(runs, n_runs, P, g + P, t_end, late, &n_late, &missed), 1);
+        ck_assert_uint_eq(missed, 0);
+        ck_assert_msg(stats_max(late, n_late) < 0.1, "back on time after the thaw, read late by %.3f s",
+                      stats_max(late, n_late));
+}
+END_TEST
+
+/* Per-unit attribution: a 20 ms waker's wakeups in its unit, none in an
+ * idle unit's, those of a waker born after the start counted from its
+ * birth, a spinning unit's CPU time in its own, and the kernel's threads
+ * apart. */
+START_TEST(test_unit_tracker_attributes) {
+        UnitTracker t;
+        int tick, late_tick;
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_spawn_workload("waker.service", "timerfd", 20, 1, &tick);
+        test_spawn_workload("idle.service", "idle", 20, 1, NULL);
+        test_spawn_workload("busy.service", "busy", 20, 1, NULL);
+        ck_assert_int_eq(test_ticks(tick, 2, 5 * USEC_PER_SEC), 2);
+        ck_assert_int_eq(unit_tracker_start(&t, T.root_fd, T.base, true), 0);
+        test_spawn_workload("late.service", "timerfd", 20, 1, &late_tick);
+        /* A second, timed by the waker's own 50 ticks. */
+        ck_assert_int_eq(test_ticks(tick, 50, 5 * USEC_PER_SEC), 50);
+        ck_assert_int_eq(unit_tracker_sample(&t), 0);
+        /* Sampling again in between changes nothing of the sums. */
+        ck_assert_int_eq(test_ticks(tick, 25, 5 * USEC_PER_SEC), 25);
+        ck_assert_int_eq(unit_tracker_sample(&t), 0);
+
+        const UnitCount *waker = unit_tracker_find(&t, "waker.service"), *idle = unit_tracker_find(&t, "idle.service"),
+                        *busy = unit_tracker_find(&t, "busy.service"), *born = unit_tracker_find(&t, "late.service"),
+                        *kernel = unit_tracker_find(&t, UNIT_TRACKER_KERNEL);
+        ck_assert(waker && idle && busy && born && kernel);
+        double rate = unit_tracker_rate(&t, waker);
+        ck_assert_msg(rate > 40 && rate < 60, "a 20 ms waker read %.1f wakeups/s", rate);
+        ck_assert_msg(unit_tracker_rate(&t, idle) < 1, "an idle unit read %.1f/s", unit_tracker_rate(&t, idle));
+        /* Born after the start: about 1.5 s of 50/s. */
+        ck_assert_msg(born->wakeups > 40 && born->wakeups < 90, "the unit born later read %" PRIu64, born->wakeups);
+        double busy_cpu = unit_tracker_cpu_ms_per_s(&t, busy), waker_cpu = unit_tracker_cpu_ms_per_s(&t, waker);
+        ck_assert_msg(busy_cpu > 200 && busy_cpu < 1100, "a spinning unit read %.0f ms CPU/s", busy_cpu);
+        ck_assert_msg(waker_cpu < 50, "the waker read %.0f ms CPU/s", waker_cpu);
+        ck_assert_msg(kernel->wakeups > 0, "no wakeups of the kernel's threads");
+        unit_tracker_done(&t);
+}
+END_TEST
+
+/* A daemon's timed duty seen done by its result: redis-server with "save 1
+ * 1" writes its dump within a second of when redis_save_due() says, once a
+ * change is made after a save. */
+START_TEST(test_redis_duty_seen) {
+        char dir[2048], port[16], path[4200], reply[64];
+        struct stat st;
+
+        if (!test_need_root_cgroup2())
+                return;
+        if (access("/usr/bin/redis-server", X_OK) < 0) {
+                (void) test_skip("redis-server is not installed (scripts/install-deps.sh installs it)");
+                return;
+        }
+        ck_assert(mkdir(T.state_dir, 0700) == 0 || errno == EEXIST);
+        snprintf(dir, sizeof(dir), "%s/redis", T.state_dir);
+        ck_assert_int_eq(mkdir(dir, 0700), 0);
+        int p = 20000 + (int) (getpid() % 20000);
+        snprintf(port, sizeof(port), "%d", p);
+        char *argv[] = { "/usr/bin/redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "1 1", "--dir", dir,
+                         "--daemonize", "no", "--appendonly", "no", NULL };
+        test_spawn("redis.service", argv, NULL);
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t) p),
+                                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        int fd = -1;
+        for (unsigned i = 0; i < 100 && fd < 0; i++) {
+                fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                if (fd >= 0 && connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+                        close(fd);
+                        fd = -1;
+                        usleep(50000);
+                }
+        }
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, "SAVE\r\n", 6), 6);
+        ck_assert_int_gt(read(fd, reply, sizeof(reply)), 0);
+        double saved = wall_s();
+        snprintf(path, sizeof(path), "%s/dump.rdb", dir);
+        ck_assert_int_eq(stat(path, &st), 0);
+        double dump0 = (double) st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9;
+        ck_assert_int_eq(write(fd, "SET a b\r\n", 9), 9);
+        ck_assert_int_gt(read(fd, reply, sizeof(reply)), 0);
+        double done = 0;
+        for (unsigned i = 0; i < 100 && !done; i++) {
+                usleep(50000);
+                if (stat(path, &st) == 0 && (double) st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9 > dump0 + 0.5)
+                        done = (double) st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9;
+        }
+        ck_assert_msg(done > 0, "redis never saved");
+        double late = done - redis_save_due(saved, 1);
+        ck_assert_msg(late > -0.05 && late < 1, "the save came %.3f s after its due", late);
+        close(fd);
+}
+END_TEST
+
 Suite *bench_suite(void) {
         Suite *s = suite_create("bench");
         TCase *tc = tcase_create("stats");
         tcase_add_test(tc, test_percentiles);
         tcase_add_test(tc, test_rates);
+        tcase_add_test(tc, test_period_lateness);
         suite_add_tcase(s, tc);
+
+        tc = test_kernel_tcase(s, "period", 60);
+        tcase_add_test(tc, test_period_job_lateness);
+        tcase_add_test(tc, test_unit_tracker_attributes);
+        tcase_add_test(tc, test_redis_duty_seen);
 
         tc = test_kernel_tcase(s, "workloads", 60);
         tcase_add_test(tc, test_workload_wakes_as_claimed);
