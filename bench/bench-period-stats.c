@@ -33,9 +33,10 @@ size_t period_lateness(const double *runs, size_t n, double period, double from,
         *missed = 0;
         if (n && !sorted)
                 return 0;
-        if (n)
+        if (n) {
                 memcpy(sorted, runs, n * sizeof(double));
-        qsort(sorted, n, sizeof(double), cmp_double);
+                qsort(sorted, n, sizeof(double), cmp_double);
+        }
         for (double g = ceil(from / period) * period; g < to; g += period) {
                 size_t i = 0;
                 due++;
