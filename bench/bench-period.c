@@ -526,6 +526,24 @@ static double median_late(double *v, size_t n) {
         return n ? stats_median(v, n) : NAN;
 }
 
+static int cmp_units(const void *a, const void *b) {
+        const UnitCount *x = a, *y = b;
+        return x->wakeups < y->wakeups ? 1 : x->wakeups > y->wakeups ? -1 : strcmp(x->name, y->name);
+}
+
+/* A unit's name for the tables: alice's below her user manager by the unit. */
+static const char *short_unit(const char *name) {
+        const char *u = strstr(name, "user@1000.service/");
+        if (u) {
+                const char *last = strrchr(name, '/');
+                static char buf[300];
+                snprintf(buf, sizeof(buf), "alice: %s", streq(last, "/init.scope") ? "user manager" : last + 1);
+                return buf;
+        }
+        const char *last = strrchr(name, '/');
+        return last ? last + 1 : name;
+}
+
 /* One strategy over the period: prepare, enter, the schedule, exit, recovery, checks. */
 static int run_strategy(Period *p, size_t si) {
         const Strategy *s = &p->strategies[si];
@@ -710,26 +728,18 @@ static int run_strategy(Period *p, size_t si) {
                 printf("done at +%.0f s%s\n", res->pg_done - t_enter, res->pg_done >= t_leave ? " (after exit)" : "");
         printf("after exit (%u s): due runs late at most %.2f s, %u missed; results %s\n", p->o->recovery_seconds,
                res->recovery_late_max, res->recovery_missed, ok ? "correct" : "WRONG");
+        /* Its busiest units, so that each block stands on its own. */
+        qsort(tr->units, tr->n_units, sizeof(UnitCount), cmp_units);
+        printf("busiest units (wakeups/s, CPU ms/s):");
+        for (size_t u = 0, shown = 0; u < tr->n_units && shown < 8; u++) {
+                if (streq(tr->units[u].name, UNIT_TRACKER_KERNEL))
+                        continue;
+                printf("%s %s %.2f %.2f", shown++ ? "," : "", short_unit(tr->units[u].name),
+                       unit_tracker_rate(tr, &tr->units[u]), unit_tracker_cpu_ms_per_s(tr, &tr->units[u]));
+        }
+        printf("\n");
         fflush(stdout);
         return 0;
-}
-
-static int cmp_units(const void *a, const void *b) {
-        const UnitCount *x = a, *y = b;
-        return x->wakeups < y->wakeups ? 1 : x->wakeups > y->wakeups ? -1 : strcmp(x->name, y->name);
-}
-
-/* A unit's name for the tables: alice's below her user manager by the unit. */
-static const char *short_unit(const char *name) {
-        const char *u = strstr(name, "user@1000.service/");
-        if (u) {
-                const char *last = strrchr(name, '/');
-                static char buf[300];
-                snprintf(buf, sizeof(buf), "alice: %s", streq(last, "/init.scope") ? "user manager" : last + 1);
-                return buf;
-        }
-        const char *last = strrchr(name, '/');
-        return last ? last + 1 : name;
 }
 
 static int write_results(Period *p) {
