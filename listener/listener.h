@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stddef.h>
+#include <sys/socket.h>
 #include <sys/un.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
@@ -133,6 +134,7 @@ typedef struct Listener {
         const char *bus_address;  /* NULL: the system bus */
         struct sockaddr_un bus_peer;     /* the bus's listening socket: what its clients' getpeername() say */
         socklen_t bus_peer_len;          /* 0: unknown, no socket counts as a bus connection */
+        struct ucred bus_peer_cred;      /* who listened on it: what its clients' SO_PEERCRED say */
         Manager m;                /* the freezing engine, journal and config */
         RuleSet *rules;
         sd_bus_slot **signal_slots;      /* one per dbus-signal rule */

@@ -465,12 +465,15 @@ int listener_setup_bus(Listener *l) {
                                 "Disconnected", on_bus_lost, l);
         if (r < 0)
                 return log_error_errno(r, "Failed to watch the bus connection: %m");
-        /* Where the bus listens, as its clients' sockets name their peer:
-         * how a frozen unit's bus connection is told from its other sockets
-         * (sockets.c). */
+        /* Where the bus listens, as its clients' sockets name their peer,
+         * and who listened there: how a frozen unit's bus connection is told
+         * from its other sockets (sockets.c). */
         l->bus_peer_len = sizeof(l->bus_peer);
+        socklen_t cred_len = sizeof(l->bus_peer_cred);
         if (getpeername(sd_bus_get_fd(l->bus), (struct sockaddr *) &l->bus_peer, &l->bus_peer_len) < 0 ||
-            l->bus_peer.sun_family != AF_UNIX || l->bus_peer_len > sizeof(l->bus_peer))
+            l->bus_peer.sun_family != AF_UNIX || l->bus_peer_len > sizeof(l->bus_peer) ||
+            getsockopt(sd_bus_get_fd(l->bus), SOL_SOCKET, SO_PEERCRED, &l->bus_peer_cred, &cred_len) < 0 ||
+            cred_len != sizeof(l->bus_peer_cred) || l->bus_peer_cred.pid <= 0)
                 l->bus_peer_len = 0;
         if (l->bus_peer_len <= offsetof(struct sockaddr_un, sun_path))
                 log_warning("The bus's socket has no name: Event=dbus-call rules cannot tell a call the bus "

@@ -187,12 +187,18 @@ static int watch_arm(SocketWatch *w) {
 
 /* Whether fd is a connection to the bus: a stream socket whose peer is the
  * bus's listening socket. The peer address of a connected AF_UNIX socket is
- * the name the listening end was bound to, which only the bus holds; a
- * client that connected to the unit's own socket shows its own (usually
- * none). */
+ * the name the listening end was bound to: a client that connected to the
+ * unit's own socket shows its own (usually none). The name alone is not
+ * the bus: anyone may bind the same path in a mount namespace of their own
+ * (an unprivileged user namespace gives one), so the credentials of who
+ * listened, which every client of one listening socket sees alike
+ * (SO_PEERCRED: the bus's, or PID 1's under socket activation), must be
+ * the bus's too; another user's listener shows its own PID and uid. */
 static bool is_bus_connection(Listener *l, int fd) {
         struct sockaddr_un peer;
         socklen_t len = sizeof(peer);
+        struct ucred cred;
+        socklen_t clen = sizeof(cred);
         int type = 0;
         socklen_t tlen = sizeof(type);
 
@@ -200,7 +206,10 @@ static bool is_bus_connection(Listener *l, int fd) {
                 return false; /* the bus's own address unknown or unnamed: nothing is trusted */
         return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tlen) == 0 && type == SOCK_STREAM &&
                getpeername(fd, (struct sockaddr *) &peer, &len) == 0 && len == l->bus_peer_len &&
-               memcmp(&peer, &l->bus_peer, len) == 0;
+               memcmp(&peer, &l->bus_peer, len) == 0 &&
+               getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0 && clen == sizeof(cred) &&
+               cred.pid == l->bus_peer_cred.pid && cred.uid == l->bus_peer_cred.uid &&
+               cred.gid == l->bus_peer_cred.gid;
 }
 
 /* What a peek looks for: a method call to bus_name; with sender set, the

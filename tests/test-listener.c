@@ -16,6 +16,7 @@
 #include <netinet/in.h>
 #include <sys/file.h>
 #include <sys/inotify.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -1799,6 +1800,179 @@ START_TEST(test_forged_call_at_enter) {
 }
 END_TEST
 
+/* A spoofed bus (hold_spoofed_bus()): the write end of the connection, in
+ * the holder, and whether a forged call goes into it at once. */
+typedef struct SpoofedBus {
+        int ready; /* the holder writes the write end's fd number here */
+        bool forge;
+} SpoofedBus;
+
+/* As uid 65534, in the mail.service cgroup: in a user and mount namespace of
+ * its own (which any user may make), a tmpfs over the bus's directory and a
+ * socket bound at the bus's path there; connected to it, and (with forge) a
+ * forged call to org.example.Mail written into that connection, unread. The
+ * connection names the bus's address as its peer, as a real one does. Then
+ * it reports the write end's fd number and waits to be killed. */
+static void hold_spoofed_bus(void *userdata) {
+        const SpoofedBus *sb = userdata;
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int l, c, s;
+        uint8_t m[64];
+
+        if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0 ||
+            prctl(PR_SET_DUMPABLE, 1) < 0 || unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+                _exit(2);
+        if (write_stringat(AT_FDCWD, "/proc/self/setgroups", "deny") < 0 ||
+            write_stringat(AT_FDCWD, "/proc/self/uid_map", "0 65534 1") < 0 ||
+            write_stringat(AT_FDCWD, "/proc/self/gid_map", "0 65534 1") < 0 || mount("none", dir, "tmpfs", 0, NULL) < 0)
+                _exit(3);
+        if (strlen(bus_address) - strlen("unix:path=") >= sizeof(sa.sun_path))
+                _exit(4);
+        memcpy(sa.sun_path, bus_address + strlen("unix:path="), strlen(bus_address) - strlen("unix:path="));
+        l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        c = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (l < 0 || c < 0 || bind(l, (struct sockaddr *) &sa, sizeof(sa)) < 0 || listen(l, 1) < 0 ||
+            connect(c, (struct sockaddr *) &sa, sizeof(sa)) < 0 || (s = accept4(l, NULL, NULL, SOCK_CLOEXEC)) < 0)
+                _exit(4);
+        size_t size = forged_call(m);
+        if ((sb->forge && write(s, m, size) != (ssize_t) size) || write(sb->ready, &s, sizeof(s)) != sizeof(s))
+                _exit(5);
+        for (;;)
+                pause();
+}
+
+/* Starts hold_spoofed_bus() in mail.service; returns the write end of its
+ * connection, taken from it (pidfd_getfd), as any process of its user may. */
+static int spawn_spoofed_bus(bool forge) {
+        int ready[2], fd = -1;
+
+        ck_assert_int_eq(pipe2(ready, O_CLOEXEC), 0);
+        pid_t pid = test_fork("mail.service", hold_spoofed_bus, &(SpoofedBus) { .ready = ready[1], .forge = forge });
+        close(ready[1]);
+        struct pollfd p = { .fd = ready[0], .events = POLLIN };
+        ck_assert_msg(poll(&p, 1, 5000) == 1 && read(ready[0], &fd, sizeof(fd)) == sizeof(fd),
+                      "uid 65534 could not bind the bus's path in a namespace of its own");
+        close(ready[0]);
+        int pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        ck_assert_int_ge(pidfd, 0);
+        int w = (int) syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+        ck_assert_int_ge(w, 0);
+        close(pidfd);
+        return w;
+}
+
+/* A socket bound at the bus's path in another mount namespace is not the
+ * bus: a forged call in a unit's connection to it wakes nothing at enter. */
+START_TEST(test_spoofed_bus_at_enter) {
+        if (!test_need_root_cgroup2())
+                return;
+        write_rule("80-call.rule", "[Match]\nEvent=dbus-call\nBusName=org.example.Mail\n[Action]\nThaw=mail.service\n");
+        int w = spawn_spoofed_bus(true);
+        start_listener();
+        sd_bus *bus = client();
+
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        /* The journal change is taken before this call is. */
+        ck_assert_msg(statistic(bus, "replayed") == 0, "a connection to a spoofed bus woke the unit");
+        ck_assert(test_frozen("mail.service"));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        close(w);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
+/* A method call to org.example.Mail from sender with that serial, forged
+ * (no path, member or body: the listener reads no more). Returns its size. */
+static size_t forged_call_from(uint8_t *m, size_t size, const char *sender, uint32_t serial) {
+        static const char dest[] = "org.example.Mail";
+        const struct {
+                uint8_t code;
+                const char *value;
+        } fields[] = { { 6, dest }, { 7, sender } };
+        size_t off = 16, end = 16;
+
+        memset(m, 0, size);
+        m[0] = 'l', m[1] = 1, m[3] = 1; /* little-endian method call, version 1 */
+        memcpy(m + 8, &serial, 4);      /* this host is little-endian, as the tests' buses */
+        for (size_t i = 0; i < ELEMENTSOF(fields); i++) {
+                uint32_t len = (uint32_t) strlen(fields[i].value);
+                off = (off + 7) & ~(size_t) 7;
+                ck_assert_uint_le(off + 8 + len + 1 + 7, size);
+                m[off] = fields[i].code, m[off + 1] = 1, m[off + 2] = 's';
+                memcpy(m + off + 4, &len, 4);
+                memcpy(m + off + 8, fields[i].value, len + 1);
+                end = off + 8 + len + 1;
+                off = end;
+        }
+        uint32_t fields_len = (uint32_t) (end - 16);
+        memcpy(m + 12, &fields_len, 4);
+        return (end + 7) & ~(size_t) 7;
+}
+
+/* The same on a call: a call the bus refused, which a forged call in a
+ * unit's connection to a spoofed bus names by sender and serial, wakes
+ * nothing. The caller (uid 65534) tells its unique name before it calls;
+ * the forged calls are written after enter, by another process of the
+ * same user, and name the serials its next calls take. */
+START_TEST(test_spoofed_bus_call) {
+        int names[2], go[2], status;
+        char name[256] = {}, k = 'k';
+
+        if (!test_need_root_cgroup2())
+                return;
+        restart_dbus_with("<policy context=\"default\"><deny send_destination=\"org.example.Mail\" "
+                          "send_interface=\"org.standby.Bench\" send_member=\"Secret\"/></policy>");
+        write_rule("80-call.rule", "[Match]\nEvent=dbus-call\nBusName=org.example.Mail\n[Action]\nThaw=mail.service\n");
+        spawn_mail_bus_service();
+        int w = spawn_spoofed_bus(false);
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert(test_frozen("mail.service"));
+
+        ck_assert_int_eq(pipe2(names, O_CLOEXEC), 0);
+        ck_assert_int_eq(pipe2(go, O_CLOEXEC), 0);
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                sd_bus_error error = SD_BUS_ERROR_NULL;
+                sd_bus *b = NULL;
+                const char *unique;
+                if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+                        _exit(2);
+                if (sd_bus_new(&b) < 0 || sd_bus_set_address(b, bus_address) < 0 || sd_bus_set_bus_client(b, true) < 0 ||
+                    sd_bus_start(b) < 0 || sd_bus_get_unique_name(b, &unique) < 0)
+                        _exit(3);
+                if (write(names[1], unique, strlen(unique)) < 0 || close(names[1]) < 0 || read(go[0], &k, 1) != 1)
+                        _exit(4);
+                (void) sd_bus_call_method(b, "org.example.Mail", "/org/standby/Bench", "org.standby.Bench", "Secret",
+                                          &error, NULL, "");
+                _exit(sd_bus_error_has_name(&error, SD_BUS_ERROR_ACCESS_DENIED) ? 0 : 5);
+        }
+        close(names[1]);
+        close(go[0]);
+        ck_assert_int_gt(read(names[0], name, sizeof(name) - 1), 0);
+        close(names[0]);
+        for (uint32_t serial = 1; serial <= 8; serial++) {
+                uint8_t m[512];
+                size_t size = forged_call_from(m, sizeof(m), name, serial);
+                ck_assert_int_eq(write(w, m, size), (ssize_t) size);
+        }
+        ck_assert_int_eq(write(go[1], &k, 1), 1);
+        close(go[1]);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the caller was not refused (0x%x)", (unsigned) status);
+
+        ck_assert_msg(test_wait_for(saw_call_judged, bus, 5 * USEC_PER_SEC), "the listener never judged the call");
+        ck_assert_msg(statistic(bus, "thaws") == 0, "a refused call named by a spoofed bus thawed the unit");
+        ck_assert_uint_eq(statistic(bus, "undelivered"), 1);
+        ck_assert(test_frozen("mail.service"));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        close(w);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* The port of the listener's netlink socket of protocol proto (from its
  * network namespace's /proc/net/netlink and its fds), or 0. */
 static uint32_t listener_netlink_port(int proto) {
@@ -2628,6 +2802,8 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_push_pipelined_new_callers);
         tcase_add_test(tc, test_dbus_call_refused_by_policy);
         tcase_add_test(tc, test_forged_call_at_enter);
+        tcase_add_test(tc, test_spoofed_bus_at_enter);
+        tcase_add_test(tc, test_spoofed_bus_call);
         tcase_add_test(tc, test_state_dir_replaced);
         tcase_add_test(tc, test_netlink_forged_dropped);
 
