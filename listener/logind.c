@@ -464,7 +464,28 @@ static int on_sleep_child(sd_event_source *s, int fd, uint32_t revents, void *us
         lg->sleep_pid = 0;
         bool ok = WIFEXITED(status) && WEXITSTATUS(status) == EXIT_OK;
         lg->entered_for_sleep = ok;
-        sleep_done(lg, ok ? "frozen" : "failed (the journal and the log say what is left)");
+        /* The units left running are named: the journal the child wrote
+         * lists them skipped, with why (read already: the journal's watch
+         * goes before this one). */
+        _cleanup_free_ char *skipped = NULL;
+        if (ok && lg->l->m.journal)
+                for (size_t i = 0; i < lg->l->m.journal->n_units; i++) {
+                        const JournalUnit *u = &lg->l->m.journal->units[i];
+                        char *n = NULL;
+                        if (u->state != UNIT_SKIPPED)
+                                continue;
+                        if (asprintf(&n, "%s%s%s", skipped ?: "", skipped ? ", " : "", u->cgroup) < 0)
+                                break;
+                        free(skipped);
+                        skipped = n;
+                }
+        if (skipped) {
+                _cleanup_free_ char *outcome = NULL;
+                if (asprintf(&outcome, "frozen, but for what did not freeze in time and runs: %s", skipped) < 0)
+                        outcome = NULL;
+                sleep_done(lg, outcome ?: "frozen, but for some units");
+        } else
+                sleep_done(lg, ok ? "frozen" : "failed (the journal and the log say what is left)");
         if (!ok)
                 return 0;
         set_text(&lg->last_entry, "sleep");
@@ -484,6 +505,14 @@ _noreturn_ static void run_sleep_freeze(Listener *l, usec_t budget) {
         if (l->m.config->freeze_timeout > budget)
                 l->m.config->freeze_timeout = budget;
         l->m.config->on_freeze_timeout = FREEZE_FAILURE_SKIP;
+        /* systemd answers FreezeUnit only once the unit is frozen, and the
+         * engine waits for that answer unit by unit (up to 30 s each): one
+         * unit that cannot freeze would hold the sleep past logind's delay.
+         * cgroup.freeze is written for every unit at once and waited for
+         * within FreezeTimeout=; the journal records the backend, so the
+         * thaw on waking goes the same way. systemd's FreezerState does not
+         * show this freeze (systemd 252 does not watch cgroup.freeze). */
+        l->m.config->backend = BACKEND_CGROUPFS;
         r = manager_lock_journal(&l->m, true);
         if (r >= 0 && l->m.journal->phase != JOURNAL_NONE)
                 _exit(EXIT_ALREADY);
@@ -497,9 +526,10 @@ static void sleep_freeze_start(Listener *l) {
         Logind *lg = l->logind;
         usec_t delay = lg->delay_max ?: 5 * USEC_PER_SEC;
         usec_t elapsed = now_usec(CLOCK_MONOTONIC) - lg->sleep_started;
-        /* A fifth of the delay is kept for the freezes' own waits and the
-         * lock's close to reach logind. */
-        usec_t budget = delay * 4 / 5 > elapsed ? delay * 4 / 5 - elapsed : 0;
+        /* logind counts its delay from before it sent PrepareForSleep, and
+         * the lock's close takes a while to reach it on a busy machine: the
+         * freeze gets six tenths of the delay, the deadline is at seven. */
+        usec_t budget = delay * 6 / 10 > elapsed ? delay * 6 / 10 - elapsed : 0;
         int pidfd, r;
         pid_t pid;
 
@@ -544,7 +574,7 @@ static int on_prepare_for_sleep(sd_bus_message *msg, void *userdata, sd_bus_erro
                 usec_t delay = lg->delay_max ?: 5 * USEC_PER_SEC;
                 log_info("The machine is about to sleep: telling apps, then freezing (logind waits %.1f s at most).",
                          (double) delay / USEC_PER_SEC);
-                if (sd_event_add_time_relative(l->event, &lg->sleep_deadline, CLOCK_MONOTONIC, delay * 9 / 10, 0,
+                if (sd_event_add_time_relative(l->event, &lg->sleep_deadline, CLOCK_MONOTONIC, delay * 7 / 10, 0,
                                                on_sleep_deadline, lg) < 0) {
                         sleep_done(lg, "no deadline timer");
                         return 0;

@@ -4,9 +4,11 @@
 # machine is not suspended; an app with a delay lock writes its state
 # before it is frozen and hears the after-signal once thawed; a push wakes
 # a unit meanwhile; opening the lid leaves standby; the power key does the
-# same; and with a desktop holding handle-lid-switch too, the lid is the
+# same; with a desktop holding handle-lid-switch too, the lid is the
 # desktop's and the suspend it asks for is frozen around (the sleep itself
-# a hook that records what was frozen when it ran).
+# a hook that records what was frozen when it ran); and a unit that cannot
+# freeze is thawed again and named before the sleep, which logind's delay
+# never holds back.
 cat > /etc/standby/rules.d/20-mail.rule <<'RULE'
 [Match]
 Event=push
@@ -18,7 +20,9 @@ mkdir -p /run/systemd/system/systemd-suspend.service.d
 cat > /run/systemd/system/systemd-suspend.service.d/standby-vm.conf <<'UNIT'
 [Service]
 ExecStart=
-ExecStart=/bin/sh -c 'grep -x "frozen [01]" /sys/fs/cgroup/workloads.slice/mail.service/cgroup.events > /run/slept.tmp; mv /run/slept.tmp /run/slept'
+ExecStart=/bin/sh -c '{ grep -x "frozen [01]" /sys/fs/cgroup/workloads.slice/mail.service/cgroup.events; \
+        echo "stuck freeze $(cat /sys/fs/cgroup/workloads.slice/stuck.service/cgroup.freeze 2>/dev/null)"; \
+        echo "at $(date +%%s.%%N)"; } > /run/slept.tmp; mv /run/slept.tmp /run/slept'
 UNIT
 systemctl daemon-reload
 check "the listener restarted with the push rule" systemctl restart standby-listener.service
@@ -109,3 +113,29 @@ check "status: the last sleep frozen" wait_for status_says '^Last sleep: frozen'
 check "nothing frozen" wait_for nothing_frozen
 check "the app got the after-signal" wait_for test -s /run/app/resumed
 check "the lid opened" input lid open
+
+# 4. A unit that cannot freeze (a task stuck in the kernel on a FUSE server
+# that never answers, tests/helpers/fuse-stuck): before the sleep it is
+# thawed again and named, the rest frozen, and the listener's delay lock
+# closed before logind's InhibitDelayMaxSec (5 s) runs out.
+check "modprobe fuse" modprobe fuse
+systemd-run -q --unit=stuck.service -p Slice=workloads.slice sleep infinity
+exec {stuck_out}< <(exec "$VM_TESTS/build/helpers/fuse-stuck" /sys/fs/cgroup/workloads.slice/stuck.service)
+vm_pids+=($!)
+stuck_ready() { local word pid; read -r -t "$VM_WAIT" -u "$stuck_out" word pid && [ "$word" = ready ]; }
+check "a task of stuck.service is stuck in the kernel" stuck_ready
+rm -f /run/slept /run/app/prepared /run/app/resumed
+journal_mark
+t0=$(date +%s.%N)
+check "systemctl suspend" systemctl suspend
+check "the sleep hook ran" wait_for test -s /run/slept
+check "mail.service was frozen when the machine slept" grep -qx 'frozen 1' /run/slept
+check "stuck.service was thawed again, not left half-frozen" grep -qx 'stuck freeze 0' /run/slept
+check "the listener named it" waitlog -u standby-listener.service 'stuck\.service did not freeze within'
+check "status names it" wait_for status_says '^Last sleep: frozen, but for what did not freeze in time and runs: workloads.slice/stuck.service'
+in_time() { awk -v t0="$t0" '/^at / { exit !($2 - t0 < 5) }' /run/slept; }
+check "the sleep came within logind's delay ($(awk -v t0="$t0" '/^at / { printf "%.1f s", $2 - t0 }' /run/slept))" in_time
+check "logind's delay never ran out" sh -c "! journalctl -q -u systemd-logind --after-cursor='$vm_cursor' | grep -q 'inhibitor timeout'"
+check "after the sleep standby is left" wait_for inactive
+check "the app got the after-signal" wait_for test -s /run/app/resumed
+check "mail.service running" wait_for is running mail.service
