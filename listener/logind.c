@@ -111,7 +111,10 @@ static bool lock_wanted(Logind *lg, LockKind k) {
         case LOCK_LID:
                 return c->enter_on & TRIGGER_LID;
         case LOCK_POWER_KEY:
-                return (c->enter_on & TRIGGER_POWER_KEY) || (in_standby && (c->leave_on & TRIGGER_POWER_KEY));
+                /* LeaveOn=input counts the power key too: logind must not
+                 * power off on the key that leaves standby. */
+                return (c->enter_on & TRIGGER_POWER_KEY) ||
+                       (in_standby && (c->leave_on & (TRIGGER_POWER_KEY | TRIGGER_INPUT)));
         case LOCK_SLEEP:
                 return c->freeze_before_sleep && !lg->sleeping;
         default:
@@ -281,6 +284,8 @@ void listener_power_input(Listener *l, unsigned type, unsigned code, int value) 
                 if (l->standby_active || lg->entering) {
                         if (c->leave_on & TRIGGER_POWER_KEY)
                                 leave_standby(lg, "power key");
+                        else if (c->leave_on & TRIGGER_INPUT)
+                                leave_standby(lg, "input");
                 } else if (c->enter_on & TRIGGER_POWER_KEY)
                         enter_standby(lg, "power key", true);
                 return;

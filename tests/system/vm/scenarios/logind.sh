@@ -8,7 +8,8 @@
 # desktop's and the suspend it asks for is frozen around (the sleep itself
 # a hook that records what was frozen when it ran); and a unit that cannot
 # freeze is thawed again and named before the sleep, which logind's delay
-# never holds back.
+# never holds back; last, a reloaded policy where the power key enters and
+# any input leaves.
 cat > /etc/standby/rules.d/20-mail.rule <<'RULE'
 [Match]
 Event=push
@@ -139,3 +140,23 @@ check "logind's delay never ran out" sh -c "! journalctl -q -u systemd-logind --
 check "after the sleep standby is left" wait_for inactive
 check "the app got the after-signal" wait_for test -s /run/app/resumed
 check "mail.service running" wait_for is running mail.service
+# The FUSE server goes (its stuck client with it), and so does stuck.service.
+kill "${vm_pids[-1]}"
+systemctl stop stuck.service
+
+# 5. The policy changed and reloaded: the power key enters standby too,
+# and any input (here the power key again) leaves it.
+printf '[Standby]\nTargets=workloads.slice\nFreezeTimeout=5s\nEnterOn=lid power-key\nLeaveOn=input\n' \
+        > /etc/standby/standby.conf
+check "systemctl reload standby-listener.service" systemctl reload standby-listener.service
+check "status: the reloaded policy" wait_for status_says '^Enters on: lid power-key$'
+journal_mark
+check "the power button pressed" input power press
+check "the power key entered standby" wait_for active
+check "the listener said why" waitlog -u standby-listener.service 'Entering standby \(power key\)'
+check "mail.service frozen" wait_for is frozen mail.service
+check "the power button pressed again" input power press
+check "any input left standby" waitlog -u standby-listener.service 'Ending standby \(input\)'
+check "standby.target inactive" wait_for inactive
+check "nothing frozen" wait_for nothing_frozen
+check "neither suspended nor powered off" inactive_unit poweroff.target
