@@ -34,10 +34,97 @@
  * are at most 255 bytes, and dbus-daemon sends nothing like it. */
 #define MONITOR_BUFFER (64u * 1024u)
 
+/* The process that owns a watched bus name, by the bus's word
+ * (GetConnectionUnixProcessID), asked again whenever the name changes hands
+ * (NameOwnerChanged); 0 while unknown or unowned. Only its bus connections
+ * can hold a call the bus delivered to the name: any other process of a
+ * Thaw= unit reads its own connection where it likes, and can stop inside
+ * a message whose body it wrote (a signal it sent itself), leaving forged
+ * calls as its unread bytes. Both asked without waiting. */
+typedef struct CallOwner {
+        Listener *listener;
+        char *bus_name;
+        pid_t pid;
+        sd_bus_slot *changed, *query;
+        struct CallOwner *next;
+} CallOwner;
+
 struct CallMonitor {
         int fd;
         DBusWireStream stream; /* MONITOR_BUFFER bytes, from a message boundary */
+        CallOwner *owners;
 };
+
+static int on_owner_pid(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        CallOwner *o = userdata;
+        uint32_t pid = 0;
+
+        if (sd_bus_message_is_method_error(reply, NULL) || sd_bus_message_read(reply, "u", &pid) < 0)
+                pid = 0; /* no owner */
+        o->pid = (pid_t) pid;
+        log_debug("%s is owned by process %u.", o->bus_name, pid);
+        return 0;
+}
+
+static void owner_query(CallOwner *o) {
+        o->pid = 0;
+        o->query = sd_bus_slot_unref(o->query); /* a reply still to come is dropped */
+        if (sd_bus_call_method_async(o->listener->bus, &o->query, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                     "org.freedesktop.DBus", "GetConnectionUnixProcessID", on_owner_pid, o, "s",
+                                     o->bus_name) < 0)
+                log_warning("Cannot ask the bus who owns %s: calls to it wake nothing.", o->bus_name);
+}
+
+static int on_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        owner_query(userdata);
+        return 0;
+}
+
+static void owners_free(CallOwner *o) {
+        while (o) {
+                CallOwner *next = o->next;
+                sd_bus_slot_unref(o->changed);
+                sd_bus_slot_unref(o->query);
+                free(o->bus_name);
+                free(o);
+                o = next;
+        }
+}
+
+static int owner_add(Listener *l, CallMonitor *cm, const char *bus_name) {
+        _cleanup_free_ char *match = NULL;
+        CallOwner *o;
+
+        for (o = cm->owners; o; o = o->next)
+                if (streq(o->bus_name, bus_name))
+                        return 0;
+        if (!l->bus)
+                return 0; /* no bus: no owner known, no call found */
+        o = calloc(1, sizeof(CallOwner));
+        if (!o || !(o->bus_name = strdup(bus_name))) {
+                free(o);
+                return -ENOMEM;
+        }
+        o->listener = l;
+        o->next = cm->owners;
+        cm->owners = o;
+        if (asprintf(&match, "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
+                             "member='NameOwnerChanged',arg0='%s'", bus_name) < 0)
+                return -ENOMEM;
+        /* The match first: no change between the question and the watch. */
+        int r = sd_bus_add_match_async(l->bus, &o->changed, match, on_owner_changed, NULL, o);
+        if (r < 0)
+                return r;
+        owner_query(o);
+        return 0;
+}
+
+pid_t listener_call_owner_pid(Listener *l, const char *bus_name) {
+        for (CallOwner *o = l->call_monitor ? l->call_monitor->owners : NULL; o; o = o->next)
+                if (streq(o->bus_name, bus_name))
+                        return o->pid;
+        return 0;
+}
 
 static void on_call(Listener *l, const char *dest, const char *sender, uint32_t serial) {
         usec_t received = now_usec(CLOCK_MONOTONIC);
@@ -93,6 +180,7 @@ static int on_monitor_io(sd_event_source *s, int fd, uint32_t revents, void *use
 void listener_drop_call_monitor(Listener *l) {
         l->monitor_source = sd_event_source_disable_unref(l->monitor_source);
         if (l->call_monitor) {
+                owners_free(l->call_monitor->owners);
                 safe_close(l->call_monitor->fd);
                 free(l->call_monitor->stream.buf);
                 l->call_monitor = mfree(l->call_monitor);
@@ -136,6 +224,9 @@ int listener_setup_call_monitor(Listener *l) {
                                  : -ENOMEM;
         if (r >= 0)
                 r = sd_event_add_io(l->event, &l->monitor_source, l->call_monitor->fd, EPOLLIN, on_monitor_io, l);
+        for (size_t i = 0; r >= 0 && l->rules && i < l->rules->n_rules; i++)
+                if (l->rules->rules[i].event == &event_kind_dbus_call)
+                        r = owner_add(l, l->call_monitor, listener_call_rule_bus_name(&l->rules->rules[i]));
         if (r < 0) {
                 listener_drop_call_monitor(l);
                 return log_error_errno(r, "Cannot monitor the bus for Event=dbus-call rules: %m");

@@ -386,6 +386,9 @@ extern const EventKind event_kind_dbus_call;
 /* An Event=dbus-call rule's BusName=; NULL for a rule of another kind. */
 const char *listener_call_rule_bus_name(const Rule *rule);
 int listener_setup_call_monitor(Listener *l);
+/* The process owning bus_name, a dbus-call rule's, by the bus's word; 0
+ * while unknown or unowned (dbus-call.c). */
+pid_t listener_call_owner_pid(Listener *l, const char *bus_name);
 void listener_drop_call_monitor(Listener *l);
 
 /* cgroup-watch.c: holds the cgroups made below the targets during standby.

@@ -114,7 +114,8 @@ static int watch_add_fd(SocketWatch *w, int fd) {
 
 /* One socket of a process of a cgroup, as for_each_socket() finds it. */
 typedef struct SocketRef {
-        int pidfd;                   /* the process */
+        pid_t pid;                   /* the process */
+        int pidfd;                   /* the same */
         int fd;                      /* the socket's number there */
         int dup;                     /* a duplicate of it */
 } SocketRef;
@@ -164,7 +165,8 @@ static int for_each_socket(Listener *l, const char *cgroup, int (*fn)(const Sock
                         fd = pidfd_getfd_(pidfd, atoi(de->d_name));
                         if (fd < 0)
                                 continue;
-                        r = fn(&(SocketRef) { .pidfd = pidfd, .fd = atoi(de->d_name), .dup = fd }, userdata);
+                        r = fn(&(SocketRef) { .pid = pids[i], .pidfd = pidfd, .fd = atoi(de->d_name), .dup = fd },
+                               userdata);
                         if (r <= 0)
                                 safe_close(fd);
                         if (r < 0)
@@ -239,6 +241,7 @@ static bool socket_holds_call(int fd, const CallQuery *q) {
 typedef struct BusWalk {
         Listener *listener;
         const char *bus_name;        /* find_unread_call(): the call's destination */
+        pid_t owner;                 /* find_unread_call(): the process owning it */
         bool found;
         CallTarget *target;          /* add_if_bus_connection(): where they go */
 } BusWalk;
@@ -246,14 +249,17 @@ typedef struct BusWalk {
 static int find_unread_call(const SocketRef *s, void *userdata) {
         BusWalk *w = userdata;
 
-        if (!is_bus_connection(w->listener, s->dup) || !socket_holds_call(s->dup, &(CallQuery) { .bus_name = w->bus_name }))
+        if (s->pid != w->owner || !is_bus_connection(w->listener, s->dup) ||
+            !socket_holds_call(s->dup, &(CallQuery) { .bus_name = w->bus_name }))
                 return 0;
         w->found = true;
         return -ECANCELED; /* found: stop the walk */
 }
 
 bool listener_unit_has_unread_call(Listener *l, const char *cgroup, const char *bus_name) {
-        BusWalk w = { .listener = l, .bus_name = bus_name };
+        BusWalk w = { .listener = l, .bus_name = bus_name, .owner = listener_call_owner_pid(l, bus_name) };
+        if (w.owner <= 0)
+                return false;
         (void) for_each_socket(l, cgroup, find_unread_call, &w);
         return w.found;
 }
@@ -264,6 +270,7 @@ bool listener_unit_has_unread_call(Listener *l, const char *cgroup, const char *
  * its process died), and each is taken again, by pidfd_getfd(), when the
  * monitor reports a call. */
 typedef struct BusConnRef {
+        pid_t pid;
         int pidfd;
         int fd;
 } BusConnRef;
@@ -299,12 +306,13 @@ static int add_if_bus_connection(const SocketRef *s, void *userdata) {
         pidfd = fcntl(s->pidfd, F_DUPFD_CLOEXEC, 3);
         if (pidfd < 0)
                 return -errno;
-        t->conns[t->n++] = (BusConnRef) { .pidfd = pidfd, .fd = s->fd };
+        t->conns[t->n++] = (BusConnRef) { .pid = s->pid, .pidfd = pidfd, .fd = s->fd };
         return 0;
 }
 
 int listener_call_delivered(Listener *l, const Rule *rule, const char *sender, uint32_t serial) {
         CallQuery q = { .bus_name = listener_call_rule_bus_name(rule), .sender = sender, .serial = serial };
+        pid_t owner = listener_call_owner_pid(l, q.bus_name);
         bool frozen = false;
 
         for (CallTarget *t = l->call_targets; t; t = t->next) {
@@ -313,6 +321,10 @@ int listener_call_delivered(Listener *l, const Rule *rule, const char *sender, u
                         continue;
                 frozen = true;
                 for (size_t i = 0; i < t->n; i++) {
+                        /* Only the owner's: another process's unread bytes are
+                         * what it chose to leave (dbus-call.c). */
+                        if (owner <= 0 || t->conns[i].pid != owner)
+                                continue;
                         _cleanup_close_ int fd = pidfd_getfd_(t->conns[i].pidfd, t->conns[i].fd);
                         /* The same socket still: the process is frozen, but
                          * its descriptor table might be shared. */

@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <systemd/sd-bus.h>
 
+#include "../listener/dbus-wire.h"
 #include "cgroup.h"
 #include "fileio.h"
 #include "journal.h"
@@ -1973,6 +1974,84 @@ START_TEST(test_spoofed_bus_call) {
 }
 END_TEST
 
+/* As uid 65534 in mail.service (a process of a Thaw= unit that a hostile
+ * user runs, as in a user's own unit): a bus client subscribed to a signal
+ * of its own, which sends itself that signal with forged calls to
+ * org.example.Mail in its byte array, reads the header and the array's
+ * length, and stops reading there: its unread bytes now start with the
+ * forged calls, in a real connection to the bus. Writes one byte to
+ * *(int *) userdata when it stopped, then waits to be killed. */
+static void read_into_forged_body(void *userdata) {
+        int ready = *(int *) userdata;
+        sd_bus_message *m = NULL;
+        sd_bus *bus = NULL;
+        uint8_t body[2048], buf[4096];
+        const char *unique;
+        size_t off = 0;
+
+        if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+                _exit(2);
+        if (sd_bus_new(&bus) < 0 || sd_bus_set_address(bus, bus_address) < 0 || sd_bus_set_bus_client(bus, true) < 0 ||
+            sd_bus_start(bus) < 0 || sd_bus_get_unique_name(bus, &unique) < 0 ||
+            sd_bus_add_match(bus, NULL, "type='signal',interface='org.example.Spam'", NULL, NULL) < 0)
+                _exit(3);
+        while (off + 512 <= sizeof(body))
+                off += forged_call_from(body + off, 512, unique, 1);
+        if (sd_bus_message_new_signal(bus, &m, "/org/example/Spam", "org.example.Spam", "Blob") < 0 ||
+            sd_bus_message_append_array(m, 'y', body, off) < 0 || sd_bus_send(bus, m, NULL) < 0 || sd_bus_flush(bus) < 0)
+                _exit(4);
+        int fd = sd_bus_get_fd(bus);
+        for (;;) {
+                struct pollfd p = { .fd = fd, .events = POLLIN };
+                DBusHeader h;
+                ssize_t n;
+                if (poll(&p, 1, -1) != 1 || (n = recv(fd, buf, sizeof(buf), MSG_PEEK)) <= 0 ||
+                    dbus_wire_header(buf, (size_t) n, &h) < 0)
+                        _exit(5);
+                if (n < (ssize_t) DBUS_FIXED_HEADER || (h.total_size <= 1024 && (uint64_t) n < h.total_size))
+                        continue; /* more is on its way */
+                if (h.total_size <= 1024) { /* the AddMatch reply, say */
+                        if (recv(fd, buf, h.total_size, 0) != (ssize_t) h.total_size)
+                                _exit(6);
+                        continue;
+                }
+                size_t part = h.header_size + 4;
+                if ((size_t) n < part || recv(fd, buf, part, 0) != (ssize_t) part || write(ready, "k", 1) != 1)
+                        _exit(7);
+                for (;;)
+                        pause();
+        }
+}
+
+/* Bytes inside a message the bus delivered are no call it delivered, even
+ * where a reader stopped part-way: a forged call there, in a real bus
+ * connection of a process of the Thaw= unit, wakes nothing at enter. */
+START_TEST(test_call_forged_in_a_delivered_body) {
+        int ready[2];
+        char k;
+
+        if (!test_need_root_cgroup2())
+                return;
+        write_rule("80-call.rule", "[Match]\nEvent=dbus-call\nBusName=org.example.Mail\n[Action]\nThaw=mail.service\n");
+        spawn_mail_bus_service();
+        ck_assert_int_eq(pipe2(ready, O_CLOEXEC), 0);
+        (void) test_fork("mail.service", read_into_forged_body, &ready[1]);
+        close(ready[1]);
+        struct pollfd p = { .fd = ready[0], .events = POLLIN };
+        ck_assert_msg(poll(&p, 1, 5000) == 1 && read(ready[0], &k, 1) == 1, "the reader did not stop in the body");
+        close(ready[0]);
+        start_listener();
+        sd_bus *bus = client();
+
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        /* The journal change is taken before this call is. */
+        ck_assert_msg(statistic(bus, "replayed") == 0, "a call forged in a signal's body woke the unit");
+        ck_assert(test_frozen("mail.service"));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* The port of the listener's netlink socket of protocol proto (from its
  * network namespace's /proc/net/netlink and its fds), or 0. */
 static uint32_t listener_netlink_port(int proto) {
@@ -2804,6 +2883,7 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_forged_call_at_enter);
         tcase_add_test(tc, test_spoofed_bus_at_enter);
         tcase_add_test(tc, test_spoofed_bus_call);
+        tcase_add_test(tc, test_call_forged_in_a_delivered_body);
         tcase_add_test(tc, test_state_dir_replaced);
         tcase_add_test(tc, test_netlink_forged_dropped);
 
