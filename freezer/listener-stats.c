@@ -9,13 +9,16 @@
 
 #define LISTENER_BUS_NAME "org.standby.Listener1"
 
-/* The bus the listener is on: the system bus, or address (tests, the bench). */
-static int open_bus(const SdBus *bus_fn, const char *address, sd_bus **ret) {
+/* The bus the listener is on: the system bus, or address (tests, the bench).
+ * Connected by deadline (CLOCK_MONOTONIC): sd-bus bounds a call by its
+ * timeout, but not the authentication and Hello before it (its own 90 s),
+ * and a stopped bus daemon still has the kernel queue the connection. */
+static int open_bus(const SdBus *bus_fn, const char *address, usec_t deadline, sd_bus **ret) {
         sd_bus *b = NULL;
         int r;
 
         if (!address)
-                return bus_fn->open_system(ret);
+                address = secure_getenv("DBUS_SYSTEM_BUS_ADDRESS") ?: "unix:path=/run/dbus/system_bus_socket";
         r = bus_fn->new_(&b);
         if (r >= 0)
                 r = bus_fn->set_address(b, address);
@@ -23,12 +26,27 @@ static int open_bus(const SdBus *bus_fn, const char *address, sd_bus **ret) {
                 r = bus_fn->set_bus_client(b, 1);
         if (r >= 0)
                 r = bus_fn->start(b);
+        while (r >= 0 && (r = bus_fn->is_ready(b)) == 0) {
+                r = bus_fn->process(b, NULL);
+                if (r != 0)
+                        continue;
+                usec_t now = now_usec(CLOCK_MONOTONIC);
+                r = now >= deadline ? -ETIMEDOUT : bus_fn->wait(b, deadline - now);
+        }
         if (r < 0) {
-                (void) bus_fn->close_unref_noflush(b);
+                if (b)
+                        (void) bus_fn->close_unref_noflush(b);
                 return r;
         }
         *ret = b;
         return 0;
+}
+
+/* What is left until deadline, for a call's timeout (at least 1 ms: 0 would
+ * mean sd-bus's default). */
+static usec_t left(usec_t deadline) {
+        usec_t now = now_usec(CLOCK_MONOTONIC);
+        return deadline > now + USEC_PER_MSEC ? deadline - now : USEC_PER_MSEC;
 }
 
 int listener_stats_get(const char *address, ListenerStat **ret, size_t *ret_n) {
@@ -45,10 +63,11 @@ int listener_stats_get(const char *address, ListenerStat **ret, size_t *ret_n) {
         if (!bus_fn)
                 return r;
 #define bus (*bus_fn)
-        r = open_bus(bus_fn, address, &b);
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 2 * USEC_PER_SEC;
+        r = open_bus(bus_fn, address, deadline, &b);
         if (r < 0)
                 goto finish;
-        (void) bus.set_method_call_timeout(b, 2 * USEC_PER_SEC);
+        (void) bus.set_method_call_timeout(b, left(deadline));
         r = bus.call_method(b, LISTENER_BUS_NAME, "/org/standby/Listener1", "org.standby.Listener1", "GetStatistics",
                             &error, &reply, "");
         if (r < 0)
@@ -69,7 +88,7 @@ finish:
         if (reply)
                 bus.message_unref(reply);
         if (b)
-                bus.close_unref(b);
+                bus.close_unref_noflush(b);
         if (r < 0) {
                 free(stats);
                 return r;
@@ -114,7 +133,10 @@ int listener_thaw_window(const char *address, char **cgroups, usec_t duration, c
         if (!bus_fn)
                 return r;
 #define bus (*bus_fn)
-        r = open_bus(bus_fn, address, &b);
+        /* The listener answers once its thaws through systemd settle: within
+         * 3 s (LISTENER_REPORT_TIMEOUT_USEC). */
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC;
+        r = open_bus(bus_fn, address, deadline, &b);
         if (r >= 0)
                 r = bus.message_new_method_call(b, &call, LISTENER_BUS_NAME, "/org/standby/Listener1",
                                                 "org.standby.Listener1", "Thaw");
@@ -122,10 +144,8 @@ int listener_thaw_window(const char *address, char **cgroups, usec_t duration, c
                 r = bus.append_strv(call, cgroups);
         if (r >= 0)
                 r = bus.append(call, "t", (uint64_t) duration);
-        /* The listener answers once its thaws through systemd settle: within
-         * 3 s (LISTENER_REPORT_TIMEOUT_USEC). */
         if (r >= 0)
-                r = bus.call(b, call, 10 * USEC_PER_SEC, &error, &reply);
+                r = bus.call(b, call, left(deadline), &error, &reply);
         if (r >= 0)
                 r = read_strings(bus_fn, reply, "s", &thawed, NULL);
         if (r >= 0)
@@ -138,7 +158,7 @@ int listener_thaw_window(const char *address, char **cgroups, usec_t duration, c
         if (reply)
                 bus.message_unref(reply);
         if (b)
-                bus.close_unref(b);
+                bus.close_unref_noflush(b);
         if (r < 0)
                 return r;
         *ret_thawed = TAKE_PTR(thawed);
@@ -158,19 +178,20 @@ int listener_prepare_entry(const char *address, usec_t timeout) {
         if (!bus_fn)
                 return r;
 #define bus (*bus_fn)
-        r = open_bus(bus_fn, address, &b);
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + timeout;
+        r = open_bus(bus_fn, address, deadline, &b);
         if (r >= 0)
                 r = bus.message_new_method_call(b, &call, LISTENER_BUS_NAME, "/org/standby/Listener1",
                                                 "org.standby.Listener1", "PrepareEntry");
         if (r >= 0)
-                r = bus.call(b, call, timeout, &error, &reply);
+                r = bus.call(b, call, left(deadline), &error, &reply);
         bus.error_free(&error);
         if (call)
                 bus.message_unref(call);
         if (reply)
                 bus.message_unref(reply);
         if (b)
-                bus.close_unref(b);
+                bus.close_unref_noflush(b);
         return r;
 #undef bus
 }
@@ -188,9 +209,10 @@ int listener_power_get(const char *address, char ***ret_pairs, char ***ret_locks
         if (!bus_fn)
                 return r;
 #define bus (*bus_fn)
-        r = open_bus(bus_fn, address, &b);
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 2 * USEC_PER_SEC;
+        r = open_bus(bus_fn, address, deadline, &b);
         if (r >= 0) {
-                (void) bus.set_method_call_timeout(b, 2 * USEC_PER_SEC);
+                (void) bus.set_method_call_timeout(b, left(deadline));
                 r = bus.call_method(b, LISTENER_BUS_NAME, "/org/standby/Listener1", "org.standby.Listener1",
                                     "GetPowerState", &error, &reply, "");
         }
@@ -219,7 +241,7 @@ int listener_power_get(const char *address, char ***ret_pairs, char ***ret_locks
         if (reply2)
                 bus.message_unref(reply2);
         if (b)
-                bus.close_unref(b);
+                bus.close_unref_noflush(b);
         if (r < 0)
                 return r;
         *ret_pairs = TAKE_PTR(pairs);

@@ -556,6 +556,40 @@ START_TEST(test_app_locks) {
 }
 END_TEST
 
+static bool child_exited(void *userdata) {
+        int *st = userdata;
+        return waitpid(st[0], &st[1], WNOHANG) == st[0];
+}
+
+/* A bus daemon that does not answer (stopped) does not hold enter past its
+ * bound for the apps (InhibitDelayMaxSec= + 5 s): sd-bus's own 90 s for the
+ * connection's authentication would outlast standby-enter.service's. */
+START_TEST(test_enter_bus_stopped) {
+        int st[2] = { -1, 0 };
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_spawn_workload("mail.service", "idle", 100, 1, NULL);
+        start_listener();
+        ck_assert_int_eq(kill(dbus_pid, SIGSTOP), 0);
+        st[0] = fork();
+        ck_assert_int_ge(st[0], 0);
+        if (st[0] == 0)
+                _exit(test_manager(NULL, "--quiet", "--bus-address", bus_address, "enter", NULL));
+        /* InhibitDelayMaxSec= is 5 s here: 10 s, and the freeze's time. */
+        bool done = test_wait_for(child_exited, st, 15 * USEC_PER_SEC);
+        (void) kill(dbus_pid, SIGCONT);
+        if (!done) {
+                (void) kill(st[0], SIGKILL);
+                (void) waitpid(st[0], NULL, 0);
+        }
+        ck_assert_msg(done, "enter still waits for a stopped bus after 15 s");
+        ck_assert_msg(WIFEXITED(st[1]) && WEXITSTATUS(st[1]) == EXIT_OK, "enter: wait status 0x%x", st[1]);
+        ck_assert(test_frozen("mail.service"));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+}
+END_TEST
+
 /* ExitStandby=yes ends standby altogether (the push is answered at once;
  * the exit runs apart from the listener's loop). */
 START_TEST(test_exit_standby_rule) {
@@ -2848,6 +2882,7 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_push_access_denied);
         tcase_add_test(tc, test_exit_standby_rule);
         tcase_add_test(tc, test_app_locks);
+        tcase_add_test(tc, test_enter_bus_stopped);
         tcase_add_test(tc, test_reload);
         tcase_add_test(tc, test_idle_no_wakeups);
         tcase_add_test(tc, test_restart_reconciles);
