@@ -167,3 +167,22 @@ const char *dbus_match_check(const char *match) {
         }
 }
 
+
+char *dbus_match_value(const char *match, const char *key) {
+        size_t n = strlen(key);
+
+        for (const char *p = match;;) {
+                p += strspn(p, " ");
+                const char *v = strchr(p, '=');
+                if (!v || v[1] != '\'')
+                        return NULL;
+                const char *end = strchr(v + 2, '\'');
+                if (!end)
+                        return NULL;
+                if ((size_t) (v - p) == n && strneq(p, key, n))
+                        return strndup(v + 2, (size_t) (end - v - 2));
+                if (end[1] != ',')
+                        return NULL;
+                p = end + 2;
+        }
+}

@@ -13,3 +13,7 @@ bool dbus_bus_name_is_valid(const char *s);
  * bus take as it is and that means what it says (see dbus-names.c): NULL,
  * or why not (static). */
 const char *dbus_match_check(const char *match);
+
+/* The value of key in match, a rule dbus_match_check() took: a new string,
+ * or NULL when match has no such key (or out of memory). */
+char *dbus_match_value(const char *match, const char *key);

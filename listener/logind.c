@@ -37,6 +37,7 @@
 #include <sys/wait.h>
 #include <systemd/sd-daemon.h>
 
+#include "bus-owner.h"
 #include "listener.h"
 #include "log.h"
 
@@ -70,7 +71,8 @@ typedef struct LogindLock {
 struct Logind {
         Listener *l;
         LogindLock locks[_LOCK_MAX];
-        sd_bus_slot *match_sleep, *match_props, *match_owner;
+        sd_bus_slot *match_sleep, *match_props;
+        BusOwner *owner;                /* logind's connection: whose signals count */
         usec_t delay_max;               /* logind's InhibitDelayMaxUSec; 0: not known yet */
         bool idle_hint;
         sd_event_source *idle_timer;
@@ -85,6 +87,18 @@ struct Logind {
         usec_t sleep_started;
         char *last_entry, *last_leave, *last_sleep;
 };
+
+/* Whether msg is logind's, sent to everyone: the bus lets any user send
+ * a signal that names logind's interface, and one sent to the listener
+ * alone reaches it whatever its match rules say. */
+static bool from_logind(Logind *lg, sd_bus_message *msg) {
+        if (bus_owner_sent(lg->owner, msg))
+                return true;
+        log_debug("Ignored the signal %s.%s from %s%s: not logind's.", strna(sd_bus_message_get_interface(msg)),
+                  strna(sd_bus_message_get_member(msg)), strna(sd_bus_message_get_sender(msg)),
+                  bus_signal_is_broadcast(msg) ? "" : ", sent to the listener alone");
+        return false;
+}
 
 static bool on_system_bus(Listener *l) {
         return !l->bus_address;
@@ -413,6 +427,8 @@ static int on_properties_changed(sd_bus_message *msg, void *userdata, sd_bus_err
         bool idle = false, holders = false;
         int r;
 
+        if (!from_logind(lg, msg))
+                return 0;
         r = sd_bus_message_read(msg, "s", &iface);
         if (r < 0 || !streq(iface, LOGIND_MANAGER))
                 return 0;
@@ -565,7 +581,7 @@ static int on_prepare_for_sleep(sd_bus_message *msg, void *userdata, sd_bus_erro
         Listener *l = lg->l;
         int start;
 
-        if (sd_bus_message_read(msg, "b", &start) < 0)
+        if (!from_logind(lg, msg) || sd_bus_message_read(msg, "b", &start) < 0)
                 return 0;
         if (start) {
                 lg->sleeping = true;
@@ -599,17 +615,15 @@ static int on_prepare_for_sleep(sd_bus_message *msg, void *userdata, sd_bus_erro
 }
 
 /* logind restarted: its locks are gone with it; taken again. */
-static int on_logind_owner(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+static void on_logind_owner(BusOwner *o, const char *owner, void *userdata) {
         Logind *lg = userdata;
-        const char *name, *old, *new;
 
-        if (sd_bus_message_read(msg, "sss", &name, &old, &new) < 0 || isempty(new))
-                return 0;
+        if (!owner)
+                return;
         for (LockKind k = 0; k < _LOCK_MAX; k++)
                 lg->locks[k].fd = safe_close(lg->locks[k].fd);
         sync_locks(lg);
         refresh(lg, true, true, true);
-        return 0;
 }
 
 int listener_logind_start(Listener *l) {
@@ -632,10 +646,7 @@ int listener_logind_start(Listener *l) {
                                               "org.freedesktop.DBus.Properties", "PropertiesChanged",
                                               on_properties_changed, NULL, lg);
         if (r >= 0)
-                r = sd_bus_add_match_async(l->bus, &lg->match_owner,
-                                           "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
-                                           "member='NameOwnerChanged',arg0='" LOGIND "'",
-                                           on_logind_owner, NULL, lg);
+                r = bus_owner_new(l->bus, LOGIND, on_logind_owner, lg, &lg->owner);
         if (r < 0)
                 return log_error_errno(r, "Cannot watch logind: %m");
         sync_locks(lg);
@@ -699,7 +710,7 @@ void listener_logind_stop(Listener *l) {
         }
         sd_bus_slot_unref(lg->match_sleep);
         sd_bus_slot_unref(lg->match_props);
-        sd_bus_slot_unref(lg->match_owner);
+        bus_owner_free(lg->owner);
         sd_event_source_disable_unref(lg->idle_timer);
         sd_event_source_disable_unref(lg->entering_timer);
         sd_event_source_disable_unref(lg->sleep_child);

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <sys/socket.h>
 
+#include "bus-owner.h"
 #include "dbus-names.h"
 #include "listener.h"
 #include "log.h"
@@ -14,6 +15,7 @@
 /* Event=dbus-signal's [Match]. */
 typedef struct SignalMatch {
         char *match;
+        BusOwner *sender; /* sender='s owner, when Match= names one */
 } SignalMatch;
 
 static const EventKind event_kind_push, event_kind_dbus_signal;
@@ -373,8 +375,19 @@ static const sd_bus_vtable listener_vtable[] = {
 
 static int on_signal_match(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         const Rule *rule = userdata;
+        const SignalMatch *m = rule->match;
         Listener *l = rule->userdata;
 
+        /* A signal sent to the listener alone reaches it whatever Match=
+         * says; a sender= that is a well-known name is checked by the bus
+         * for broadcasts routed by this match, not for those another match
+         * brought (sd-bus cannot check it). */
+        if (!bus_signal_is_broadcast(msg) || (m->sender && !bus_owner_sent(m->sender, msg))) {
+                log_debug("Ignored the D-Bus signal %s.%s from %s for %s: %s.", strna(sd_bus_message_get_interface(msg)),
+                          strna(sd_bus_message_get_member(msg)), strna(sd_bus_message_get_sender(msg)), rule->path,
+                          bus_signal_is_broadcast(msg) ? "not from the owner of its sender=" : "sent to the listener alone");
+                return 0;
+        }
         log_debug("D-Bus signal %s.%s matched %s.", strna(sd_bus_message_get_interface(msg)),
                   strna(sd_bus_message_get_member(msg)), rule->path);
         (void) listener_dispatch(l, &(Event) { .kind = &event_kind_dbus_signal, .rule = rule }, now_usec(CLOCK_MONOTONIC));
@@ -401,7 +414,15 @@ int listener_setup_signal_matches(Listener *l) {
                         return -ENOMEM;
                 l->signal_slots = ns;
                 rule->userdata = l;
-                const char *match = ((const SignalMatch *) rule->match)->match;
+                SignalMatch *m = rule->match;
+                const char *match = m->match;
+                _cleanup_free_ char *sender = dbus_match_value(match, "sender");
+                m->sender = bus_owner_free(m->sender);
+                if (sender && (r = bus_owner_new(l->bus, sender, NULL, NULL, &m->sender)) < 0) {
+                        log_error_errno(r, "%s: Match=%s: cannot follow who owns %s; the rule is not used: %m",
+                                        rule->path, match, sender);
+                        continue;
+                }
                 r = sd_bus_add_match(l->bus, &l->signal_slots[l->n_signal_slots], match, on_signal_match, rule);
                 if (r < 0) {
                         log_error_errno(r, "%s: Match=%s: not a D-Bus match rule the bus takes: %m", rule->path, match);
@@ -485,6 +506,10 @@ int listener_setup_bus(Listener *l) {
 }
 
 static void stop_signal_matches(Listener *l) {
+        for (size_t i = 0; l->rules && i < l->rules->n_rules; i++)
+                if (l->rules->rules[i].event == &event_kind_dbus_signal)
+                        ((SignalMatch *) l->rules->rules[i].match)->sender =
+                                bus_owner_free(((SignalMatch *) l->rules->rules[i].match)->sender);
         for (size_t i = 0; i < l->n_signal_slots; i++)
                 sd_bus_slot_unref(l->signal_slots[i]);
         l->signal_slots = mfree(l->signal_slots);
@@ -526,6 +551,7 @@ static const EventKind event_kind_push = {
 /* Event=dbus-signal: Match=, a D-Bus match rule. */
 static void signal_match_done(void *match) {
         free(((SignalMatch *) match)->match);
+        bus_owner_free(((SignalMatch *) match)->sender);
 }
 
 static int parse_signal_match(Rule *rule, const char *value, char **ret_why) {

@@ -881,6 +881,86 @@ START_TEST(test_dbus_signal_rule) {
 }
 END_TEST
 
+/* A signal sent to the listener's connection alone reaches it whatever its
+ * match rules say: another user's directed signal does not fire a rule
+ * whose sender= names a well-known name, nor any other. */
+START_TEST(test_dbus_signal_directed_ignored) {
+        int status;
+
+        if (!test_need_root_cgroup2())
+                return;
+        write_rule("40-sig.rule", "[Match]\nEvent=dbus-signal\nMatch=type='signal',sender='org.example.Mail',"
+                                  "interface='org.example.Push',member='NewMail'\n[Action]\nThaw=mail.service\n");
+        sd_bus *bus = standby_with_idle_mail();
+        const char *owner = NULL;
+        sd_bus_creds *creds = NULL;
+        ck_assert_int_ge(sd_bus_get_name_creds(bus, "org.standby.Listener1", SD_BUS_CREDS_UNIQUE_NAME, &creds), 0);
+        ck_assert_int_ge(sd_bus_creds_get_unique_name(creds, &owner), 0);
+        char *dest = strdup(owner);
+        sd_bus_creds_unref(creds);
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+                        _exit(2);
+                sd_bus *ub = NULL;
+                sd_bus_message *m = NULL;
+                if (sd_bus_new(&ub) < 0 || sd_bus_set_address(ub, bus_address) < 0 || sd_bus_set_bus_client(ub, true) < 0 ||
+                    sd_bus_start(ub) < 0)
+                        _exit(3);
+                if (sd_bus_message_new_signal(ub, &m, "/org/example", "org.example.Push", "NewMail") < 0 ||
+                    sd_bus_message_set_destination(m, dest) < 0 || sd_bus_send(ub, m, NULL) < 0)
+                        _exit(4);
+                /* Answered after the signal (one sender, in order): the
+                 * listener has handled it. */
+                if (sd_bus_call_method(ub, "org.standby.Listener1", "/org/standby/Listener1", "org.standby.Listener1",
+                                       "ListInhibitors", NULL, NULL, "") < 0)
+                        _exit(5);
+                _exit(0);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "forger: 0x%x", status);
+        free(dest);
+        ck_assert_msg(statistic(bus, "matched") == 0, "uid 65534's directed signal fired a sender= rule");
+        ck_assert(test_frozen("mail.service"));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
+/* sender= naming a well-known name: a broadcast that another rule's match
+ * brings to the listener fires only the rules whose sender= its sender
+ * owns. */
+START_TEST(test_dbus_signal_sender_owner) {
+        if (!test_need_root_cgroup2())
+                return;
+        write_rule("40-sig.rule", "[Match]\nEvent=dbus-signal\nMatch=type='signal',sender='org.example.Mail',"
+                                  "interface='org.example.Push',member='NewMail'\n[Action]\nThaw=mail.service\n");
+        write_rule("41-sig.rule", "[Match]\nEvent=dbus-signal\nMatch=type='signal',interface='org.example.Push'\n"
+                                  "[Action]\nThaw=other.service\n");
+        test_spawn_workload("other.service", "idle", 100, 1, NULL);
+        sd_bus *bus = standby_with_idle_mail(), *mail = client();
+
+        /* From a connection that does not own org.example.Mail. */
+        ck_assert_int_ge(sd_bus_emit_signal(bus, "/org/example", "org.example.Push", "NewMail", ""), 0);
+        ck_assert_int_ge(sd_bus_flush(bus), 0);
+        ck_assert_uint_eq(statistic(bus, "events"), 1);
+        ck_assert_msg(statistic(bus, "matched") == 1, "a signal not from org.example.Mail fired its sender= rule");
+        ck_assert(!test_frozen("other.service"));
+        ck_assert(test_frozen("mail.service"));
+
+        /* From its owner: the bus tells the listener of the new owner
+         * before it passes on what the owner sends next. */
+        ck_assert_int_ge(sd_bus_request_name(mail, "org.example.Mail", 0), 0);
+        ck_assert_int_ge(sd_bus_emit_signal(mail, "/org/example", "org.example.Push", "NewMail", ""), 0);
+        ck_assert_int_ge(sd_bus_flush(mail), 0);
+        ck_assert(wait_frozen("mail.service", false));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(mail);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 static void make_netns(void) {
         snprintf(netns, sizeof(netns), "standby-test-%s-%d", test_runner_id(), (int) getpid());
         run_ip("netns", "add", netns, NULL, NULL, NULL, NULL, NULL);
@@ -2887,6 +2967,8 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_idle_no_wakeups);
         tcase_add_test(tc, test_restart_reconciles);
         tcase_add_test(tc, test_dbus_signal_rule);
+        tcase_add_test(tc, test_dbus_signal_directed_ignored);
+        tcase_add_test(tc, test_dbus_signal_sender_owner);
         tcase_add_test(tc, test_same_unit_of_two_users);
         tcase_add_test(tc, test_restart_enforces_journal);
         tcase_add_test(tc, test_push_during_enter_replayed);

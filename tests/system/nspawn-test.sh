@@ -777,6 +777,33 @@ logind_checks() {
         in_ct systemctl stop desktop-lid.service standby-app.service
         unnamed() { for _ in $(seq 1 100); do status | grep -q "^Lid also held by" || return 0; sleep 0.1; done; return 1; }
         check "$sc: the desktop gone, status names no other holder" unnamed
+
+        # 4. Any user may send a signal, and one sent to the listener's
+        # connection alone reaches it whatever its match rules say: alice
+        # forges logind's PrepareForSleep(true) and NameOwnerChanged so. The
+        # listener ignores both (its debug log says so once it has handled
+        # them): nothing frozen, standby not entered, its locks kept.
+        local dest seen
+        dest=$(in_ct busctl call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus GetNameOwner s \
+                org.standby.Listener1 | sed -n 's/^s "\(:.*\)"$/\1/p')
+        ignored() { # TEXT: a new line of the listener's log says it, bounded: 10 s
+                for _ in $(seq 1 100); do
+                        [ "$(in_ct journalctl -q -u standby-listener.service --no-pager | grep -cF "$1")" -gt "$seen" ] && return 0
+                        sleep 0.1
+                done; return 1; }
+        as_alice_bus() { in_ct runuser -u alice -- busctl emit --destination="$dest" "$@"; }
+        seen=$(in_ct journalctl -q -u standby-listener.service --no-pager | grep -cF "PrepareForSleep from :" || true)
+        check "$sc: alice sends PrepareForSleep(true) to the listener ($dest) alone" \
+                as_alice_bus /org/freedesktop/login1 org.freedesktop.login1.Manager PrepareForSleep b true
+        check "$sc: the listener ignored it" ignored "PrepareForSleep from :"
+        seen=$(in_ct journalctl -q -u standby-listener.service --no-pager | grep -cF "Ignored a NameOwnerChanged" || true)
+        check "$sc: alice sends it logind's NameOwnerChanged alone" as_alice_bus /org/freedesktop/DBus \
+                org.freedesktop.DBus NameOwnerChanged sss org.freedesktop.login1 :1.1 :1.2
+        check "$sc: the listener ignored it" ignored "Ignored a NameOwnerChanged"
+        check "$sc: standby.target stayed inactive" [ "$(in_ct systemctl is-active standby.target)" = inactive ]
+        check "$sc: status: the last sleep is still the real one" said "Last sleep: frozen"
+        check "$sc: the sleep delay lock is still held" said "Sleep delay: held"
+        check "$sc: nothing frozen (kernel, systemd)" nothing_left
 }
 logind_checks
 
