@@ -11,7 +11,7 @@
 #
 # As root, from the source tree after `make`. Installs what it needs
 # (scripts/install-deps.sh --vm). KVM where /dev/kvm can run Debian's kernel
-# (see kvm_usable); otherwise software emulation (TCG, 20-30 s a scenario
+# (see kvm_usable); otherwise software emulation (TCG, 20-50 s a scenario
 # here), said so. STANDBY_VM_ACCEL=kvm|tcg chooses; kvm then fails rather
 # than falls back. The image (kernel, initrd, packages) is cached under
 # $STANDBY_SYSTEM_TEST_DIR/vm (/var/tmp/standby-system-test/vm) and rebuilt
