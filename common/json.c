@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdint.h>
+
 #include "json.h"
 
 size_t utf8_char_len(const char *s) {
@@ -25,6 +27,23 @@ size_t utf8_char_len(const char *s) {
         return n;
 }
 
+/* The code point of the valid UTF-8 character at p, n bytes long. */
+static uint32_t utf8_code_point(const unsigned char *p, size_t n) {
+        uint32_t c = n == 1 ? p[0] : n == 2 ? p[0] & 0x1f : n == 3 ? p[0] & 0x0f : p[0] & 0x07;
+
+        for (size_t i = 1; i < n; i++)
+                c = (c << 6) | (p[i] & 0x3f);
+        return c;
+}
+
+bool utf8_is_control(const char *s, size_t n) {
+        uint32_t c = utf8_code_point((const unsigned char *) s, n);
+
+        return c < 0x20 || (c >= 0x7f && c <= 0x9f) || /* C0, DEL, C1 (U+009B is CSI) */
+               c == 0x061c || c == 0x200e || c == 0x200f || (c >= 0x202a && c <= 0x202e) ||
+               (c >= 0x2066 && c <= 0x2069); /* bidi marks, embeddings, overrides, isolates */
+}
+
 void json_print_string(FILE *f, const char *s) {
         if (!s) {
                 fputs("null", f);
@@ -42,7 +61,9 @@ void json_print_string(FILE *f, const char *s) {
                         fprintf(f, "\\udc%02x", *p++);
                         continue;
                 }
-                if (n > 1)
+                if (n > 1 && utf8_is_control((const char *) p, n))
+                        fprintf(f, "\\u%04x", (unsigned) utf8_code_point(p, n));
+                else if (n > 1)
                         fwrite(p, 1, n, f);
                 else if (*p == '"' || *p == '\\')
                         fprintf(f, "\\%c", *p);
@@ -63,7 +84,9 @@ void text_print_string(FILE *f, const char *s) {
         for (const unsigned char *p = (const unsigned char *) s; p && *p;) {
                 size_t n = utf8_char_len((const char *) p);
 
-                if (n > 1)
+                if (n > 1 && utf8_is_control((const char *) p, n))
+                        fprintf(f, "\\u%04x", (unsigned) utf8_code_point(p, n));
+                else if (n > 1)
                         fwrite(p, 1, n, f);
                 else if (n == 1 && *p >= 0x20 && *p != 0x7f && *p != '\\')
                         fputc(*p, f);

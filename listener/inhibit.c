@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <sys/epoll.h>
 
+#include "json.h"
 #include "listener.h"
 #include "log.h"
 
@@ -108,13 +109,17 @@ static int on_lock_fd(sd_event_source *s, int fd, uint32_t revents, void *userda
         return 0;
 }
 
+/* who and why are shown to root (status, ListInhibitors): no controls, C1
+ * and bidi ones included, which a terminal may act on. */
 static bool text_is_sane(const char *s) {
         size_t n = strlen(s);
         if (n == 0 || n > 256)
                 return false;
-        for (const char *p = s; *p; p++)
-                if ((unsigned char) *p < ' ' || *p == 0x7f)
+        for (const char *p = s; *p; p += n) {
+                n = utf8_char_len(p);
+                if (n == 0 || utf8_is_control(p, n))
                         return false;
+        }
         return true;
 }
 

@@ -19,6 +19,7 @@
 #include "cgroup.h"
 #include "fileio.h"
 #include "journal.h"
+#include "json.h"
 #include "macro.h"
 #include "standby.h"
 #include "strv.h"
@@ -976,6 +977,28 @@ START_TEST(test_messages_escaped) {
 }
 END_TEST
 
+/* What a user names (a cgroup, an app's lock) is printed for root: C1
+ * controls (U+009B is CSI on terminals that take them) and bidi controls
+ * (U+202E reverses what follows) come out escaped, as text and as JSON. */
+START_TEST(test_unicode_controls_escaped) {
+        static const char name[] = "x\xc2\x9b" "2J\xe2\x80\xae" "ppa\xe2\x81\xa6\xc3\xa9";
+        char *text = NULL, *json = NULL;
+        size_t n;
+        FILE *f;
+
+        ck_assert_ptr_nonnull(f = open_memstream(&text, &n));
+        text_print_string(f, name);
+        ck_assert_int_eq(fclose(f), 0);
+        ck_assert_str_eq(text, "x\\u009b2J\\u202eppa\\u2066\xc3\xa9");
+        ck_assert_ptr_nonnull(f = open_memstream(&json, &n));
+        json_print_string(f, name);
+        ck_assert_int_eq(fclose(f), 0);
+        ck_assert_str_eq(json, "\"x\\u009b2J\\u202eppa\\u2066\xc3\xa9\"");
+        free(text);
+        free(json);
+}
+END_TEST
+
 Suite *hostile_suite(void) {
         Suite *s = suite_create("hostile");
         TCase *tc = test_kernel_tcase(s, "hostile", 120);
@@ -998,5 +1021,8 @@ Suite *hostile_suite(void) {
         tcase_add_test(tc, test_frozen_above_targets);
         tcase_add_test(tc, test_journal_budget);
         tcase_add_test(tc, test_ambiguous_target);
+        tc = tcase_create("hostile-text");
+        tcase_add_test(tc, test_unicode_controls_escaped);
+        suite_add_tcase(s, tc);
         return s;
 }

@@ -590,6 +590,38 @@ START_TEST(test_enter_bus_stopped) {
 }
 END_TEST
 
+/* An app's who and why are shown to root (status, ListInhibitors): C1
+ * controls (U+009B is CSI on terminals that take them) and bidi controls
+ * are refused, as C0 ones are. */
+START_TEST(test_inhibit_refuses_controls) {
+        static const char * const bad[] = { "x\xc2\x9b" "2J", "app\xe2\x80\xae" "txt", "a\xe2\x81\xa6" "b", "a\x1b" "b" };
+
+        if (!test_need_root_cgroup2())
+                return;
+        start_listener();
+        sd_bus *bus = client();
+        for (size_t i = 0; i < ELEMENTSOF(bad) * 2; i++) {
+                sd_bus_error error = SD_BUS_ERROR_NULL;
+                const char *who = i % 2 ? "app" : bad[i / 2], *why = i % 2 ? bad[i / 2] : "why";
+                ck_assert_int_lt(sd_bus_call_method(bus, "org.standby.Listener1", "/org/standby/Listener1",
+                                                    "org.standby.Listener1", "Inhibit", &error, NULL, "ssss", "standby",
+                                                    who, why, "delay"),
+                                 0);
+                ck_assert_msg(sd_bus_error_has_name(&error, SD_BUS_ERROR_INVALID_ARGS), "who \"%s\", why \"%s\": %s",
+                              who, why, error.name);
+                sd_bus_error_free(&error);
+        }
+        /* Letters beyond ASCII are names like any other. */
+        sd_bus_message *reply = NULL;
+        ck_assert_int_ge(sd_bus_call_method(bus, "org.standby.Listener1", "/org/standby/Listener1",
+                                            "org.standby.Listener1", "Inhibit", NULL, &reply, "ssss", "standby",
+                                            "caf\xc3\xa9", "why", "delay"),
+                         0);
+        sd_bus_message_unref(reply);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* ExitStandby=yes ends standby altogether (the push is answered at once;
  * the exit runs apart from the listener's loop). */
 START_TEST(test_exit_standby_rule) {
@@ -2962,6 +2994,7 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_push_access_denied);
         tcase_add_test(tc, test_exit_standby_rule);
         tcase_add_test(tc, test_app_locks);
+        tcase_add_test(tc, test_inhibit_refuses_controls);
         tcase_add_test(tc, test_enter_bus_stopped);
         tcase_add_test(tc, test_reload);
         tcase_add_test(tc, test_idle_no_wakeups);
