@@ -83,15 +83,14 @@ static bool holds_caller(char **callers, const char *leaf) {
 /* standby's own units, whatever Exempt= says: enter's unit runs exit as
  * its ExecStop in a cgroup made anew in standby (systemd removes the empty
  * one after enter), and the leave unit runs exit too; holding either would
- * freeze the exit that thaws it. */
-static bool is_standby_unit(const char *leaf) {
-        static const char * const own[] = { "standby-enter.service", "standby-leave.service",
-                                            "standby-listener.service" };
-        const char *name = strrchr(leaf, '/');
+ * freeze the exit that thaws it. Only where the system manager puts them,
+ * and below: a user can name a unit of their own anything. */
+static bool is_standby_unit(const char *cgroup) {
+        static const char * const own[] = { "system.slice/standby-enter.service", "system.slice/standby-leave.service",
+                                            "system.slice/standby-listener.service" };
 
-        name = name ? name + 1 : leaf;
         for (size_t i = 0; i < ELEMENTSOF(own); i++)
-                if (streq(name, own[i]))
+                if (cgroup_path_startswith(cgroup, own[i]))
                         return true;
         return false;
 }
