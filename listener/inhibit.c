@@ -86,11 +86,7 @@ static int on_announce_timeout(sd_event_source *s, uint64_t usec, void *userdata
 static int on_lock_fd(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Inhibitor *i = userdata;
         Listener *l = i->listener;
-        char buf[256];
 
-        /* Whatever an app writes into its lock is read and dropped. */
-        while (read(fd, buf, sizeof(buf)) > 0)
-                ;
         if (!(revents & (EPOLLHUP | EPOLLERR)))
                 return 0;
         log_debug("%s lock of %s (uid %u, pid %d) released.", i->block ? "Block" : "Delay", i->who, (unsigned) i->uid,
@@ -174,7 +170,9 @@ static int method_inhibit(sd_bus_message *msg, void *userdata, sd_bus_error *err
                 inhibitor_free(i);
                 return -ENOMEM;
         }
-        r = sd_event_add_io(l->event, &i->source, rfd, EPOLLIN, on_lock_fd, i);
+        /* The hang-up alone (epoll reports it unasked): what an app writes
+         * into its lock stays there, and cannot wake the listener. */
+        r = sd_event_add_io(l->event, &i->source, rfd, 0, on_lock_fd, i);
         if (r < 0) {
                 inhibitor_free(i);
                 return r;

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <sched.h>
 #include <netinet/in.h>
+#include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/mount.h>
@@ -588,6 +589,67 @@ START_TEST(test_enter_bus_stopped) {
         ck_assert_msg(WIFEXITED(st[1]) && WEXITSTATUS(st[1]) == EXIT_OK, "enter: wait status 0x%x", st[1]);
         ck_assert(test_frozen("mail.service"));
         ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+}
+END_TEST
+
+/* The events the listener's epoll asks for on the fd that is the other end
+ * of the pipe whose end fd is (/proc/PID/fdinfo of its epoll fds), or -1
+ * when it watches no such fd. */
+static int listener_epoll_events_for_pipe(int fd) {
+        char path[128], link[128], want[64], line[256];
+        struct stat st;
+        int found_fd = -1, events = -1;
+
+        ck_assert_int_eq(fstat(fd, &st), 0);
+        snprintf(want, sizeof(want), "pipe:[%lu]", (unsigned long) st.st_ino);
+        for (int i = 0; i < 1024 && found_fd < 0; i++) {
+                snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int) listener_pid, i);
+                ssize_t n = readlink(path, link, sizeof(link) - 1);
+                if (n > 0 && (link[n] = 0, streq(link, want)))
+                        found_fd = i;
+        }
+        ck_assert_msg(found_fd >= 0, "the listener holds no end of the lock's pipe");
+        for (int i = 0; i < 1024 && events < 0; i++) {
+                snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int) listener_pid, i);
+                ssize_t n = readlink(path, link, sizeof(link) - 1);
+                if (n <= 0 || (link[n] = 0, !streq(link, "anon_inode:[eventpoll]")))
+                        continue;
+                snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int) listener_pid, i);
+                FILE *f = fopen(path, "re");
+                ck_assert_ptr_nonnull(f);
+                int tfd;
+                unsigned ev;
+                while (fgets(line, sizeof(line), f))
+                        if (sscanf(line, "tfd: %d events: %x", &tfd, &ev) == 2 && tfd == found_fd)
+                                events = (int) ev;
+                fclose(f);
+        }
+        return events;
+}
+
+/* What an app writes into its lock cannot wake the listener: the lock's
+ * end in the listener's epoll asks for no input, only the hang-up that
+ * epoll always reports; the lock still ends when the app closes it. */
+START_TEST(test_lock_wakes_only_on_close) {
+        int fd = -EBADF;
+
+        if (!test_need_root_cgroup2())
+                return;
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_ptr_null(inhibit(bus, "delay", &fd));
+        int events = listener_epoll_events_for_pipe(fd);
+        ck_assert_msg(events >= 0, "the listener does not watch the lock");
+        ck_assert_msg(!(events & (EPOLLIN | EPOLLPRI | EPOLLRDHUP)), "the listener reads what an app writes into its lock "
+                      "(epoll events 0x%x)", (unsigned) events);
+        ck_assert_int_eq(write(fd, "x", 1), 1);
+        ck_assert_int_eq(count_inhibitors(bus), 1);
+        fd = safe_close(fd);
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC;
+        while (count_inhibitors(bus) > 0 && now_usec(CLOCK_MONOTONIC) < deadline)
+                (void) poll(NULL, 0, 1);
+        ck_assert_msg(count_inhibitors(bus) == 0, "the lock outlived its close");
+        sd_bus_flush_close_unref(bus);
 }
 END_TEST
 
@@ -3012,6 +3074,7 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_exit_standby_rule);
         tcase_add_test(tc, test_app_locks);
         tcase_add_test(tc, test_inhibit_refuses_controls);
+        tcase_add_test(tc, test_lock_wakes_only_on_close);
         tcase_add_test(tc, test_enter_bus_stopped);
         tcase_add_test(tc, test_reload);
         tcase_add_test(tc, test_idle_no_wakeups);
