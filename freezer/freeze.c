@@ -379,7 +379,10 @@ static int freeze_leaves(Manager *m, char **leaves, LockScan *scan, char **kept,
                 }
                 manager_step(m);
         }
-        r = cgroup_wait_frozen(b.fds, b.n, true, now_usec(CLOCK_MONOTONIC) + m->config->freeze_timeout, b.done);
+        usec_t until = now_usec(CLOCK_MONOTONIC) + m->config->freeze_timeout;
+        if (m->freeze_deadline > 0 && m->freeze_deadline < until)
+                until = m->freeze_deadline;
+        r = cgroup_wait_frozen(b.fds, b.n, true, until, b.done);
         if (r < 0 && r != -ETIME)
                 return log_error_errno(r, "Failed to wait for cgroups to freeze: %m");
         log_debug("Froze %zu cgroups in %.2f ms.", b.n, (double) (now_usec(CLOCK_MONOTONIC) - t0) / 1000.0);

@@ -25,6 +25,7 @@ typedef struct Manager {
         const char *bus_address;  /* for status: where standby-listener is */
         uint64_t crash_after;    /* STANDBY_TEST_CRASH_AFTER: see manager_step() */
         uint64_t steps;
+        usec_t freeze_deadline;  /* CLOCK_MONOTONIC: no freeze waits past it (0: none), as before a sleep */
 } Manager;
 
 /* Fault injection for the crash tests: every state change (a journal save, a

@@ -292,3 +292,8 @@ void listener_drop_inhibitors(Listener *l) {
         l->announce_done = NULL;
         announce_finish(l, false);
 }
+
+void listener_inhibitors_close_in_child(Listener *l) {
+        for (Inhibitor *i = l->inhibitors; i; i = i->next)
+                (void) close(sd_event_source_get_io_fd(i->source));
+}

@@ -405,6 +405,9 @@ int listener_setup_uevent(Listener *l);
 /* inhibit.c */
 int listener_setup_inhibit(Listener *l);
 void listener_drop_inhibitors(Listener *l);
+/* In a child of the listener: closes its copies of the apps' lock pipes, so
+ * that what the listener sees of them does not depend on the child. */
+void listener_inhibitors_close_in_child(Listener *l);
 /* Tells apps that standby begins (once, until listener_announce_end()), and
  * waits, without blocking, for their delay locks (at most max_delay); then
  * answers call (if any) and runs done (if any). */

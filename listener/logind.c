@@ -80,6 +80,7 @@ struct Logind {
         bool entering;                  /* StartUnit asked, standby not yet entered */
         sd_event_source *entering_timer; /* an enter that never came is given up */
         bool sleeping;                  /* between PrepareForSleep(true) and (false) */
+        bool sleep_ready;               /* the freeze before this sleep is done: its lock may go */
         bool entered_for_sleep;         /* standby was entered for the sleep: left on resume */
         bool leave_noted;               /* the leave under way said why (listener_logind_note_leave) */
         pid_t sleep_pid;                /* the freeze before the sleep */
@@ -130,7 +131,9 @@ static bool lock_wanted(Logind *lg, LockKind k) {
                 return (c->enter_on & TRIGGER_POWER_KEY) ||
                        (in_standby && (c->leave_on & (TRIGGER_POWER_KEY | TRIGGER_INPUT)));
         case LOCK_SLEEP:
-                return c->freeze_before_sleep && !lg->sleeping;
+                /* Held through the sleep's delay until the freeze is done
+                 * (sleep_done), whatever else calls sync_locks meanwhile. */
+                return c->freeze_before_sleep && !(lg->sleeping && lg->sleep_ready);
         default:
                 return false;
         }
@@ -186,8 +189,8 @@ static void sync_locks(Logind *lg) {
                         lock_release(lk, "the policy does not use it now");
                         continue;
                 }
-                if (lk->fd >= 0 || lk->pending)
-                        continue;
+                if (lk->fd >= 0 || lk->pending || (k == LOCK_SLEEP && lg->sleeping))
+                        continue; /* a lock taken during the sleep's delay would not delay it */
                 int r = sd_bus_call_method_async(l->bus, &lk->pending, LOGIND, LOGIND_PATH, LOGIND_MANAGER, "Inhibit",
                                                  on_inhibit_reply, lk, "ssss", lock_info[k].what, "standby",
                                                  lock_info[k].why, lock_info[k].mode);
@@ -462,7 +465,9 @@ static void sleep_done(Logind *lg, const char *outcome) {
                 log_info("Freezing before the sleep: %s (%.2f s); the sleep may go on.", outcome,
                          (double) (now_usec(CLOCK_MONOTONIC) - lg->sleep_started) / USEC_PER_SEC);
         set_text(&lg->last_sleep, "%s", outcome);
-        lock_release(&lg->locks[LOCK_SLEEP], "ready for the sleep");
+        lg->sleep_ready = true;
+        if (lg->sleeping) /* after waking, it is the next sleep's */
+                lock_release(&lg->locks[LOCK_SLEEP], "ready for the sleep");
         lg->sleep_deadline = sd_event_source_disable_unref(lg->sleep_deadline);
 }
 
@@ -518,14 +523,30 @@ static int on_sleep_child(sd_event_source *s, int fd, uint32_t revents, void *us
         return 0;
 }
 
-/* In the child: freeze what runs, bounded by what is left of logind's delay. */
-_noreturn_ static void run_sleep_freeze(Listener *l, usec_t budget) {
+/* In the child: freeze what runs, bounded by what is left of logind's delay
+ * (deadline, CLOCK_MONOTONIC). */
+_noreturn_ static void run_sleep_freeze(Listener *l, usec_t budget, usec_t deadline) {
+        Logind *lg = l->logind;
         int r;
 
         (void) prctl(PR_SET_NAME, "standby-sleep");
+        /* logind waits until every copy of a lock's fd is closed: the
+         * child's copies would hold the sleep for as long as it runs, past
+         * the parent's release at the deadline. Nor does it keep the apps'
+         * locks or the bus connection. */
+        for (LockKind k = 0; k < _LOCK_MAX; k++)
+                lg->locks[k].fd = safe_close(lg->locks[k].fd);
+        listener_inhibitors_close_in_child(l);
+        if (l->bus)
+                (void) close(sd_bus_get_fd(l->bus));
         if (l->m.config->freeze_timeout > budget)
                 l->m.config->freeze_timeout = budget;
         l->m.config->on_freeze_timeout = FREEZE_FAILURE_SKIP;
+        /* Whatever has not frozen by the deadline is thawed again: nothing
+         * sleeps half-frozen. The deadlock guard's scan of every process is
+         * not bounded by it, and the standby entered here ends on waking. */
+        l->m.freeze_deadline = deadline;
+        l->m.config->deadlock_guard = false;
         /* systemd answers FreezeUnit only once the unit is frozen, and the
          * engine waits for that answer unit by unit (up to 30 s each): one
          * unit that cannot freeze would hold the sleep past logind's delay.
@@ -537,6 +558,8 @@ _noreturn_ static void run_sleep_freeze(Listener *l, usec_t budget) {
         r = manager_lock_journal(&l->m, true);
         if (r >= 0 && l->m.journal->phase != JOURNAL_NONE)
                 _exit(EXIT_ALREADY);
+        if (r >= 0 && now_usec(CLOCK_MONOTONIC) >= deadline)
+                _exit(EXIT_FAILURE_GENERIC); /* the journal's lock came too late */
         if (r >= 0)
                 r = freeze_enter(&l->m);
         (void) manager_unlock_journal(&l->m);
@@ -565,7 +588,7 @@ static void sleep_freeze_start(Listener *l) {
                 return;
         }
         if (pid == 0)
-                run_sleep_freeze(l, budget * 3 / 4);
+                run_sleep_freeze(l, budget * 3 / 4, lg->sleep_started + delay * 6 / 10);
         lg->sleep_pid = pid;
         pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
         r = pidfd < 0 ? -errno : sd_event_add_io(l->event, &lg->sleep_child, pidfd, EPOLLIN, on_sleep_child, lg);
@@ -585,9 +608,12 @@ static int on_prepare_for_sleep(sd_bus_message *msg, void *userdata, sd_bus_erro
                 return 0;
         if (start) {
                 lg->sleeping = true;
+                lg->sleep_ready = false;
                 lg->sleep_started = now_usec(CLOCK_MONOTONIC);
-                if (lg->locks[LOCK_SLEEP].fd < 0)
+                if (lg->locks[LOCK_SLEEP].fd < 0) {
+                        lg->sleep_ready = true;
                         return 0; /* FreezeBeforeSleep=no, or logind refused the lock */
+                }
                 if (l->standby_active || lg->sleep_pid > 0) {
                         sleep_done(lg, "standby entered already");
                         return 0;

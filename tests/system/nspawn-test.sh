@@ -804,6 +804,50 @@ logind_checks() {
         check "$sc: status: the last sleep is still the real one" said "Last sleep: frozen"
         check "$sc: the sleep delay lock is still held" said "Sleep delay: held"
         check "$sc: nothing frozen (kernel, systemd)" nothing_left
+
+        # 5. The freeze before a sleep cannot begin (another process holds
+        # standby's journal lock): the sleep waits for the listener's deadline
+        # (7/10 of logind's delay), not for logind's own timeout, and nothing
+        # sleeps frozen. The freeze runs in a child of the listener: logind's
+        # lock is closed in every copy at the deadline.
+        in_ct rm -f /run/slept
+        in_ct systemd-run -q --unit=journal-holder.service flock /run/standby/lock sleep infinity
+        holder() { for _ in $(seq 1 100); do in_ct flock -n /run/standby/lock true || return 0; sleep 0.1; done; return 1; }
+        check "$sc: another process holds the journal's lock" holder
+        since=$(in_ct date +%s)
+        check "$sc: systemctl suspend" in_ct systemctl suspend
+        check "$sc: the sleep hook ran" has /run/slept
+        check "$sc: nothing was frozen when the machine slept" in_ct grep -qx 'frozen 0' /run/slept
+        # (status waits for the journal's lock: the logs say it.)
+        gave_up() { in_ct journalctl -q --no-pager -u standby-listener.service --since=@"$since" |
+                grep -q "did not finish within logind's delay"; }
+        check "$sc: the listener let the sleep go at its deadline" gave_up
+        timed_out() { in_ct journalctl -q --no-pager -u systemd-logind.service --since=@"$since" | grep "inhibitor timeout"; }
+        in_time() { ! timed_out; }
+        check "$sc: logind did not wait for its delay to run out" in_time
+        in_ct systemctl stop journal-holder.service
+        check "$sc: status: the freeze did not begin in time" said_re "^Last sleep: \(not finished\|failed\)"
+        check "$sc: nothing left frozen (kernel, systemd)" nothing_left
+
+        # 6. The sleep lock is kept until the freeze is done, whatever else
+        # happens during the apps' delay (here a reload): the app finishes,
+        # mail.service is frozen when the machine sleeps.
+        in_ct sh -c 'rm -rf /run/app /run/slept; mkdir -p /run/app'
+        in_ct systemd-run -q --unit=standby-app.service -p Slice=workloads.slice /usr/local/bin/standby-app /run/app delay 1500
+        check "$sc: the app holds a delay lock" has /run/app/ready
+        check "$sc: the listener holds its delay lock on sleep again" said "Sleep delay: held"
+        said_sleep() { in_ct journalctl -q --no-pager -u standby-listener.service --since=@"$since" | grep -c "about to sleep" || true; }
+        since=$(in_ct date +%s); n0=$(said_sleep)
+        check "$sc: systemctl suspend" in_ct systemctl suspend
+        told() { for _ in $(seq 1 100); do [ "$(said_sleep)" -gt "$n0" ] && return 0; sleep 0.1; done; return 1; }
+        check "$sc: the listener was told of the sleep" told
+        check "$sc: a reload during the apps' delay" in_ct systemctl reload standby-listener.service
+        check "$sc: the sleep hook ran" has /run/slept
+        check "$sc: mail.service was frozen when the machine slept" in_ct grep -qx 'frozen 1' /run/slept
+        check "$sc: status: the last sleep frozen" said "Last sleep: frozen"
+        check "$sc: after the sleep standby is left" target_is inactive
+        check "$sc: nothing left frozen (kernel, systemd)" nothing_left
+        in_ct systemctl stop standby-app.service
 }
 logind_checks
 
