@@ -54,6 +54,9 @@ static void inhibitor_free(Inhibitor *i) {
         free(i);
 }
 
+#define TOLD_WITHOUT_ENTRY_USEC (5 * USEC_PER_SEC) /* see on_told_timeout */
+static int on_told_timeout(sd_event_source *s, uint64_t usec, void *userdata);
+
 /* The delay is over: everyone waiting for it is answered. */
 static void announce_finish(Listener *l, bool timed_out) {
         void (*done)(Listener *) = l->announce_done;
@@ -74,8 +77,36 @@ static void announce_finish(Listener *l, bool timed_out) {
         l->announce_calls = mfree(l->announce_calls);
         l->n_announce_calls = 0;
         l->announce_done = NULL;
+        l->told_timer = sd_event_source_disable_unref(l->told_timer);
+        if (l->told &&
+            sd_event_add_time_relative(l->event, &l->told_timer, CLOCK_MONOTONIC, TOLD_WITHOUT_ENTRY_USEC, USEC_PER_SEC,
+                                       on_told_timeout, l) < 0)
+                log_warning("Cannot time the apps' wait for standby: if none follows, they are told when one ends.");
         if (done)
                 done(l);
+}
+
+/* Apps told that standby begins hear that it did not when no enter follows
+ * the delay: an enter that failed before touching the journal, a
+ * PrepareEntry with no enter after it, a freeze before a sleep not begun.
+ * An enter waiting for the journal's lock (held by another standby-manager)
+ * is waited for. */
+static int on_told_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+        Listener *l = userdata;
+        int fd = -EBADF;
+
+        l->told_timer = sd_event_source_disable_unref(l->told_timer);
+        if (!l->told || l->announcing || l->standby_active || (l->m.journal && l->m.journal->phase != JOURNAL_NONE))
+                return 0; /* standby began: (false) once it is over */
+        if (journal_lock(l->m.state_fd, LOCK_SH | LOCK_NB, &fd) < 0) {
+                (void) sd_event_add_time_relative(l->event, &l->told_timer, CLOCK_MONOTONIC, TOLD_WITHOUT_ENTRY_USEC,
+                                                  USEC_PER_SEC, on_told_timeout, l);
+                return 0;
+        }
+        safe_close(fd);
+        log_info("No standby followed the apps' delay.");
+        listener_announce_end(l);
+        return 0;
 }
 
 static int on_announce_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -218,6 +249,7 @@ void listener_announce(Listener *l, sd_bus_message *call, void (*done)(Listener 
                 l->announce_done = done;
         if (!l->told) {
                 l->told = true;
+                l->told_realtime = now_usec(CLOCK_REALTIME);
                 log_info("Telling apps that standby begins (%zu delay locks held).", count_locks(l, 0, (uid_t) -1));
                 (void) sd_bus_emit_signal(l->bus, LISTENER_OBJECT_PATH, LISTENER_INTERFACE, "PrepareForStandby", "b", 1);
         }
@@ -235,6 +267,8 @@ void listener_announce_end(Listener *l) {
         if (!l->told || l->announcing)
                 return;
         l->told = false;
+        l->told_realtime = 0;
+        l->told_timer = sd_event_source_disable_unref(l->told_timer);
         log_info("Telling apps that standby is over.");
         (void) sd_bus_emit_signal(l->bus, LISTENER_OBJECT_PATH, LISTENER_INTERFACE, "PrepareForStandby", "b", 0);
 }
@@ -291,6 +325,7 @@ void listener_drop_inhibitors(Listener *l) {
         }
         l->announce_done = NULL;
         announce_finish(l, false);
+        l->told_timer = sd_event_source_disable_unref(l->told_timer);
 }
 
 void listener_inhibitors_close_in_child(Listener *l) {

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Events during enter: what rules asked for while standby was not active,
  * carried out once the journal says it began, if the event came after the
- * enter began; and the D-Bus calls found unread in a frozen unit's socket. */
+ * enter began (after apps were told, when they were: the apps' delay is
+ * part of the enter); and the D-Bus calls found unread in a frozen unit's
+ * socket. */
 #include "listener.h"
 #include "log.h"
 #include "strv.h"
@@ -30,6 +32,8 @@ void listener_forget_late(Listener *l) {
 void listener_replay_late(Listener *l) {
         size_t n = MIN(l->n_late, (size_t) LATE_ACTIONS_MAX);
         usec_t since = l->m.journal ? l->m.journal->since : USEC_INFINITY;
+        if (l->told && l->told_realtime > 0 && l->told_realtime < since)
+                since = l->told_realtime;
         bool exit = false;
 
         for (size_t i = 0; i < n; i++) {

@@ -172,6 +172,8 @@ typedef struct Listener {
         CgroupWatch *cgroup_watch;       /* new cgroups below the targets, while in standby (cgroup-watch.c) */
         Inhibitor *inhibitors;           /* apps' locks on standby (inhibit.c) */
         bool told;                       /* PrepareForStandby(true) sent, (false) not yet */
+        usec_t told_realtime;            /* when: events from then on are carried out at entry (late.c) */
+        sd_event_source *told_timer;     /* told, and no enter began: (false) after all */
         bool announcing;                 /* waiting for the delay locks */
         usec_t announce_max;
         sd_event_source *announce_timer;

@@ -83,6 +83,7 @@ struct Logind {
         bool sleep_ready;               /* the freeze before this sleep is done: its lock may go */
         bool entered_for_sleep;         /* standby was entered for the sleep: left on resume */
         bool leave_noted;               /* the leave under way said why (listener_logind_note_leave) */
+        char *leave_wanted;             /* a leave asked for during the entry (its apps' delay): why */
         pid_t sleep_pid;                /* the freeze before the sleep */
         sd_event_source *sleep_child, *sleep_deadline;
         usec_t sleep_started;
@@ -238,6 +239,8 @@ static void enter_standby(Logind *lg, const char *why, bool automatic) {
         Listener *l = lg->l;
         _cleanup_free_ char *blocker = NULL;
 
+        if (!l->standby_active && (lg->entering || l->told))
+                lg->leave_wanted = mfree(lg->leave_wanted); /* closed again: standby after all */
         if (l->standby_active || lg->entering || listener_exiting(l))
                 return;
         if (automatic && listener_blocked(l, &blocker)) {
@@ -268,12 +271,13 @@ static void enter_standby(Logind *lg, const char *why, bool automatic) {
 static void leave_standby(Logind *lg, const char *why) {
         Listener *l = lg->l;
 
-        if (l->standby_active) {
+        if (l->standby_active)
                 listener_exit_standby(l, why);
-        } else if (lg->entering) {
-                /* Replayed once the enter under way is done (late.c). */
-                set_text(&lg->last_leave, "%s", why);
-                listener_remember_late(l, NULL, 0);
+        else if (lg->entering || l->told) {
+                /* An entry under way (the apps' delay, the freeze): left as
+                 * soon as it is entered (listener_logind_state_changed). */
+                log_info("Standby is being entered: left once it is (%s).", why);
+                set_text(&lg->leave_wanted, "%s", why);
         }
 }
 
@@ -298,7 +302,7 @@ void listener_power_input(Listener *l, unsigned type, unsigned code, int value) 
         if (type != EV_KEY || value != 1)
                 return;
         if (code == KEY_POWER) {
-                if (l->standby_active || lg->entering) {
+                if (l->standby_active || lg->entering || l->told) {
                         if (c->leave_on & TRIGGER_POWER_KEY)
                                 leave_standby(lg, "power key");
                         else if (c->leave_on & TRIGGER_INPUT)
@@ -720,8 +724,14 @@ void listener_logind_state_changed(Listener *l) {
         }
         else if (!lg->entering)
                 lg->entered_for_sleep = lg->entered_for_sleep && lg->sleeping;
+        if (!l->standby_active && !lg->entering && !l->told)
+                lg->leave_wanted = mfree(lg->leave_wanted);
         sync_locks(lg);
         idle_sync(lg);
+        if (l->standby_active && lg->leave_wanted) {
+                _cleanup_free_ char *why = TAKE_PTR(lg->leave_wanted);
+                listener_exit_standby(l, why);
+        }
 }
 
 void listener_logind_stop(Listener *l) {
@@ -746,6 +756,7 @@ void listener_logind_stop(Listener *l) {
         free(lg->last_entry);
         free(lg->last_leave);
         free(lg->last_sleep);
+        free(lg->leave_wanted);
         free(lg);
         l->logind = NULL;
 }

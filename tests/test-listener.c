@@ -685,6 +685,58 @@ START_TEST(test_inhibit_refuses_controls) {
 }
 END_TEST
 
+/* An ExitStandby= event (as the lid opened) while enter waits for the apps'
+ * delay locks is carried out once standby is entered, not lost. */
+START_TEST(test_exit_during_apps_delay) {
+        int fd = -EBADF, status;
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_spawn_workload("mail.service", "idle", 100, 1, NULL);
+        start_listener();
+        sd_bus *bus = client(), *app = client();
+        ck_assert_int_ge(sd_bus_match_signal(app, NULL, NULL, "/org/standby/Listener1", "org.standby.Listener1",
+                                             "PrepareForStandby", on_prepare, NULL), 0);
+        prepare_seen = -1;
+        ck_assert_ptr_null(inhibit(app, "delay", &fd));
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                safe_close(fd); /* the lock is the app's alone */
+                _exit(test_manager(NULL, "--quiet", "--bus-address", bus_address, "enter", NULL));
+        }
+        ck_assert(wait_prepare(app, 1));
+        ck_assert_ptr_null(push(bus, "lid.service", NULL)); /* ExitStandby=yes, during the delay */
+        fd = safe_close(fd);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == EXIT_OK);
+        ck_assert_msg(wait_frozen("mail.service", false), "the ExitStandby= event during the delay was lost");
+        ck_assert(wait_prepare(app, 0));
+        (void) test_manager(NULL, "--quiet", "exit", NULL);
+        sd_bus_flush_close_unref(app);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
+/* Apps told that standby begins (PrepareEntry answered) hear that it is
+ * over when no standby follows (an enter that failed before the journal). */
+START_TEST(test_told_without_standby) {
+        if (!test_need_root_cgroup2())
+                return;
+        start_listener();
+        sd_bus *bus = client(), *app = client();
+        ck_assert_int_ge(sd_bus_match_signal(app, NULL, NULL, "/org/standby/Listener1", "org.standby.Listener1",
+                                             "PrepareForStandby", on_prepare, NULL), 0);
+        prepare_seen = -1;
+        ck_assert_int_ge(sd_bus_call_method(bus, "org.standby.Listener1", "/org/standby/Listener1",
+                                            "org.standby.Listener1", "PrepareEntry", NULL, NULL, ""), 0);
+        ck_assert(wait_prepare(app, 1));
+        ck_assert_msg(wait_prepare(app, 0), "PrepareForStandby(false) never came");
+        sd_bus_flush_close_unref(app);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* ExitStandby=yes ends standby altogether (the push is answered at once;
  * the exit runs apart from the listener's loop). */
 START_TEST(test_exit_standby_rule) {
@@ -3076,6 +3128,8 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_inhibit_refuses_controls);
         tcase_add_test(tc, test_lock_wakes_only_on_close);
         tcase_add_test(tc, test_enter_bus_stopped);
+        tcase_add_test(tc, test_exit_during_apps_delay);
+        tcase_add_test(tc, test_told_without_standby);
         tcase_add_test(tc, test_reload);
         tcase_add_test(tc, test_idle_no_wakeups);
         tcase_add_test(tc, test_restart_reconciles);
