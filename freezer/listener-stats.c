@@ -168,7 +168,7 @@ int listener_thaw_window(const char *address, char **cgroups, usec_t duration, c
 #undef bus
 }
 
-int listener_prepare_entry(const char *address, usec_t timeout) {
+int listener_prepare_entry(const char *address, usec_t timeout, sd_bus **ret_bus) {
         sd_bus_error error = SD_BUS_ERROR_NULL;
         sd_bus_message *call = NULL, *reply = NULL;
         sd_bus *b = NULL;
@@ -190,10 +190,22 @@ int listener_prepare_entry(const char *address, usec_t timeout) {
                 bus.message_unref(call);
         if (reply)
                 bus.message_unref(reply);
+        if (r >= 0) {
+                *ret_bus = b;
+                return 0;
+        }
         if (b)
                 bus.close_unref_noflush(b);
         return r;
 #undef bus
+}
+
+void listener_prepare_done(sd_bus *b) {
+        int r = 0;
+        const SdBus *bus_fn = sdbus_get(&r);
+
+        if (b && bus_fn)
+                bus_fn->close_unref_noflush(b);
 }
 
 int listener_power_get(const char *address, char ***ret_pairs, char ***ret_locks) {

@@ -154,8 +154,13 @@ typedef struct ListenerStat {
 int listener_stats_get(const char *address, ListenerStat **ret, size_t *ret_n);
 /* Asks the listener to tell apps that standby begins (PrepareEntry), and
  * waits at most timeout for their delay locks to end. A listener that is
- * not there is -ENOENT or the bus's error, for the caller to go on. */
-int listener_prepare_entry(const char *address, usec_t timeout);
+ * not there is -ENOENT or the bus's error, for the caller to go on. On
+ * success the connection is returned, to be kept open until the enter is
+ * done and closed with listener_prepare_done(): its closing with no
+ * standby entered tells the listener the enter failed. */
+typedef struct sd_bus sd_bus; /* sd-bus.h's: libsystemd is loaded on use (sdbus-dl.c) */
+int listener_prepare_entry(const char *address, usec_t timeout, sd_bus **ret_bus);
+void listener_prepare_done(sd_bus *b);
 /* The listener's entry and leave policy and what logind holds for it
  * (key, value, key, value...), and the apps' locks on standby, one line
  * each. */

@@ -94,16 +94,28 @@ static int resolve_units(Manager *m, char **args, char ***ret) {
         return 0;
 }
 
+static int verb_enter_told(Manager *m, Strategy strategy);
+
 static int verb_enter(Manager *m, Strategy strategy) {
-        _cleanup_strv_free_ char **units = NULL;
+        sd_bus *told = NULL;
         int r;
 
         /* Apps are told first, and given their delay (the listener's
          * InhibitDelayMaxSec=), before the journal's lock is taken: nothing
-         * else waits on it meanwhile. No listener, no one to tell. */
-        r = listener_prepare_entry(m->bus_address, m->config->inhibit_delay_max + 5 * USEC_PER_SEC);
+         * else waits on it meanwhile. No listener, no one to tell. The
+         * connection stays open until the enter is done: closed with no
+         * standby entered, it tells the listener to tell apps it is off. */
+        r = listener_prepare_entry(m->bus_address, m->config->inhibit_delay_max + 5 * USEC_PER_SEC, &told);
         if (r < 0)
                 log_debug_errno(r, "Apps not told through the listener: %m");
+        r = verb_enter_told(m, strategy);
+        listener_prepare_done(told);
+        return r;
+}
+
+static int verb_enter_told(Manager *m, Strategy strategy) {
+        _cleanup_strv_free_ char **units = NULL;
+        int r;
 
         r = manager_lock_journal(m, true);
         if (r < 0)

@@ -284,11 +284,24 @@ const Inhibitor *listener_blocked(Listener *l, char **ret_description) {
         return NULL;
 }
 
+/* The enter that asked ended (its bus connection closed). One that failed
+ * before it froze anything leaves no journal: apps hear that standby is
+ * off again, as they would once it ended. */
+static int on_announcer_gone(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Listener *l = userdata;
+
+        l->announce_watch = sd_bus_slot_unref(l->announce_watch);
+        if (!l->standby_active && (!l->m.journal || l->m.journal->phase == JOURNAL_NONE))
+                listener_announce_end(l);
+        return 0;
+}
+
 /* `standby-manager enter`, before it freezes anything: answered once the
  * apps are ready (or InhibitDelayMaxSec= passed). Standby entered already
  * is answered at once. */
 static int method_prepare_entry(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Listener *l = userdata;
+        char match[256];
         int r;
 
         r = listener_check_access(l, msg, "announce standby through", method_prepare_entry, error);
@@ -296,6 +309,16 @@ static int method_prepare_entry(sd_bus_message *msg, void *userdata, sd_bus_erro
                 return r;
         if (l->standby_active)
                 return sd_bus_reply_method_return(msg, NULL);
+        /* Added before the answer is sent: the bus takes the match before
+         * the caller can hear the answer and go. */
+        snprintf(match, sizeof(match),
+                 "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
+                 "member='NameOwnerChanged',arg0='%s',arg2=''",
+                 sd_bus_message_get_sender(msg));
+        l->announce_watch = sd_bus_slot_unref(l->announce_watch);
+        r = sd_bus_add_match_async(l->bus, &l->announce_watch, match, on_announcer_gone, NULL, l);
+        if (r < 0)
+                log_warning_errno(r, "Cannot watch the caller of PrepareEntry: %m");
         listener_announce(l, msg, NULL, l->m.config->inhibit_delay_max);
         return 1;
 }
@@ -318,6 +341,7 @@ int listener_setup_inhibit(Listener *l) {
 }
 
 void listener_drop_inhibitors(Listener *l) {
+        l->announce_watch = sd_bus_slot_unref(l->announce_watch);
         while (l->inhibitors) {
                 Inhibitor *i = l->inhibitors;
                 l->inhibitors = i->next;

@@ -180,6 +180,7 @@ typedef struct Listener {
         sd_bus_message **announce_calls; /* PrepareEntry calls answered when the delay ends */
         size_t n_announce_calls;
         void (*announce_done)(struct Listener *l);
+        sd_bus_slot *announce_watch;     /* the last PrepareEntry caller's going (inhibit.c) */
         Logind *logind;
         Statistics stats;
 } Listener;

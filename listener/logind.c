@@ -516,6 +516,9 @@ static int on_sleep_child(sd_event_source *s, int fd, uint32_t revents, void *us
                 sleep_done(lg, outcome ?: "frozen, but for some units");
         } else
                 sleep_done(lg, ok ? "frozen" : "failed (the journal and the log say what is left)");
+        /* Nothing entered: apps told for the sleep hear that it is off. */
+        if (!ok && !lg->l->standby_active && (!lg->l->m.journal || lg->l->m.journal->phase == JOURNAL_NONE))
+                listener_announce_end(lg->l);
         if (!ok)
                 return 0;
         set_text(&lg->last_entry, "sleep");

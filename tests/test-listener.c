@@ -550,8 +550,23 @@ START_TEST(test_app_locks) {
         ck_assert_int_eq(waitpid(pid, &status, 0), pid);
         ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == EXIT_OK, "enter: wait status 0x%x", status);
         ck_assert(test_frozen("mail.service"));
+        /* The enter kept its connection until standby was entered: no
+         * after-signal came (the answer to a call made now comes after
+         * whatever the listener sent before it). */
+        ck_assert_int_ge(count_inhibitors(app), 0);
+        while (sd_bus_process(app, NULL) > 0)
+                ;
         ck_assert_int_eq(prepare_seen, 1);
         ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        ck_assert(wait_prepare(app, 0));
+
+        /* An enter that goes without entering (its connection closes, no
+         * journal written): apps hear standby is off again. */
+        sd_bus *prep = client();
+        ck_assert_int_ge(sd_bus_call_method(prep, "org.standby.Listener1", "/org/standby/Listener1",
+                                            "org.standby.Listener1", "PrepareEntry", NULL, NULL, ""), 0);
+        ck_assert(wait_prepare(app, 1));
+        sd_bus_flush_close_unref(prep);
         ck_assert(wait_prepare(app, 0));
         sd_bus_flush_close_unref(app);
         sd_bus_flush_close_unref(bus);
