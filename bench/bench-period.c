@@ -847,7 +847,9 @@ static int boot(Period *p) {
         char *slash = strstr(cg, "/standby-bench-system.slice/");
         if (!slash)
                 return -EIO;
-        snprintf(p->cgroup, sizeof(p->cgroup), "%s", slash + 1);
+        /* The booted system's own tree: nspawn's supervisor, beside it in
+         * the container's cgroup, is the bench's machinery, not the system. */
+        snprintf(p->cgroup, sizeof(p->cgroup), "%s/payload", slash + 1);
         *slash = 0;
         p->cg_mount_fd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         char ns[64];
