@@ -106,102 +106,141 @@ static int creds_allowed(sd_bus_message *reply, gid_t gid, bool *ret, uid_t *ret
  * not do: on dbus-daemon, whose messages carry no credentials, it makes the
  * same call synchronously (or reads /proc/PID, which may be another process
  * by then). */
-typedef struct CredsQuery {
+typedef struct HeldCall {
         sd_bus_message *call;
         sd_bus_message_handler_t method;
         void *userdata;
+} HeldCall;
+
+/* One question per sender, whatever it sends meanwhile: one connection
+ * sending calls back to back takes one place, not every place, and its
+ * calls beyond CREDS_CALLS_PER_SENDER_MAX are answered LimitsExceeded. */
+#define CREDS_CALLS_PER_SENDER_MAX 8
+
+typedef struct CredsQuery {
+        char *sender;
+        HeldCall calls[CREDS_CALLS_PER_SENDER_MAX];
+        unsigned n_calls;
         sd_bus_slot *slot;
         struct CredsQuery *next;
 } CredsQuery;
 
-/* Calls waiting at once, at most: one more is answered LimitsExceeded. */
-#define CREDS_QUERIES_MAX 64
-/* How long the bus has to answer: then the call is refused. */
+/* Senders waiting at once, at most: one more is answered LimitsExceeded.
+ * Twice what dbus-daemon lets one user connect on the system bus
+ * (max_connections_per_user, 256): no user alone fills it. */
+#define CREDS_SENDERS_MAX 512
+/* How long the bus has to answer: then the calls are refused. */
 #define CREDS_TIMEOUT_USEC (2 * USEC_PER_SEC)
 static CredsQuery *creds_queries;
 static unsigned n_creds_queries;
 
-static void creds_query_free(CredsQuery *q) {
+static void creds_query_unlink(CredsQuery *q) {
         for (CredsQuery **p = &creds_queries; *p; p = &(*p)->next)
                 if (*p == q) {
                         *p = q->next;
                         n_creds_queries--;
                         break;
                 }
+}
+
+static void creds_query_free(CredsQuery *q) {
         sd_bus_slot_unref(q->slot);
-        sd_bus_message_unref(q->call);
+        for (unsigned i = 0; i < q->n_calls; i++)
+                sd_bus_message_unref(q->calls[i].call);
+        free(q->sender);
         free(q);
 }
 
 static void drop_creds_queries(Listener *l) {
-        while (creds_queries)
-                creds_query_free(creds_queries);
+        while (creds_queries) {
+                CredsQuery *q = creds_queries;
+                creds_query_unlink(q);
+                creds_query_free(q);
+        }
 }
 
 static int on_creds(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         CredsQuery *q = userdata;
-        sd_bus_message *call = sd_bus_message_ref(q->call);
-        sd_bus_error error = SD_BUS_ERROR_NULL;
-        const char *sender = sd_bus_message_get_sender(call);
         bool allowed = false;
         uid_t uid = (uid_t) -1;
         pid_t pid = 0;
         int r;
 
+        /* Out of the list before any call is handled again: a new call
+         * from this sender finds the verdict, not this query. */
+        creds_query_unlink(q);
         if (sd_bus_message_is_method_error(reply, NULL))
                 r = -sd_bus_message_get_errno(reply) ?: -EIO;
         else
                 r = creds_allowed(reply, access_gid, &allowed, &uid, &pid);
         if (r < 0)
-                log_warning_errno(r, "Cannot get the bus's credentials of %s: %m", strna(sender));
-        else {
-                remember(sender, allowed, uid, pid);
+                log_warning_errno(r, "Cannot get the bus's credentials of %s: %m", q->sender);
+        else
+                remember(q->sender, allowed, uid, pid);
+        for (unsigned i = 0; i < q->n_calls; i++) {
+                HeldCall *c = &q->calls[i];
+                sd_bus_error error = SD_BUS_ERROR_NULL;
+                int k = r;
+
                 /* Handled afresh, from its first argument: the verdict is known now. */
-                r = sd_bus_message_rewind(call, true);
-                if (r >= 0)
-                        r = q->method(call, q->userdata, &error);
+                if (k >= 0)
+                        k = sd_bus_message_rewind(c->call, true);
+                if (k >= 0)
+                        k = c->method(c->call, c->userdata, &error);
+                if (k < 0 || sd_bus_error_is_set(&error))
+                        (void) sd_bus_reply_method_errno(c->call, k < 0 ? k : -EACCES, &error);
+                sd_bus_error_free(&error);
         }
         creds_query_free(q);
-        if (r < 0 || sd_bus_error_is_set(&error))
-                (void) sd_bus_reply_method_errno(call, r < 0 ? r : -EACCES, &error);
-        sd_bus_error_free(&error);
-        sd_bus_message_unref(call);
         return 0;
 }
 
-/* Asks the bus for the credentials of msg's sender without waiting; msg is
- * handled again by method when they come. Returns 1 (the call is taken). */
+static int creds_query_hold(CredsQuery *q, sd_bus_message *msg, sd_bus_message_handler_t method, void *userdata,
+                            sd_bus_error *error) {
+        if (q->n_calls >= CREDS_CALLS_PER_SENDER_MAX)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
+                                         "Too many calls from %s wait for its credentials from the bus.", q->sender);
+        q->calls[q->n_calls++] = (HeldCall) { .call = sd_bus_message_ref(msg), .method = method, .userdata = userdata };
+        return 1;
+}
+
+/* Asks the bus for the credentials of msg's sender without waiting, once
+ * for each sender; msg is handled again by method when they come. Returns
+ * 1 (the call is taken), or the error to answer with. */
 static int creds_query_start(sd_bus_message *msg, sd_bus_message_handler_t method, void *userdata,
                              sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *ask = NULL;
+        const char *sender = sd_bus_message_get_sender(msg);
         CredsQuery *q;
         int r;
 
-        if (n_creds_queries >= CREDS_QUERIES_MAX)
+        for (q = creds_queries; q; q = q->next)
+                if (streq(q->sender, sender))
+                        return creds_query_hold(q, msg, method, userdata, error);
+        if (n_creds_queries >= CREDS_SENDERS_MAX)
                 return sd_bus_error_set(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
                                         "Too many callers wait for their credentials from the bus.");
         q = calloc(1, sizeof(CredsQuery));
-        if (!q)
+        if (!q || !(q->sender = strdup(sender))) {
+                free(q);
                 return -ENOMEM;
+        }
         r = sd_bus_message_new_method_call(sd_bus_message_get_bus(msg), &ask, "org.freedesktop.DBus",
                                            "/org/freedesktop/DBus", "org.freedesktop.DBus",
                                            "GetConnectionCredentials");
         if (r >= 0)
-                r = sd_bus_message_append(ask, "s", sd_bus_message_get_sender(msg));
+                r = sd_bus_message_append(ask, "s", sender);
         if (r >= 0)
                 r = sd_bus_call_async(sd_bus_message_get_bus(msg), &q->slot, ask, on_creds, q, CREDS_TIMEOUT_USEC);
         if (r < 0) {
+                free(q->sender);
                 free(q);
-                return log_warning_errno(r, "Cannot ask the bus for the credentials of %s: %m",
-                                         sd_bus_message_get_sender(msg));
+                return log_warning_errno(r, "Cannot ask the bus for the credentials of %s: %m", sender);
         }
-        q->call = sd_bus_message_ref(msg);
-        q->method = method;
-        q->userdata = userdata;
         q->next = creds_queries;
         creds_queries = q;
         n_creds_queries++;
-        return 1;
+        return creds_query_hold(q, msg, method, userdata, error);
 }
 
 /* Root, or a member of the configured Group=, may push and read the

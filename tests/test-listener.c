@@ -1916,6 +1916,83 @@ START_TEST(test_push_pipelined_new_callers) {
 }
 END_TEST
 
+static int on_marker(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        *(bool *) userdata = true;
+        return 0;
+}
+
+static int note_error(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+        *(char **) userdata = strdup(e ? e->name : "");
+        return 0;
+}
+
+/* Waiting for the bus's word on new callers is shared fairly: a user whose
+ * one connection sends 200 calls back to back, all in the listener's queue
+ * before any answer (the listener stopped meanwhile), takes one place; a
+ * root caller behind them is served, not answered LimitsExceeded. */
+START_TEST(test_push_creds_one_place_per_sender) {
+        bool marked = false;
+        char *root_error = NULL;
+        int status;
+
+        if (!test_need_root_cgroup2())
+                return;
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_ge(sd_bus_match_signal(bus, NULL, NULL, "/org/example", "org.example.Test", "Sent", on_marker,
+                                             &marked), 0);
+        ck_assert_int_eq(kill(listener_pid, SIGSTOP), 0);
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                int counts[3] = {};
+                sd_bus *ub = NULL;
+                if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+                        _exit(2);
+                if (sd_bus_new(&ub) < 0 || sd_bus_set_address(ub, bus_address) < 0 || sd_bus_set_bus_client(ub, true) < 0 ||
+                    sd_bus_start(ub) < 0)
+                        _exit(3);
+                for (int i = 0; i < 200; i++)
+                        if (sd_bus_call_method_async(ub, NULL, "org.standby.Listener1", "/org/standby/Listener1",
+                                                     "org.standby.Listener1", "Push", count_reply, counts, "ss",
+                                                     "mail.service", "test") < 0)
+                                _exit(4);
+                /* Routed after the calls (one sender, in order): when the
+                 * test sees it, they wait in the listener's queue. */
+                if (sd_bus_emit_signal(ub, "/org/example", "org.example.Test", "Sent", "") < 0 || sd_bus_flush(ub) < 0)
+                        _exit(5);
+                for (usec_t deadline = now_usec(CLOCK_MONOTONIC) + 20 * USEC_PER_SEC; counts[0] + counts[1] + counts[2] < 200;) {
+                        int t = deadline_poll_timeout(deadline);
+                        if (t == 0 || sd_bus_process(ub, NULL) < 0)
+                                _exit(6);
+                        (void) sd_bus_wait(ub, (uint64_t) t * USEC_PER_MSEC);
+                }
+                _exit(counts[0] ? 7 : 0); /* nobody is never allowed */
+        }
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC;
+        while (!marked && now_usec(CLOCK_MONOTONIC) < deadline)
+                if (sd_bus_process(bus, NULL) == 0)
+                        (void) sd_bus_wait(bus, 100 * USEC_PER_MSEC);
+        ck_assert_msg(marked, "the flood's marker never came");
+        ck_assert_int_ge(sd_bus_call_method_async(bus, NULL, "org.standby.Listener1", "/org/standby/Listener1",
+                                                  "org.standby.Listener1", "GetStatistics", note_error, &root_error, ""),
+                         0);
+        ck_assert_int_ge(sd_bus_flush(bus), 0);
+        ck_assert_int_eq(kill(listener_pid, SIGCONT), 0);
+        deadline = now_usec(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC;
+        while (!root_error && now_usec(CLOCK_MONOTONIC) < deadline)
+                if (sd_bus_process(bus, NULL) == 0)
+                        (void) sd_bus_wait(bus, 100 * USEC_PER_MSEC);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the flooding caller: 0x%x", (unsigned) status);
+        ck_assert_msg(root_error, "root's call was never answered");
+        ck_assert_msg(streq(root_error, ""), "root's call behind another user's flood: %s", root_error);
+        free(root_error);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* Replaces the fixture's bus by one at the same address whose policy also
  * holds extra (a <policy> element or more). */
 static void restart_dbus_with(const char *extra) {
@@ -3178,6 +3255,7 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_push_judged_by_bus_creds);
         tcase_add_test(tc, test_statistics_access);
         tcase_add_test(tc, test_push_pipelined_new_callers);
+        tcase_add_test(tc, test_push_creds_one_place_per_sender);
         tcase_add_test(tc, test_dbus_call_refused_by_policy);
         tcase_add_test(tc, test_forged_call_at_enter);
         tcase_add_test(tc, test_spoofed_bus_at_enter);
