@@ -489,15 +489,22 @@ static bool wait_prepare(sd_bus *bus, int want) {
         return true;
 }
 
+static bool child_exited(void *userdata) {
+        int *st = userdata;
+        return waitpid(st[0], &st[1], WNOHANG) == st[0];
+}
+
 /* Apps are told: PrepareForStandby(true) before enter freezes anything,
  * enter waits for the delay lock to close, (false) after exit; a user may
  * take delay locks (8 at most) but no block lock; the locks are listed. */
 START_TEST(test_app_locks) {
-        int fd = -EBADF, status;
+        int fd = -EBADF, status, st[2] = { -1, 0 };
         char *name;
 
         if (!test_need_root_cgroup2())
                 return;
+        /* Far above the bound below: enter ends by the lock's close. */
+        test_write_config("InhibitDelayMaxSec=30s\n");
         test_spawn_workload("mail.service", "idle", 100, 1, NULL);
         start_listener();
         sd_bus *bus = client(), *app = client();
@@ -538,16 +545,20 @@ START_TEST(test_app_locks) {
         }
         ck_assert_int_eq(n, 1);
 
-        pid = fork();
+        st[0] = pid = fork();
         ck_assert_int_ge(pid, 0);
-        if (pid == 0)
+        if (pid == 0) {
+                safe_close(fd); /* the lock is the app's alone */
                 _exit(test_manager(NULL, "--quiet", "--bus-address", bus_address, "enter", NULL));
+        }
         ck_assert(wait_prepare(app, 1));
         /* Told, not yet frozen: enter waits for the lock. */
         ck_assert(!test_frozen("mail.service"));
         ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
         fd = safe_close(fd);
-        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(test_wait_for(child_exited, st, 10 * USEC_PER_SEC),
+                      "enter still waits 10 s after the last delay lock closed");
+        status = st[1];
         ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == EXIT_OK, "enter: wait status 0x%x", status);
         ck_assert(test_frozen("mail.service"));
         /* The enter kept its connection until standby was entered: no
@@ -572,11 +583,6 @@ START_TEST(test_app_locks) {
         sd_bus_flush_close_unref(bus);
 }
 END_TEST
-
-static bool child_exited(void *userdata) {
-        int *st = userdata;
-        return waitpid(st[0], &st[1], WNOHANG) == st[0];
-}
 
 /* A bus daemon that does not answer (stopped) does not hold enter past its
  * bound for the apps (InhibitDelayMaxSec= + 5 s): sd-bus's own 90 s for the
