@@ -433,6 +433,18 @@ static int on_signal_match(sd_bus_message *msg, void *userdata, sd_bus_error *er
         return 0;
 }
 
+/* The bus's answer to a rule's AddMatch: asked without waiting (a hung bus
+ * would stall the loop for every rule at each reload). */
+static int on_match_installed(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        const Rule *rule = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+
+        if (e)
+                log_error("%s: Match=%s: the bus refused it (%s); the rule fires on nothing.", rule->path,
+                          ((const SignalMatch *) rule->match)->match, e->message ?: e->name);
+        return 0;
+}
+
 int listener_setup_signal_matches(Listener *l) {
         int r;
 
@@ -462,7 +474,8 @@ int listener_setup_signal_matches(Listener *l) {
                                         rule->path, match, sender);
                         continue;
                 }
-                r = sd_bus_add_match(l->bus, &l->signal_slots[l->n_signal_slots], match, on_signal_match, rule);
+                r = sd_bus_add_match_async(l->bus, &l->signal_slots[l->n_signal_slots], match, on_signal_match,
+                                           on_match_installed, rule);
                 if (r < 0) {
                         log_error_errno(r, "%s: Match=%s: not a D-Bus match rule the bus takes: %m", rule->path, match);
                         continue;

@@ -1160,6 +1160,33 @@ START_TEST(test_network_events) {
 }
 END_TEST
 
+/* A reload asks the bus for each dbus-signal rule's match without waiting:
+ * with the bus stopped (as hung), the listener, reloading, still thaws on
+ * a netlink event. */
+START_TEST(test_loop_reload_with_hung_bus) {
+        if (!test_need_root_cgroup2())
+                return;
+        write_rule("50-up.rule", "[Match]\nEvent=link\nInterface=sb0\nChange=up\n[Action]\nThaw=net.service\n");
+        test_spawn_workload("net.service", "idle", 100, 1, NULL);
+        make_netns();
+        start_listener();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        write_rule("40-sig.rule", "[Match]\nEvent=dbus-signal\nMatch=type='signal',interface='org.example.Push',"
+                                  "member='NewMail'\n[Action]\nThaw=mail.service\n");
+        ck_assert_int_eq(kill(dbus_pid, SIGSTOP), 0);
+        ck_assert_int_eq(kill(listener_pid, SIGHUP), 0);
+        bool reloading = wait_notify("RELOADING=1");
+        if (reloading)
+                run_ip("-n", netns, "link", "set", "sb0", "up", NULL, NULL);
+        bool thawed = reloading && wait_frozen("net.service", false);
+        ck_assert_int_eq(kill(dbus_pid, SIGCONT), 0);
+        ck_assert_msg(reloading, "the listener did not begin the reload");
+        ck_assert_msg(thawed, "a netlink event was not handled while a reload waited for a stopped bus");
+        ck_assert_msg(wait_notify("READY=1"), "the reload never finished");
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+}
+END_TEST
+
 /* A netlink socket of the test's own in the namespace, joined to the link
  * and address groups: it sees every change a listener could be woken by. */
 static int netns_watch(void) {
@@ -3275,6 +3302,7 @@ Suite *listener_suite(void) {
         tc = listener_tcase(s, "loop", 90);
         tcase_add_test(tc, test_loop_stuck_refreeze_answers_push);
         tcase_add_test(tc, test_loop_journal_locked_answers_push);
+        tcase_add_test(tc, test_loop_reload_with_hung_bus);
         /* Thaws asked over the bus: their windows are the listener's, their
          * replies say what they did. */
         tc = listener_tcase(s, "window", 60);
