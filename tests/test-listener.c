@@ -1935,24 +1935,83 @@ static int pipelined_pushes_as_nobody(gid_t group, int n) {
         return WEXITSTATUS(status);
 }
 
-/* The listener asks the bus for a new caller's credentials without waiting
- * for the answer: calls that come meanwhile, from that caller and others,
- * are each judged and answered once it comes, in whatever order. */
-START_TEST(test_push_pipelined_new_callers) {
-        if (!test_need_root_cgroup2())
-                return;
-        gid_t users = standby_with_group(), other = 65534;
-
-        ck_assert_int_eq(pipelined_pushes_as_nobody(other, 8), 8 * 16);
-        ck_assert_int_eq(pipelined_pushes_as_nobody(users, 8), 8);
-        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
-}
-END_TEST
-
 static int on_marker(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         *(bool *) userdata = true;
         return 0;
 }
+
+static bool all_read(void *userdata) {
+        return !has_unread(userdata);
+}
+
+/* The listener asks the bus for a new caller's credentials without waiting
+ * for the answer: calls that come meanwhile, from that caller and others,
+ * are each judged and answered once it comes, in whatever order; and while
+ * the answer does not come (the bus stopped once the listener has read a
+ * new caller's push), a netlink event thaws its unit. */
+START_TEST(test_push_pipelined_new_callers) {
+        int sync[2], status;
+        bool marked = false;
+
+        if (!test_need_root_cgroup2())
+                return;
+        write_rule("50-up.rule", "[Match]\nEvent=link\nInterface=sb0\nChange=up\n[Action]\nThaw=net.service\n");
+        test_spawn_workload("net.service", "idle", 100, 1, NULL);
+        make_netns();
+        gid_t users = standby_with_group(), other = 65534;
+
+        ck_assert_int_eq(pipelined_pushes_as_nobody(other, 8), 8 * 16);
+        ck_assert_int_eq(pipelined_pushes_as_nobody(users, 8), 8);
+
+        sd_bus *bus = client();
+        ck_assert_int_ge(sd_bus_match_signal(bus, NULL, NULL, "/org/example", "org.example.Test", "Sent", on_marker,
+                                             &marked), 0);
+        ck_assert_int_eq(pipe2(sync, O_CLOEXEC), 0);
+        ck_assert_int_eq(kill(listener_pid, SIGSTOP), 0);
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                sd_bus *ub = NULL;
+                char c;
+                close(sync[1]);
+                if (setgroups(1, &users) < 0 || setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+                        _exit(2);
+                if (sd_bus_new(&ub) < 0 || sd_bus_set_address(ub, bus_address) < 0 || sd_bus_set_bus_client(ub, true) < 0 ||
+                    sd_bus_start(ub) < 0)
+                        _exit(3);
+                if (sd_bus_call_method_async(ub, NULL, "org.standby.Listener1", "/org/standby/Listener1",
+                                             "org.standby.Listener1", "Push", NULL, NULL, "ss", "other.service", "test") < 0 ||
+                    sd_bus_emit_signal(ub, "/org/example", "org.example.Test", "Sent", "") < 0 || sd_bus_flush(ub) < 0)
+                        _exit(4);
+                (void) !read(sync[0], &c, 1); /* connected until the test is done */
+                _exit(0);
+        }
+        close(sync[0]);
+        /* The marker is routed after the push: the push waits in the
+         * listener's socket. */
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC;
+        while (!marked && now_usec(CLOCK_MONOTONIC) < deadline)
+                if (sd_bus_process(bus, NULL) == 0)
+                        (void) sd_bus_wait(bus, 100 * USEC_PER_MSEC);
+        ck_assert_msg(marked, "the caller's marker never came");
+        ck_assert_int_eq(kill(dbus_pid, SIGSTOP), 0);
+        ck_assert_int_eq(kill(listener_pid, SIGCONT), 0);
+        /* The listener has read the push, and so asked the bus about its
+         * caller, before the link goes up. */
+        bool read_all = test_wait_for(all_read, &listener_pid, 10 * USEC_PER_SEC);
+        if (read_all)
+                run_ip("-n", netns, "link", "set", "sb0", "up", NULL, NULL);
+        bool thawed = read_all && wait_frozen("net.service", false);
+        ck_assert_int_eq(kill(dbus_pid, SIGCONT), 0);
+        close(sync[1]);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(read_all, "the listener did not read the push");
+        ck_assert_msg(thawed, "a netlink event was not handled while a caller's credentials were asked of a stopped bus");
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the caller: 0x%x", (unsigned) status);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
 
 static int note_error(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         const sd_bus_error *e = sd_bus_message_get_error(reply);
