@@ -132,7 +132,7 @@ static int on_lock_fd(sd_event_source *s, int fd, uint32_t revents, void *userda
         if (was_delay && l->announcing && count_locks(l, 0, (uid_t) -1) == 0)
                 announce_finish(l, false);
         if (!was_delay && !listener_blocked(l, NULL))
-                listener_logind_unblocked(l);
+                listener_logind_blocks_changed(l);
         return 0;
 }
 
@@ -210,8 +210,11 @@ static int method_inhibit(sd_bus_message *msg, void *userdata, sd_bus_error *err
         }
         (void) sd_event_source_set_io_fd_own(i->source, true);
         TAKE_FD(rfd);
+        bool first_block = block && !listener_blocked(l, NULL);
         i->next = l->inhibitors;
         l->inhibitors = i;
+        if (first_block)
+                listener_logind_blocks_changed(l);
         log_info("%s lock on standby taken by %s (uid %u, pid %d): %s.", block ? "Block" : "Delay", who, (unsigned) uid,
                  (int) pid, why);
         return sd_bus_reply_method_return(msg, "h", wfd); /* sends a copy; ours closes here */

@@ -425,8 +425,9 @@ int listener_logind_start(Listener *l);
 void listener_logind_stop(Listener *l);
 /* The configuration's policy changed (a reload): locks and inputs follow. */
 void listener_logind_reload(Listener *l);
-/* The last block lock on standby went: idleness may enter again. */
-void listener_logind_unblocked(Listener *l);
+/* The first block lock on standby was taken, or the last one went: the lid
+ * is logind's meanwhile, and idleness may enter again after. */
+void listener_logind_blocks_changed(Listener *l);
 /* An exit begins, for why (status's last leave). */
 void listener_logind_note_leave(Listener *l, const char *why);
 /* Standby began or ended (the journal says so). */

@@ -125,7 +125,12 @@ static bool lock_wanted(Logind *lg, LockKind k) {
 
         switch (k) {
         case LOCK_LID:
-                return c->enter_on & TRIGGER_LID;
+                /* A block lock on standby keeps the lid from entering it;
+                 * the lid is then logind's (HandleLidSwitch=, a suspend by
+                 * default) rather than nobody's: a closed laptop does not
+                 * stay awake in a bag. In standby the lid stays the
+                 * listener's, for LeaveOn=. */
+                return (c->enter_on & TRIGGER_LID) && (in_standby || !listener_blocked(lg->l, NULL));
         case LOCK_POWER_KEY:
                 /* LeaveOn=input counts the power key too: logind must not
                  * power off on the key that leaves standby. */
@@ -695,9 +700,11 @@ void listener_logind_reload(Listener *l) {
         (void) listener_setup_input(l);
 }
 
-void listener_logind_unblocked(Listener *l) {
-        if (l->logind)
-                idle_sync(l->logind);
+void listener_logind_blocks_changed(Listener *l) {
+        if (!l->logind)
+                return;
+        sync_locks(l->logind);
+        idle_sync(l->logind);
 }
 
 void listener_logind_note_leave(Listener *l, const char *why) {

@@ -725,6 +725,9 @@ logind_checks() {
         in_ct systemd-run -q --unit=standby-blocker.service /usr/local/bin/standby-app /run/blk block
         in_ct systemd-run -q --unit=alice-blocker.service -p User=alice /usr/local/bin/standby-app /tmp/blk-alice block
         check "$sc: root's block lock taken" has /run/blk/ready
+        unheld() { for _ in $(seq 1 100); do lid_lock || return 0; sleep 0.1; done; return 1; }
+        check "$sc: while it is held, the lid is logind's (the listener let go of it)" unheld
+        check "$sc: status says so" said "logind's lid: not held"
         check "$sc: alice's block lock refused" has /tmp/blk-alice/refused
         policy $'EnterOn=lid idle\nIdleEnterSec=1s'
         check "$sc: the policy reloaded: idle enters" said "Enters on: lid idle (idle: after 1s)"
@@ -741,6 +744,7 @@ logind_checks() {
         check "$sc: standby.target stayed inactive" [ "$(in_ct systemctl is-active standby.target)" = inactive ]
         in_ct systemctl stop standby-blocker.service
         check "$sc: the block lock gone, logind's idle hint enters standby" target_is active
+        check "$sc: and the lid is the listener's again" held
         check "$sc: status: entered on idle" said "Last entry: idle"
         # With no session left logind calls the machine idle: the policy
         # goes back to the lid alone before standby is left.
