@@ -3155,8 +3155,10 @@ START_TEST(test_hold_new_cgroup) {
         }
         close(p[1]);
         ck_assert(test_wait_for(cgroup_populated, &cg, 10 * USEC_PER_SEC));
-        /* Attached, and frozen before its write: nothing came. */
-        ck_assert(test_frozen("timer-job.service"));
+        /* Attached, and frozen before its write: nothing came. The kernel
+         * calls the cgroup frozen again only once the new task has stopped
+         * in the freezer, which under load takes a while. */
+        ck_assert(wait_frozen("timer-job.service", true));
         ck_assert_int_eq(test_pending(p[0]), 0);
 
         ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
