@@ -611,6 +611,10 @@ static int parse_signal_match(Rule *rule, const char *value, char **ret_why) {
         if (why)
                 return rule_key_fail(ret_why, "Match=%s: %s; expected a D-Bus match rule such as "
                                      "\"type='signal',interface='org.example.Push'\"", value, why);
+        _cleanup_free_ char *destination = dbus_match_value(value, "destination");
+        if (destination)
+                return rule_key_fail(ret_why, "Match=%s: destination= would match only signals sent to the listener "
+                                     "alone, which anyone may send and which fire no rule", value);
         return rule_key_string(&((SignalMatch *) rule->match)->match, value);
 }
 

@@ -318,6 +318,8 @@ START_TEST(test_values_strict) {
                 { "Event=dbus-signal\nMatch=arg1namespace='a.b'\n", false },
                 { "Event=dbus-signal\nMatch=interface='a.b' member='c'\n", false },
                 { "Event=dbus-signal\nMatch=,\n", false },
+                { "Event=dbus-signal\nMatch=interface='a.b',destination='org.standby.Listener1'\n", false },
+                { "Event=dbus-signal\nMatch=destination=':1.5'\n", false },
                 { "Event=link\nInterface=wlan0\n", true },
                 { "Event=link\nInterface=..\n", false },
                 { "Event=link\nInterface=eth0:1\n", false },
