@@ -125,9 +125,14 @@ typedef struct Logind Logind;
 /* A thaw asked over the bus, answered once its outcome is known (report.c). */
 typedef struct ThawReport ThawReport;
 
+/* loop.c: a source handled before sd-event's (a thaw's critical path). */
+typedef struct LoopSource LoopSource;
+
 /* The daemon: one sd-event loop, no periodic timer (only window deadlines). */
 typedef struct Listener {
         sd_event *event;
+        int loop_fd;                     /* the loop's epoll: sd-event's fd and the hot sources (loop.c) */
+        LoopSource *loop_dead;           /* removed hot sources, freed after the epoll batch */
         sd_bus *bus;
         CallMonitor *call_monitor;       /* a monitor connection, for dbus-call rules (dbus-call.c) */
         sd_event_source *monitor_source;
@@ -231,6 +236,21 @@ void listener_sources_reload(Listener *l, RuleSet *rules);
 void listener_sources_stop(Listener *l);
 /* Whether ev matches rule, as its source says. */
 bool listener_source_matches(const Rule *rule, const Event *ev);
+
+/* loop.c */
+/* Called when the fd turned readable (edge-triggered), before sd-event
+ * dispatches anything; may not remove sources of the loop. */
+typedef void (*LoopHandler)(struct Listener *l, void *userdata);
+/* Puts sd-event's fd into the loop's epoll. */
+int listener_loop_init(Listener *l);
+/* Adds fd (kept open by the caller) as a hot source. */
+int listener_loop_add(Listener *l, int fd, LoopHandler handler, void *userdata, LoopSource **ret);
+/* Removes it, before the caller closes fd; returns NULL. */
+LoopSource *listener_loop_remove(Listener *l, LoopSource *s);
+/* Frees the removed sources (at the end). */
+void listener_loop_free_removed(Listener *l);
+/* Runs until sd_event_exit(); returns its code, or a negative errno. */
+int listener_loop_run(Listener *l);
 
 /* match.c */
 /* Runs every rule that matches ev; returns how many matched. */

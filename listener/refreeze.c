@@ -245,6 +245,7 @@ static void refreeze_settle(Refreeze *rf) {
                 log_warning_errno(r, "Cannot start the deadlock guard after a refreeze: %m");
         manager_unlock_journal(&l->m);
         refreeze_unlink(l, rf);
+        (void) listener_sync_sockets(l); /* their sockets held at once (above) */
 }
 
 static int on_events(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -385,6 +386,9 @@ int listener_refreeze_start(Listener *l, char **leaves, usec_t deadline) {
 finish:
         listener_cache_refresh(l);
         manager_unlock_journal(&l->m);
+        /* Its units' bus connections watched for calls now, not only once
+         * the journal's change comes back through inotify. */
+        (void) listener_sync_sockets(l);
         return r < 0 ? r : 0;
 }
 

@@ -2,10 +2,12 @@
 /* Event=socket: wake an unmodified daemon when a client connects or its push
  * server sends. While a unit is frozen, the listener holds duplicates of its
  * listening and connected stream sockets (pidfd_open + pidfd_getfd) and
- * watches them for readability, level-triggered, without reading anything:
- * the data stays for the daemon. When the unit is thawed the duplicates are
- * dropped at once: a held duplicate keeps a socket open after its owner
- * closes it, and the peer would never see the close.
+ * watches them for readability, edge-triggered on the loop's hot path
+ * (loop.c), without reading anything: the data stays for the daemon. Once
+ * the unit is thawed the duplicates are dropped at the next sync, which
+ * the thaw's journal record brings 2 ms later (not on the event's path): a
+ * held duplicate keeps a socket open after its owner closes it, and the
+ * peer would not see the close until then.
  *
  * Who may wake a unit this way: anyone who can connect to one of its
  * listening sockets or send on one of its connections, its bus connection
@@ -45,8 +47,9 @@ struct SocketWatch {
         const Rule *rule;
         char *cgroup;                /* the frozen leaf whose sockets these are */
         int *fds;
-        sd_event_source **sources;
+        LoopSource **sources;
         size_t n;
+        bool fired;                  /* it woke the listener: dropped at the next sync */
         struct SocketWatch *next;
 };
 
@@ -60,7 +63,7 @@ static int pidfd_getfd_(int pidfd, int fd) {
 
 static void watch_free(SocketWatch *w) {
         for (size_t i = 0; i < w->n; i++) {
-                sd_event_source_disable_unref(w->sources[i]);
+                listener_loop_remove(w->listener, w->sources[i]);
                 safe_close(w->fds[i]);
         }
         free(w->fds);
@@ -69,15 +72,18 @@ static void watch_free(SocketWatch *w) {
         free(w);
 }
 
-static int on_socket_readable(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+static void on_socket_readable(Listener *l, void *userdata) {
         SocketWatch *w = userdata;
-        Listener *l = w->listener;
         const char *unit = socket_rule_unit(w->rule);
 
-        log_debug("Socket of %s (%s) became readable.", unit, w->cgroup);
-        /* The thaw drops this watch (sync), so nothing here may be touched after. */
+        /* Nothing but the thaw before the woken service may run. The watch
+         * is edge-triggered, so the socket still readable does not wake the
+         * listener again; it is dropped at the next sync, which the thaw's
+         * journal record (2 ms later) brings: sd-event's turn comes after
+         * this, and a sync here would free the watches of this epoll batch. */
+        w->fired = true;
         (void) listener_dispatch(l, &(Event) { .kind = &event_kind_socket, .unit = unit }, now_usec(CLOCK_MONOTONIC));
-        return listener_sync_sockets(l);
+        log_debug("Socket of %s (%s) became readable.", unit, w->cgroup);
 }
 
 /* Only stream sockets that can wake their owner: listening ones, and
@@ -101,11 +107,13 @@ static int watch_add_fd(SocketWatch *w, int fd) {
         if (!nf)
                 return -ENOMEM;
         w->fds = nf;
-        sd_event_source **ns = realloc(w->sources, (w->n + 1) * sizeof(sd_event_source *));
+        LoopSource **ns = realloc(w->sources, (w->n + 1) * sizeof(LoopSource *));
         if (!ns)
                 return -ENOMEM;
         w->sources = ns;
-        int r = sd_event_add_io(w->listener->event, &w->sources[w->n], fd, EPOLLIN, on_socket_readable, w);
+        /* On the loop's hot path (loop.c), edge-triggered: readable when
+         * armed is reported all the same. */
+        int r = listener_loop_add(w->listener, fd, on_socket_readable, w, &w->sources[w->n]);
         if (r < 0)
                 return r;
         w->fds[w->n++] = fd;
@@ -317,7 +325,7 @@ int listener_call_delivered(Listener *l, const Rule *rule, const char *sender, u
 
         for (CallTarget *t = l->call_targets; t; t = t->next) {
                 CachedUnit *u = listener_cached_unit(l, t->cgroup);
-                if (t->rule != rule || !u || u->state != UNIT_FROZEN)
+                if (t->rule != rule || !u || (u->state != UNIT_FROZEN && u->state != UNIT_FREEZING))
                         continue;
                 frozen = true;
                 for (size_t i = 0; i < t->n; i++) {
@@ -358,7 +366,9 @@ static int sync_call_targets(Listener *l) {
                                 continue;
                         for (char **leaf = leaves; *leaf; leaf++) {
                                 CachedUnit *u = listener_cached_unit(l, *leaf);
-                                if (!u || u->state != UNIT_FROZEN)
+                                /* Freezing again too: a call that reaches it
+                                 * as the kernel freezes it would be lost. */
+                                if (!u || (u->state != UNIT_FROZEN && u->state != UNIT_FREEZING))
                                         continue;
                                 CallTarget *t = calloc(1, sizeof(CallTarget));
                                 if (!t || !(t->cgroup = strdup(*leaf))) {
@@ -395,7 +405,9 @@ int listener_sync_sockets(Listener *l) {
         /* Drop what is no longer frozen (or no longer ruled). */
         for (SocketWatch **p = &l->sockets; *p;) {
                 SocketWatch *w = *p;
-                if (wanted(l, w->rule, w->cgroup)) {
+                /* A watch that fired is armed afresh if its unit is frozen
+                 * (again): with unread bytes, that wakes the listener at once. */
+                if (!w->fired && wanted(l, w->rule, w->cgroup)) {
                         p = &w->next;
                         continue;
                 }

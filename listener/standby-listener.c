@@ -245,7 +245,8 @@ static int watch_state_dirs(Listener *l) {
 
 static int run_daemon(const char *config_path, const char *state_dir, const char *bus_address, const char **dirs) {
         _cleanup_free_ char *error = NULL;
-        Listener l = { .bus_address = bus_address, .rules_dirs = dirs, .record_delay = LISTENER_RECORD_DELAY_USEC };
+        Listener l = { .bus_address = bus_address, .rules_dirs = dirs, .record_delay = LISTENER_RECORD_DELAY_USEC,
+                       .loop_fd = -EBADF };
         /* For the tests: a thaw's record held back long enough to race it. */
         const char *delay = getenv("STANDBY_LISTENER_RECORD_DELAY_USEC");
         if (delay && parse_u64(delay, &l.record_delay) < 0)
@@ -299,6 +300,8 @@ static int run_daemon(const char *config_path, const char *state_dir, const char
                 log_warning_errno(-errno, "mlockall failed, memory may be swapped out: %m");
 
         r = sd_event_default(&l.event);
+        if (r >= 0)
+                r = listener_loop_init(&l);
         if (r < 0)
                 goto fail;
         sigset_t mask;
@@ -341,7 +344,7 @@ static int run_daemon(const char *config_path, const char *state_dir, const char
         l.told = l.standby_active;
         log_info("Ready: %zu rules, standby %s.", l.rules->n_rules, l.standby_active ? "active" : "inactive");
         (void) sd_notify(false, "READY=1");
-        r = sd_event_loop(l.event);
+        r = listener_loop_run(&l);
         if (r < 0)
                 goto fail;
         ret = r; /* sd_event_exit()'s code: 0 on SIGTERM, a failure when the bus went away */
@@ -364,6 +367,8 @@ finish:
         listener_cache_refresh(&l); /* with no journal: empties and closes the cache */
         free(l.cache);
         listener_sources_stop(&l);
+        listener_loop_free_removed(&l);
+        safe_close(l.loop_fd);
         sd_event_source_disable_unref(l.state_watch);
         sd_event_source_disable_unref(l.state_parent_watch);
         sd_event_source_disable_unref(l.state_rewatch);

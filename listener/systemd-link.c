@@ -188,9 +188,9 @@ int listener_systemd_set_freeze(Listener *l, const char *address, const char *cg
          * cgroup.events); a thaw only a moment, timed by a loop timer of its
          * own: sd-bus times a call only once its connection is up, and a
          * connection to a stopped manager never finishes authenticating. */
-        if (r >= 0 && !freeze)
-                r = sd_event_add_time_relative(l->event, &c->timer, CLOCK_MONOTONIC, LISTENER_SYSTEMD_TIMEOUT_USEC, 0,
-                                               on_thaw_timeout, c);
+        if (r >= 0 && !freeze) /* absolute: sd_event_now() is stale on the loop's hot path (loop.c) */
+                r = sd_event_add_time(l->event, &c->timer, CLOCK_MONOTONIC,
+                                      now_usec(CLOCK_MONOTONIC) + LISTENER_SYSTEMD_TIMEOUT_USEC, 0, on_thaw_timeout, c);
         if (r >= 0)
                 r = sd_bus_call_async(bus, &slot, msg, on_reply, c,
                                       freeze ? l->m.config->freeze_timeout : 2 * LISTENER_SYSTEMD_TIMEOUT_USEC);

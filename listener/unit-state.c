@@ -234,12 +234,15 @@ static int arm_record(Listener *l) {
         int enabled = SD_EVENT_OFF;
         int r;
 
+        /* In absolute time: a thaw from the loop's hot path (loop.c) comes
+         * before sd-event reads the clock, and its sd_event_now() is stale. */
+        usec_t at = now_usec(CLOCK_MONOTONIC) + l->record_delay;
         if (!l->record_source)
-                return sd_event_add_time_relative(l->event, &l->record_source, CLOCK_MONOTONIC, l->record_delay,
-                                                  LISTENER_RECORD_ACCURACY_USEC, on_record, l);
+                return sd_event_add_time(l->event, &l->record_source, CLOCK_MONOTONIC, at,
+                                         LISTENER_RECORD_ACCURACY_USEC, on_record, l);
         if (sd_event_source_get_enabled(l->record_source, &enabled) >= 0 && enabled != SD_EVENT_OFF)
                 return 0;
-        r = sd_event_source_set_time_relative(l->record_source, l->record_delay);
+        r = sd_event_source_set_time(l->record_source, at);
         if (r >= 0)
                 r = sd_event_source_set_enabled(l->record_source, SD_EVENT_ONESHOT);
         return r;
