@@ -84,6 +84,8 @@ struct Logind {
         bool entered_for_sleep;         /* standby was entered for the sleep: left on resume */
         bool leave_noted;               /* the leave under way said why (listener_logind_note_leave) */
         char *leave_wanted;             /* a leave asked for during the entry (its apps' delay): why */
+        bool lid_closed;                /* as last read (SW_LID) */
+        sd_bus_slot *lid_query;         /* logind's docking rules, asked on a lid close */
         pid_t sleep_pid;                /* the freeze before the sleep */
         sd_event_source *sleep_child, *sleep_deadline;
         usec_t sleep_started;
@@ -286,6 +288,68 @@ static void leave_standby(Logind *lg, const char *why) {
         }
 }
 
+/* The lid closed: logind's own rules for it are followed, as logind would
+ * (logind-button.c): docked (or an external display), HandleLidSwitchDocked=;
+ * else on external power, HandleLidSwitchExternalPower= if set; else
+ * HandleLidSwitch=. Where that is "ignore", standby is not entered either:
+ * a docked laptop's lid is closed to use the external screen. logind sends
+ * no PropertiesChanged for Docked: undocked with the lid still closed,
+ * nothing is looked at again until the lid's next close. */
+static int on_lid_rules(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Logind *lg = userdata;
+        const char *name, *s, *docked_action = NULL, *ep_action = NULL, *action = NULL;
+        int b, docked = false, external = false, r;
+
+        lg->lid_query = sd_bus_slot_unref(lg->lid_query);
+        if (!lg->lid_closed || !(lg->l->m.config->enter_on & TRIGGER_LID) || lg->lid_holders)
+                return 0; /* opened again, or no longer standby's */
+        r = sd_bus_message_is_method_error(reply, NULL) ? -EIO : sd_bus_message_enter_container(reply, 'a', "{sv}");
+        while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+                r = sd_bus_message_read(reply, "s", &name);
+                if (r >= 0 && (streq(name, "Docked") || streq(name, "OnExternalPower")) &&
+                    sd_bus_message_read(reply, "v", "b", &b) >= 0)
+                        *(streq(name, "Docked") ? &docked : &external) = b;
+                else if (r >= 0 && (streq(name, "HandleLidSwitch") || streq(name, "HandleLidSwitchDocked") ||
+                                    streq(name, "HandleLidSwitchExternalPower")) &&
+                         sd_bus_message_read(reply, "v", "s", &s) >= 0)
+                        *(streq(name, "HandleLidSwitch") ? &action
+                          : streq(name, "HandleLidSwitchDocked") ? &docked_action : &ep_action) = s;
+                else if (r >= 0)
+                        r = sd_bus_message_skip(reply, "v");
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+        }
+        const char *key = "HandleLidSwitch", *why = NULL;
+        if (r >= 0 && docked) {
+                key = "HandleLidSwitchDocked", why = "docked";
+                action = docked_action;
+        } else if (r >= 0 && external && !isempty(ep_action)) {
+                key = "HandleLidSwitchExternalPower", why = "on external power";
+                action = ep_action;
+        }
+        if (r >= 0 && action && streq(action, "ignore")) {
+                log_info("Lid closed: logind's %s=ignore%s%s%s: standby not entered.", key, why ? " (" : "", why ?: "",
+                         why ? ")" : "");
+                set_text(&lg->last_entry, "not entered (lid closed): %s=ignore", key);
+                return 0;
+        }
+        /* logind not answering is no reason to stay awake in a bag. */
+        enter_standby(lg, "lid closed", true);
+        return 0;
+}
+
+static void lid_closed(Logind *lg) {
+        int r;
+
+        lg->lid_query = sd_bus_slot_unref(lg->lid_query);
+        r = sd_bus_call_method_async(lg->l->bus, &lg->lid_query, LOGIND, LOGIND_PATH, "org.freedesktop.DBus.Properties",
+                                     "GetAll", on_lid_rules, lg, "s", LOGIND_MANAGER);
+        if (r < 0) {
+                log_warning_errno(r, "Cannot read logind's rules for the lid: %m");
+                enter_standby(lg, "lid closed", true);
+        }
+}
+
 void listener_power_input(Listener *l, unsigned type, unsigned code, int value) {
         Logind *lg = l->logind;
         const Config *c = l->m.config;
@@ -293,13 +357,14 @@ void listener_power_input(Listener *l, unsigned type, unsigned code, int value) 
         if (!lg)
                 return;
         if (type == EV_SW && code == SW_LID) {
+                lg->lid_closed = value;
                 if (value && (c->enter_on & TRIGGER_LID)) {
                         if (lg->lid_holders) {
                                 log_info("Lid closed: the lid is %s's; standby freezes before the sleep it asks for.",
                                          lg->lid_holders);
                                 return;
                         }
-                        enter_standby(lg, "lid closed", true);
+                        lid_closed(lg);
                 } else if (!value && (c->leave_on & TRIGGER_LID))
                         leave_standby(lg, "lid opened");
                 return;
@@ -754,6 +819,7 @@ void listener_logind_stop(Listener *l) {
                 safe_close(lg->locks[k].fd);
                 free(lg->locks[k].refused);
         }
+        sd_bus_slot_unref(lg->lid_query);
         sd_bus_slot_unref(lg->match_sleep);
         sd_bus_slot_unref(lg->match_props);
         bus_owner_free(lg->owner);

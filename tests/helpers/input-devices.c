@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* input-devices [FIFO]: a laptop's lid switch and power button, as two
  * virtual evdev devices through /dev/uinput ("standby-vm-lid": EV_SW SW_LID,
- * open at start; "standby-vm-power": EV_KEY KEY_POWER), so that a system test
+ * open at start, and SW_DOCK, undocked; "standby-vm-power": EV_KEY
+ * KEY_POWER), so that a system test
  * drives real input events that every reader (systemd-logind,
  * standby-listener) sees as from real hardware.
  *
@@ -9,6 +10,7 @@
  * that the devices outlive each writer: `echo "lid close" > FIFO` from
  * anywhere) or else from stdin (end of input ends it):
  *   lid close | lid open         the switch, then a SYN_REPORT
+ *   dock on | dock off           the dock switch, likewise
  *   power press                  KEY_POWER down and up, each reported
  *   power down | power up        half a press (a held button)
  *   quit                         remove the devices and exit
@@ -30,7 +32,7 @@ typedef struct InputDevice {
         struct libevdev_uinput *ui;
 } InputDevice;
 
-static int input_device_create(InputDevice *d, const char *name, unsigned type, unsigned code) {
+static int input_device_create(InputDevice *d, const char *name, unsigned type, unsigned code, int code2) {
         int r;
 
         d->dev = libevdev_new();
@@ -40,6 +42,8 @@ static int input_device_create(InputDevice *d, const char *name, unsigned type, 
         /* A host-side device, as ACPI's "Lid Switch" and "Power Button" are. */
         libevdev_set_id_bustype(d->dev, BUS_HOST);
         r = libevdev_enable_event_code(d->dev, type, code, NULL);
+        if (r >= 0 && code2 >= 0)
+                r = libevdev_enable_event_code(d->dev, type, (unsigned) code2, NULL);
         if (r < 0)
                 return r;
         return libevdev_uinput_create_from_device(d->dev, LIBEVDEV_UINPUT_OPEN_MANAGED, &d->ui);
@@ -64,6 +68,10 @@ static int run_command(const char *line, InputDevice *lid, InputDevice *power) {
                 return input_device_emit(lid, EV_SW, SW_LID, 1);
         if (strcmp(line, "lid open") == 0)
                 return input_device_emit(lid, EV_SW, SW_LID, 0);
+        if (strcmp(line, "dock on") == 0)
+                return input_device_emit(lid, EV_SW, SW_DOCK, 1);
+        if (strcmp(line, "dock off") == 0)
+                return input_device_emit(lid, EV_SW, SW_DOCK, 0);
         if (strcmp(line, "power down") == 0)
                 return input_device_emit(power, EV_KEY, KEY_POWER, 1);
         if (strcmp(line, "power up") == 0)
@@ -101,9 +109,9 @@ int main(int argc, char *argv[]) {
                         return 1;
                 }
         }
-        r = input_device_create(&lid, "standby-vm-lid", EV_SW, SW_LID);
+        r = input_device_create(&lid, "standby-vm-lid", EV_SW, SW_LID, SW_DOCK);
         if (r >= 0)
-                r = input_device_create(&power, "standby-vm-power", EV_KEY, KEY_POWER);
+                r = input_device_create(&power, "standby-vm-power", EV_KEY, KEY_POWER, -1);
         if (r < 0) {
                 fprintf(stderr, "input-devices: cannot create a uinput device: %s\n", strerror(-r));
                 goto out;

@@ -4,7 +4,8 @@
 # machine is not suspended; an app with a delay lock writes its state
 # before it is frozen and hears the after-signal once thawed; a push wakes
 # a unit meanwhile; opening the lid leaves standby; the power key does the
-# same; with a desktop holding handle-lid-switch too, the lid is the
+# same; docked, the lid closed is left alone as logind's
+# HandleLidSwitchDocked=ignore says, and undocked it enters; with a desktop holding handle-lid-switch too, the lid is the
 # desktop's and the suspend it asks for is frozen around (the sleep itself
 # a hook that records what was frozen when it ran); and a unit that cannot
 # freeze is thawed again and named before the sleep, which logind's delay
@@ -55,7 +56,12 @@ never_slept() {
         [ "$(systemctl show -p ActiveEnterTimestampMonotonic --value sleep.target)" = 0 ] && [ ! -e /run/slept ] &&
                 inactive_unit poweroff.target
 }
-not_slept() { waitlog -u systemd-logind "Refusing [a-z-]+ operation, $1 is inhibited" && never_slept; }
+not_slept() {
+        waitlog -u systemd-logind "Refusing [a-z-]+ operation, $1 is inhibited" && never_slept && return 0
+        journalctl -q -u systemd-logind --after-cursor="$vm_cursor" --no-pager |
+                grep -v 'Got message\|Sent message\|Match type' | tail -n 20 | sed 's/^/     /'
+        return 1
+}
 inactive_unit() { [ "$(systemctl is-active "$1")" = inactive ]; }
 status_says() { standby-manager status | grep -q "$1"; }
 
@@ -99,6 +105,7 @@ check "the lid closed again" input lid close
 check "standby entered" wait_for active
 check "in standby the listener holds handle-power-key" wait_for inhibitor handle-power-key
 check "the app wrote its state again" test -s /run/app/prepared
+journal_mark # the lid closed, logind logs a line after each event: fewer to read
 check "the power button pressed" input power press
 check "logind saw the power key" waitlog -u systemd-logind 'Power key pressed'
 check "the power key left standby" waitlog -u standby-listener.service 'Ending standby \(power key\)'
@@ -108,6 +115,25 @@ check "the app got the after-signal" wait_for test -s /run/app/resumed
 check "logind left the key to the listener: neither suspended nor powered off" not_slept handle-power-key
 check "out of standby the power key is logind's again" wait_for no_power_key_lock
 check "the lid opened" input lid open
+
+# Docked (an external screen in use): logind's HandleLidSwitchDocked=ignore
+# (its default) leaves the lid closed alone, and so does standby; undocked,
+# logind's HandleLidSwitch= applies again: standby.
+journal_mark
+check "docked" input dock on
+check "logind saw it docked" waitlog -u systemd-logind 'System docked'
+check "the lid closed" input lid close
+check "the listener followed logind's rule for a docked lid" \
+        waitlog -u standby-listener.service 'Lid closed: logind.s HandleLidSwitchDocked=ignore \(docked\): standby not entered'
+check "standby not entered" inactive
+check "status: why not" status_says '^Last entry: not entered (lid closed): HandleLidSwitchDocked=ignore'
+check "the lid opened" input lid open
+check "undocked" input dock off
+check "the lid closed, undocked" input lid close
+check "standby entered" wait_for active
+check "the lid opened" input lid open
+check "standby left" wait_for inactive
+check "nothing frozen" wait_for nothing_frozen
 
 # 3. A desktop holds the lid as well (as gsd-power does): the lid is its,
 # and standby freezes around the sleep it asks for.
