@@ -784,9 +784,10 @@ logind_checks() {
 
         # 4. Any user may send a signal, and one sent to the listener's
         # connection alone reaches it whatever its match rules say: alice
-        # forges logind's PrepareForSleep(true) and NameOwnerChanged so. The
-        # listener ignores both (its debug log says so once it has handled
-        # them): nothing frozen, standby not entered, its locks kept.
+        # forges logind's PrepareForSleep(true), NameOwnerChanged and
+        # PropertiesChanged (IdleHint) so. The listener ignores each (its
+        # debug log says so once it has handled it): nothing frozen, standby
+        # not entered, its locks kept.
         local dest seen
         dest=$(in_ct busctl call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus GetNameOwner s \
                 org.standby.Listener1 | sed -n 's/^s "\(:.*\)"$/\1/p')
@@ -804,6 +805,10 @@ logind_checks() {
         check "$sc: alice sends it logind's NameOwnerChanged alone" as_alice_bus /org/freedesktop/DBus \
                 org.freedesktop.DBus NameOwnerChanged sss org.freedesktop.login1 :1.1 :1.2
         check "$sc: the listener ignored it" ignored "Ignored a NameOwnerChanged"
+        seen=$(in_ct journalctl -q -u standby-listener.service --no-pager | grep -cF "PropertiesChanged from :" || true)
+        check "$sc: alice sends it logind's PropertiesChanged (IdleHint true) alone" as_alice_bus /org/freedesktop/login1 \
+                org.freedesktop.DBus.Properties PropertiesChanged 'sa{sv}as' org.freedesktop.login1.Manager 1 IdleHint b true 0
+        check "$sc: the listener ignored it" ignored "PropertiesChanged from :"
         check "$sc: standby.target stayed inactive" [ "$(in_ct systemctl is-active standby.target)" = inactive ]
         check "$sc: status: the last sleep is still the real one" said "Last sleep: frozen"
         check "$sc: the sleep delay lock is still held" said "Sleep delay: held"
