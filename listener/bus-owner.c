@@ -42,7 +42,7 @@ static int on_owner_changed(sd_bus_message *msg, void *userdata, sd_bus_error *r
         BusOwner *o = userdata;
         const char *name, *old, *new;
 
-        if (!sent_by(msg, DBUS_SERVICE) || !bus_signal_is_broadcast(msg)) {
+        if (!bus_signal_from_bus(msg)) {
                 log_debug("Ignored a NameOwnerChanged from %s%s: not the bus's.", strna(sd_bus_message_get_sender(msg)),
                           bus_signal_is_broadcast(msg) ? "" : ", sent to the listener alone");
                 return 0;
@@ -129,4 +129,8 @@ bool bus_signal_is_broadcast(sd_bus_message *msg) {
 
 bool bus_owner_sent(const BusOwner *o, sd_bus_message *msg) {
         return o && bus_signal_is_broadcast(msg) && sent_by(msg, o->owner);
+}
+
+bool bus_signal_from_bus(sd_bus_message *msg) {
+        return sent_by(msg, DBUS_SERVICE) && bus_signal_is_broadcast(msg);
 }

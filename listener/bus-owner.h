@@ -27,3 +27,7 @@ bool bus_owner_sent(const BusOwner *o, sd_bus_message *msg);
  * sender= included, so any connection the bus policy lets send it could
  * forge it. */
 bool bus_signal_is_broadcast(sd_bus_message *msg);
+
+/* Whether msg was sent to everyone by the bus itself (NameOwnerChanged):
+ * its name is one no connection can take. */
+bool bus_signal_from_bus(sd_bus_message *msg);

@@ -24,6 +24,7 @@
 #include <sys/socket.h>
 
 #include "bus-monitor.h"
+#include "bus-owner.h"
 #include "dbus-wire.h"
 #include "dbus-names.h"
 #include "listener.h"
@@ -76,7 +77,8 @@ static void owner_query(CallOwner *o) {
 }
 
 static int on_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        owner_query(userdata);
+        if (bus_signal_from_bus(m)) /* anyone may send one to the listener alone */
+                owner_query(userdata);
         return 0;
 }
 

@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <sys/epoll.h>
 
+#include "bus-owner.h"
 #include "json.h"
 #include "listener.h"
 #include "log.h"
@@ -293,6 +294,8 @@ const Inhibitor *listener_blocked(Listener *l, char **ret_description) {
 static int on_announcer_gone(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Listener *l = userdata;
 
+        if (!bus_signal_from_bus(msg)) /* anyone may send it to the listener alone */
+                return 0;
         l->announce_watch = sd_bus_slot_unref(l->announce_watch);
         if (!l->standby_active && (!l->m.journal || l->m.journal->phase == JOURNAL_NONE))
                 listener_announce_end(l);

@@ -758,6 +758,60 @@ START_TEST(test_told_without_standby) {
 }
 END_TEST
 
+/* The enter that asked for the apps' delay is watched through the bus's
+ * NameOwnerChanged: another user's forged one, sent to the listener alone,
+ * does not tell apps that standby is off. */
+START_TEST(test_told_not_by_forged_owner_change) {
+        int status;
+
+        if (!test_need_root_cgroup2())
+                return;
+        start_listener();
+        sd_bus *bus = client(), *app = client();
+        const char *caller = NULL, *listener = NULL;
+        sd_bus_creds *creds = NULL;
+        ck_assert_int_ge(sd_bus_get_unique_name(bus, &caller), 0);
+        ck_assert_int_ge(sd_bus_get_name_creds(bus, "org.standby.Listener1", SD_BUS_CREDS_UNIQUE_NAME, &creds), 0);
+        ck_assert_int_ge(sd_bus_creds_get_unique_name(creds, &listener), 0);
+        ck_assert_int_ge(sd_bus_match_signal(app, NULL, NULL, "/org/standby/Listener1", "org.standby.Listener1",
+                                             "PrepareForStandby", on_prepare, NULL), 0);
+        prepare_seen = -1;
+        ck_assert_int_ge(sd_bus_call_method(bus, "org.standby.Listener1", "/org/standby/Listener1",
+                                            "org.standby.Listener1", "PrepareEntry", NULL, NULL, ""), 0);
+        ck_assert(wait_prepare(app, 1));
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                sd_bus *ub = NULL;
+                sd_bus_message *m = NULL;
+                if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+                        _exit(2);
+                if (sd_bus_new(&ub) < 0 || sd_bus_set_address(ub, bus_address) < 0 || sd_bus_set_bus_client(ub, true) < 0 ||
+                    sd_bus_start(ub) < 0)
+                        _exit(3);
+                if (sd_bus_message_new_signal(ub, &m, "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                              "NameOwnerChanged") < 0 ||
+                    sd_bus_message_append(m, "sss", caller, caller, "") < 0 ||
+                    sd_bus_message_set_destination(m, listener) < 0 || sd_bus_send(ub, m, NULL) < 0)
+                        _exit(4);
+                /* Answered after the signal: the listener has handled it,
+                 * and sent anything it sends for it before this answer. */
+                if (sd_bus_call_method(ub, "org.standby.Listener1", "/org/standby/Listener1", "org.standby.Listener1",
+                                       "ListInhibitors", NULL, NULL, "") < 0)
+                        _exit(5);
+                _exit(0);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "forger: 0x%x", (unsigned) status);
+        sd_bus_creds_unref(creds);
+        while (sd_bus_process(app, NULL) > 0)
+                ;
+        ck_assert_msg(prepare_seen == 1, "uid 65534's forged NameOwnerChanged told apps that standby is off");
+        sd_bus_flush_close_unref(app);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* ExitStandby=yes ends standby altogether (the push is answered at once;
  * the exit runs apart from the listener's loop). */
 START_TEST(test_exit_standby_rule) {
@@ -3316,6 +3370,7 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_enter_bus_stopped);
         tcase_add_test(tc, test_exit_during_apps_delay);
         tcase_add_test(tc, test_told_without_standby);
+        tcase_add_test(tc, test_told_not_by_forged_owner_change);
         tcase_add_test(tc, test_reload);
         tcase_add_test(tc, test_idle_no_wakeups);
         tcase_add_test(tc, test_restart_reconciles);
