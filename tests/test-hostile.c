@@ -561,7 +561,7 @@ static pid_t listener_stop(HostileListener *l, int *ret_status) {
  * ExitStandby= rule could end standby). The listener is started with that
  * soft limit, as systemd starts a service. */
 START_TEST(test_listener_many_units) {
-        HostileListener l;
+        HostileListener l = {};
         char buf[512], cmd[1024];
         _cleanup_close_ int many = -EBADF;
 
@@ -885,7 +885,7 @@ END_TEST
 /* The listener starts with a corrupt journal (it says so, takes standby as
  * inactive and freezes nothing again); exit then repairs the journal. */
 START_TEST(test_listener_starts_on_corrupt_journal) {
-        HostileListener l;
+        HostileListener l = {};
 
         if (!test_need_root_cgroup2())
                 return;
