@@ -20,13 +20,22 @@ typedef struct Batch {
         char **cgroups;
         int *fds;
         bool *done;
+        SystemdFreeze **calls; /* a FreezeUnit in flight, or NULL */
         size_t n;
         CgroupOpener opener;
 } Batch;
 
+/* Cancels the FreezeUnit calls still in flight. */
+static void batch_forget_calls(Batch *b) {
+        for (size_t i = 0; b->calls && i < b->n; i++)
+                b->calls[i] = systemd_freeze_free(b->calls[i]);
+}
+
 static void batch_done(Batch *b) {
+        batch_forget_calls(b);
         for (size_t i = 0; i < b->n; i++)
                 safe_close(b->fds[i]);
+        free(b->calls);
         free(b->fds);
         free(b->done);
         strv_free(b->cgroups);
@@ -38,6 +47,7 @@ static int batch_add(Manager *m, Batch *b, const char *cgroup) {
         int fd, r;
         int *nf;
         bool *nd;
+        SystemdFreeze **nc;
 
         if (!b->opener.parent)
                 b->opener = CGROUP_OPENER_INIT(m->root_fd);
@@ -52,10 +62,15 @@ static int batch_add(Manager *m, Batch *b, const char *cgroup) {
         if (!nd)
                 goto oom;
         b->done = nd;
+        nc = realloc(b->calls, (b->n + 1) * sizeof(SystemdFreeze *));
+        if (!nc)
+                goto oom;
+        b->calls = nc;
         r = strv_extend(&b->cgroups, cgroup);
         if (r < 0)
                 goto oom;
         b->fds[b->n] = fd;
+        b->calls[b->n] = NULL;
         b->done[b->n++] = false;
         return 0;
 oom:
@@ -68,6 +83,7 @@ static void batch_pop(Batch *b) {
         assert(b->n > 0);
         b->n--;
         safe_close(b->fds[b->n]);
+        b->calls[b->n] = systemd_freeze_free(b->calls[b->n]);
         free(b->cgroups[b->n]);
         b->cgroups[b->n] = NULL;
 }
@@ -305,6 +321,59 @@ static bool journal_frozen_but_running(Manager *m, const JournalUnit *u) {
         return !frozen;
 }
 
+/* The FreezeUnit calls systemd answered with an error: a unit that is
+ * not active (being stopped) is not frozen and leaves the journal, as a
+ * cgroup gone does; any other refusal leaves it running, recorded as skipped
+ * (thawed again with the units that time out). */
+static int systemd_refusals(Manager *m, Batch *b, size_t *failed) {
+        for (size_t i = 0; i < b->n; i++) {
+                _cleanup_free_ char *reason = NULL;
+                JournalUnit *u = journal_find_unit(m->journal, b->cgroups[i]);
+                int r = b->calls[i] ? systemd_freeze_result(b->calls[i]) : 0;
+
+                if (!u || r >= 0)
+                        continue;
+                if (r == -ESRCH) {
+                        journal_remove_unit(m->journal, u);
+                        b->done[i] = true;
+                        continue;
+                }
+                errno = -r;
+                if (asprintf(&reason, "systemd did not freeze it: %m") < 0)
+                        return -ENOMEM;
+                log_warning("Leaving %s running: %s.", u->cgroup, reason);
+                u->state = UNIT_SKIPPED;
+                if (journal_unit_set_reason(u, reason) < 0)
+                        return -ENOMEM;
+                (*failed)++;
+        }
+        return 0;
+}
+
+/* Waits until deadline for the cgroups of the batch still freezing (not
+ * gone, not refused) to say "frozen 1", into b->done. */
+static int batch_wait_freezing(Manager *m, Batch *b, usec_t deadline) {
+        _cleanup_free_ int *fds = calloc(b->n + 1, sizeof(int));
+        _cleanup_free_ size_t *idx = calloc(b->n + 1, sizeof(size_t));
+        _cleanup_free_ bool *done = calloc(b->n + 1, sizeof(bool));
+        size_t n = 0;
+        int r;
+
+        if (!fds || !idx || !done)
+                return -ENOMEM;
+        for (size_t i = 0; i < b->n; i++) {
+                JournalUnit *u = journal_find_unit(m->journal, b->cgroups[i]);
+                if (b->done[i] || !u || u->state != UNIT_FREEZING)
+                        continue;
+                fds[n] = b->fds[i];
+                idx[n++] = i;
+        }
+        r = cgroup_wait_frozen(fds, n, true, deadline, done);
+        for (size_t k = 0; k < n; k++)
+                b->done[idx[k]] = done[k];
+        return r;
+}
+
 /* Freezes leaves, recording them in the journal first. Units that time out
  * are handled by OnFreezeTimeout=; with abort, everything this call froze is
  * thawed again and -ECANCELED returned. With scan (started by the caller),
@@ -347,7 +416,11 @@ static int freeze_leaves(Manager *m, char **leaves, LockScan *scan, char **kept,
                 r = batch_add(m, &b, *l);
                 if (r >= 0) {
                         added = true;
-                        r = unit_set_freeze(u, b.fds[b.n - 1], true);
+                        /* Through systemd, sent without waiting for its
+                         * answer: the deadline below bounds all of them. */
+                        r = u->systemd ? systemd_freeze_send(u->systemd, u->cgroup, m->config->freeze_timeout,
+                                                             &b.calls[b.n - 1])
+                                       : cgroup_set_freeze(b.fds[b.n - 1], true);
                 }
                 if (r == -ENOENT) {
                         /* Gone: nothing left to freeze. */
@@ -382,7 +455,15 @@ static int freeze_leaves(Manager *m, char **leaves, LockScan *scan, char **kept,
         usec_t until = now_usec(CLOCK_MONOTONIC) + m->config->freeze_timeout;
         if (m->freeze_deadline > 0 && m->freeze_deadline < until)
                 until = m->freeze_deadline;
-        r = cgroup_wait_frozen(b.fds, b.n, true, until, b.done);
+        r = systemd_freeze_wait(b.calls, b.n, until);
+        if (r < 0 && r != -ETIME)
+                return log_error_errno(r, "Failed to wait for systemd to freeze units: %m");
+        r = systemd_refusals(m, &b, &failed);
+        if (r < 0)
+                return r;
+        r = batch_wait_freezing(m, &b, until);
+        /* An answer still to come is dropped: the kernel's word decides. */
+        batch_forget_calls(&b);
         if (r < 0 && r != -ETIME)
                 return log_error_errno(r, "Failed to wait for cgroups to freeze: %m");
         log_debug("Froze %zu cgroups in %.2f ms.", b.n, (double) (now_usec(CLOCK_MONOTONIC) - t0) / 1000.0);
@@ -392,8 +473,8 @@ static int freeze_leaves(Manager *m, char **leaves, LockScan *scan, char **kept,
                 _cleanup_free_ char *who = NULL, *reason = NULL;
                 char tbuf[32];
 
-                if (!u)
-                        continue;
+                if (!u || u->state == UNIT_SKIPPED)
+                        continue; /* gone, or refused by systemd (said above) */
                 if (b.done[i]) {
                         u->state = UNIT_FROZEN;
                         u->thaw_until = 0;

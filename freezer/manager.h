@@ -187,6 +187,18 @@ int journal_add_unit_with_backend(Manager *m, const char *cgroup, UnitState stat
  * its cgroup may live on, frozen); -EPERM for an address of any other form
  * than unix:path= and a plain path. */
 int systemd_set_freeze(const char *address, const char *cgroup, bool freeze);
+/* FreezeUnit without waiting for its answer, so that many are in flight and
+ * one deadline bounds them all. systemd_freeze_send: the call is written (or
+ * queued); timeout is sd-bus's own bound for it (the caller's deadline comes
+ * first, so sd-bus's bound is somewhat later). systemd_freeze_wait: processes answers until none is in flight
+ * (0) or deadline (-ETIME). systemd_freeze_result: 1 while in flight, 0 once
+ * systemd said frozen, -ESRCH as systemd_set_freeze, or the call's error
+ * (logged). systemd_freeze_free cancels a call still in flight. */
+typedef struct SystemdFreeze SystemdFreeze;
+int systemd_freeze_send(const char *address, const char *cgroup, usec_t timeout, SystemdFreeze **ret);
+int systemd_freeze_wait(SystemdFreeze **calls, size_t n, usec_t deadline);
+int systemd_freeze_result(const SystemdFreeze *c);
+SystemdFreeze *systemd_freeze_free(SystemdFreeze *c);
 /* Whether address is one standby itself records: the system manager's
  * private socket, /run/user/UID/systemd/private under that UID's own runtime directory, or the
  * configured SystemdAddress=. -EPERM if not. */

@@ -17,6 +17,11 @@ typedef struct SdBus {
         int (*is_ready)(sd_bus *);
         int (*call_method)(sd_bus *, const char *, const char *, const char *, const char *, sd_bus_error *,
                            sd_bus_message **, const char *, ...);
+        int (*call_method_async)(sd_bus *, sd_bus_slot **, const char *, const char *, const char *, const char *,
+                                 sd_bus_message_handler_t, void *, const char *, ...);
+        const sd_bus_error *(*message_get_error)(sd_bus_message *);
+        int (*message_get_errno)(sd_bus_message *);
+        sd_bus_slot *(*slot_unref)(sd_bus_slot *);
         int (*get_property_string)(sd_bus *, const char *, const char *, const char *, const char *, sd_bus_error *,
                                    char **);
         int (*message_new_method_call)(sd_bus *, sd_bus_message **, const char *, const char *, const char *,

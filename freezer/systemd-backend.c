@@ -36,7 +36,9 @@ static bool address_is_plain_unix_path(const char *address) {
 /* One connection per manager address, kept for the run; a manager that
  * did not answer in time (stopped: its user may SIGSTOP his own) is not
  * asked again in this run (error), so that it costs one timeout, not one
- * per unit. */
+ * per unit. A FreezeUnit unanswered does not count: systemd answers it only
+ * once the unit is frozen, and one task in D state keeps that from ever
+ * happening while the manager answers everything else. */
 static struct {
         char *address;
         sd_bus *bus;
@@ -203,6 +205,14 @@ int systemd_backend_for(Manager *m, const char *cgroup, char ***unreachable, cha
         return 0;
 }
 
+/* No such unit, or not active: systemd's word, not the kernel's. A unit
+ * stopped while frozen (its watchdog fired, RuntimeMaxSec= elapsed, killed)
+ * is "inactive" to ThawUnit while its cgroup lives on, frozen: the caller
+ * looks at the cgroup (unit_set_freeze()). */
+static bool error_says_no_active_unit(const sd_bus_error *error) {
+        return error && error->name && (strstr(error->name, "NoSuchUnit") || strstr(error->name, "UnitInactive"));
+}
+
 int systemd_set_freeze(const char *address, const char *cgroup, bool freeze) {
         int r = 0;
         const SdBus *b = sdbus_get(&r);
@@ -227,23 +237,137 @@ int systemd_set_freeze(const char *address, const char *cgroup, bool freeze) {
                 r = b->call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
                                    "org.freedesktop.systemd1.Manager", freeze ? "FreezeUnit" : "ThawUnit", &error,
                                    NULL, "s", unit_name_of_cgroup(cgroup));
-                if (r == -ETIMEDOUT)
+                (void) b->set_method_call_timeout(bus, SDBUS_CONNECT_TIMEOUT_USEC);
+                /* A FreezeUnit unanswered is a unit that does not freeze (a
+                 * task in D state), not a manager gone. */
+                if (r == -ETIMEDOUT && !freeze)
                         link_timed_out(address);
                 if (r >= 0 || !link_lost(r, &error))
                         break;
                 link_drop(address);
         }
-        /* No such unit, or not active: systemd's word, not the kernel's. A
-         * unit stopped while frozen (its watchdog fired, RuntimeMaxSec=
-         * elapsed, killed) is "inactive" to ThawUnit while its cgroup lives
-         * on, frozen: the caller looks at the cgroup (unit_set_freeze()). */
-        if (r < 0 && error.name && (strstr(error.name, "NoSuchUnit") || strstr(error.name, "UnitInactive")))
+        if (r < 0 && error_says_no_active_unit(&error))
                 r = -ESRCH;
         else if (r < 0)
                 log_error_errno(r, "systemd %s %s: %s", freeze ? "FreezeUnit" : "ThawUnit",
                                 unit_name_of_cgroup(cgroup), error.message ? error.message : "failed");
         b->error_free(&error);
         return r;
+}
+
+struct SystemdFreeze {
+        sd_bus *bus;        /* the link's; the slot keeps it referenced */
+        sd_bus_slot *slot;
+        char *unit;
+        int result;         /* 1 in flight, then 0 (frozen) or negative */
+};
+
+static int freeze_answered(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        SystemdFreeze *c = userdata;
+        const SdBus *b = sdbus_get(NULL);
+        const sd_bus_error *error = b->message_get_error(reply);
+
+        (void) ret_error;
+        if (!error)
+                c->result = 0;
+        else if (error_says_no_active_unit(error))
+                c->result = -ESRCH;
+        else {
+                int r = b->message_get_errno(reply);
+                c->result = r > 0 ? -r : -EIO;
+                log_error_errno(c->result, "systemd FreezeUnit %s: %s", c->unit,
+                                error->message ? error->message : "failed");
+        }
+        return 1;
+}
+
+SystemdFreeze *systemd_freeze_free(SystemdFreeze *c) {
+        if (!c)
+                return NULL;
+        /* An answer that comes after this is dropped by sd-bus. */
+        if (c->slot)
+                sdbus_get(NULL)->slot_unref(c->slot);
+        free(c->unit);
+        free(c);
+        return NULL;
+}
+
+int systemd_freeze_send(const char *address, const char *cgroup, usec_t timeout, SystemdFreeze **ret) {
+        _cleanup_free_ SystemdFreeze *c = NULL;
+        int r = 0;
+        const SdBus *b = sdbus_get(&r);
+
+        if (!b)
+                return r;
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        c->unit = strdup(unit_name_of_cgroup(cgroup));
+        if (!c->unit)
+                return -ENOMEM;
+        c->result = 1;
+        for (int attempt = 0; attempt < 2; attempt++) {
+                r = link_get(address, &c->bus);
+                if (r == -EPERM)
+                        r = log_error_errno(r, "%s: refusing the systemd manager address \"%s\": not a "
+                                            "unix:path= of plain characters.", cgroup, address);
+                else if (r < 0)
+                        r = log_error_errno(r, "Cannot reach the systemd manager at %s: %m", address);
+                if (r < 0)
+                        break;
+                /* The caller's deadline cancels it first; sd-bus's own
+                 * bound only backs that up. */
+                (void) b->set_method_call_timeout(c->bus, timeout + SDBUS_CONNECT_TIMEOUT_USEC);
+                r = b->call_method_async(c->bus, &c->slot, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                         "org.freedesktop.systemd1.Manager", "FreezeUnit", freeze_answered, c, "s",
+                                         c->unit);
+                (void) b->set_method_call_timeout(c->bus, SDBUS_CONNECT_TIMEOUT_USEC);
+                /* A connection kept from before may have lost its manager. */
+                if (r >= 0 || !link_lost(r, NULL))
+                        break;
+                link_drop(address);
+        }
+        if (r < 0) {
+                free(c->unit);
+                return r;
+        }
+        *ret = TAKE_PTR(c);
+        return 0;
+}
+
+int systemd_freeze_result(const SystemdFreeze *c) {
+        return c->result;
+}
+
+int systemd_freeze_wait(SystemdFreeze **calls, size_t n, usec_t deadline) {
+        const SdBus *b = sdbus_get(NULL);
+
+        for (;;) {
+                sd_bus *bus = NULL;
+                int r;
+
+                for (size_t i = 0; i < n && !bus; i++)
+                        if (calls[i] && calls[i]->result > 0)
+                                bus = calls[i]->bus;
+                if (!bus)
+                        return 0;
+                r = b->process(bus, NULL);
+                if (r == 0) {
+                        usec_t now = now_usec(CLOCK_MONOTONIC);
+                        if (now >= deadline)
+                                return -ETIME;
+                        r = b->wait(bus, deadline - now);
+                }
+                if (r >= 0)
+                        continue;
+                /* The connection failed under its calls: each of them
+                 * failed (and is left to the kernel's word, as a thaw is). */
+                for (size_t i = 0; i < n; i++)
+                        if (calls[i] && calls[i]->bus == bus && calls[i]->result > 0) {
+                                calls[i]->result = r;
+                                log_error_errno(r, "systemd FreezeUnit %s: %m", calls[i]->unit);
+                        }
+        }
 }
 
 int systemd_freezer_state(const char *address, const char *cgroup, char **ret) {

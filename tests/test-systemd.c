@@ -242,6 +242,62 @@ START_TEST(test_stopped_while_frozen) {
 }
 END_TEST
 
+/* A unit stuck in the kernel (a FUSE read nobody answers) among systemd's:
+ * systemd answers its FreezeUnit only once it is frozen, that is never.
+ * The enter as a whole keeps FreezeTimeout=, the stuck unit is thawed again
+ * and named, the units before and after it are frozen through systemd (a
+ * slow answer is no sign of a manager gone), and OnFreezeTimeout=abort
+ * rolls all of them back within the same bound. */
+START_TEST(test_freeze_timeout_stuck_unit) {
+        char extra[2048], want[64];
+        _cleanup_free_ char *err = NULL, *err2 = NULL;
+
+        if (!test_need_user_manager() || !test_have_fuse())
+                return;
+        run_unit("standby-a.service");
+        run_unit("standby-b.service");
+        run_unit("standby-c.service");
+        pid_t client = test_start_stuck_client(unit_sub("standby-b.service"));
+        snprintf(extra, sizeof(extra), "Targets=\nTargets=%s/app.slice\nBackend=systemd\nFreezeTimeout=2s\n"
+                                       "SystemdAddress=unix:path=%s/xdg/systemd/private\n", cgrel, dir);
+        test_write_config(extra);
+
+        usec_t t0 = now_usec(CLOCK_MONOTONIC);
+        ck_assert_int_eq(test_manager(&err, "enter", NULL), EXIT_OK);
+        usec_t took = now_usec(CLOCK_MONOTONIC) - t0;
+        /* 2 s, and the thaws and journal after it; systemd's own 30 s bound
+         * per FreezeUnit is far beyond. */
+        ck_assert_msg(took < 10 * USEC_PER_SEC, "enter took %.1f s: %s", (double) took / USEC_PER_SEC, err);
+        snprintf(want, sizeof(want), "pid %d (fuse-stuck) state D wchan ", (int) client);
+        ck_assert_msg(strstr(err, "did not freeze within 2s") && strstr(err, want), "stderr: %s", err);
+        ck_assert(test_frozen(unit_sub("standby-a.service")));
+        ck_assert(test_frozen(unit_sub("standby-c.service")));
+        _cleanup_free_ char *sa = freezer_state("standby-a.service"), *sc = freezer_state("standby-c.service");
+        ck_assert_str_eq(sa, "frozen");
+        ck_assert_str_eq(sc, "frozen");
+        _cleanup_close_ int fd = test_cgroup(unit_sub("standby-b.service"));
+        bool f;
+        ck_assert_int_eq(cgroup_get_freeze(fd, &f), 0);
+        ck_assert_msg(!f, "a skipped unit must not stay half-frozen");
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        ck_assert(!test_anything_frozen());
+
+        snprintf(extra, sizeof(extra), "Targets=\nTargets=%s/app.slice\nBackend=systemd\nFreezeTimeout=2s\n"
+                                       "OnFreezeTimeout=abort\nSystemdAddress=unix:path=%s/xdg/systemd/private\n",
+                 cgrel, dir);
+        test_write_config(extra);
+        t0 = now_usec(CLOCK_MONOTONIC);
+        ck_assert_int_eq(test_manager(&err2, "enter", NULL), EXIT_ROLLED_BACK);
+        took = now_usec(CLOCK_MONOTONIC) - t0;
+        ck_assert_msg(took < 10 * USEC_PER_SEC, "enter took %.1f s: %s", (double) took / USEC_PER_SEC, err2);
+        ck_assert_msg(strstr(err2, "rolling back"), "%s", err2);
+        ck_assert(!test_anything_frozen());
+        _cleanup_free_ char *sa2 = freezer_state("standby-a.service"), *sc2 = freezer_state("standby-c.service");
+        ck_assert_str_eq(sa2, "running");
+        ck_assert_str_eq(sc2, "running");
+}
+END_TEST
+
 /* The state letter of /proc/PID/stat ('T' for a process stopped by a signal). */
 static char proc_state(pid_t pid) {
         char path[64], buf[512];
@@ -396,6 +452,7 @@ Suite *systemd_suite(void) {
         tcase_add_test(tc, test_systemd_crash_recovery);
         tcase_add_test(tc, test_stopped_while_frozen);
         tcase_add_test(tc, test_exit_with_manager_stopped);
+        tcase_add_test(tc, test_freeze_timeout_stuck_unit);
         suite_add_tcase(s, tc);
         tc = test_kernel_tcase(s, "address", 0);
         tcase_add_test(tc, test_recorded_address_refused);
