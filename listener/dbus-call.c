@@ -4,11 +4,13 @@
  * socket meanwhile; a second connection, made a monitor through the bus's
  * org.freedesktop.DBus.Monitoring interface, sees it go by.
  *
- * sd-bus opens that connection and makes it a monitor; from then on the
- * listener reads it itself, one recv() per wake-up, and looks only at each
- * message's header for its destination (dbus-wire.c): the monitor is
- * read-only, and sd-bus's two reads and full parse of every call were most
- * of the listener's time on this event's path.
+ * sd-bus opens that connection and makes it a monitor, driven from the
+ * listener's loop without waiting (a stopped bus holds up neither the loop
+ * nor a reload; a timer bounds the setup); from then on the listener reads
+ * it itself, one recv() per wake-up, and looks only at each message's
+ * header for its destination (dbus-wire.c): the monitor is read-only, and
+ * sd-bus's two reads and full parse of every call were most of the
+ * listener's time on this event's path.
  *
  * The monitor sees a call before the bus's policy judges it: a call the
  * policy refuses goes by too (followed by the bus's error to the caller).
@@ -22,6 +24,7 @@
 #include <assert.h>
 #include <fcntl.h>
 #include <sys/socket.h>
+#include <systemd/sd-daemon.h>
 
 #include "bus-monitor.h"
 #include "bus-owner.h"
@@ -34,6 +37,10 @@
 /* Headers longer than this (fields of 64 KiB) are skipped unread: bus names
  * are at most 255 bytes, and dbus-daemon sends nothing like it. */
 #define MONITOR_BUFFER (64u * 1024u)
+
+/* Connecting, authenticating, Hello and BecomeMonitor, all told: sd-bus's
+ * own timeout for a call. */
+#define MONITOR_SETUP_USEC (25 * USEC_PER_SEC)
 
 /* The process that owns a watched bus name, by the bus's word
  * (GetConnectionUnixProcessID), asked again whenever the name changes hands
@@ -50,10 +57,24 @@ typedef struct CallOwner {
         struct CallOwner *next;
 } CallOwner;
 
+/* The connection while it becomes a monitor: sd-bus's, driven by an io
+ * source and bounded by a timer of the listener's own. */
+typedef struct MonitorSetup {
+        sd_bus *bus;
+        sd_bus_slot *call;             /* BecomeMonitor */
+        sd_event_source *io, *timer;
+        int result;                    /* 0 while pending, 1 a monitor, or a negative errno */
+        char *refusal;                 /* BecomeMonitor's error, if it came */
+        bool at_start;                 /* a failure ends the listener, as one at start does */
+        bool says_ready;               /* READY=1 waits for it */
+        size_t n_names;
+} MonitorSetup;
+
 struct CallMonitor {
         int fd;
         DBusWireStream stream; /* MONITOR_BUFFER bytes, from a message boundary */
         CallOwner *owners;
+        MonitorSetup *setup;   /* non-NULL until the fd is read (fd < 0 meanwhile) */
 };
 
 static int on_owner_pid(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
@@ -179,9 +200,21 @@ static int on_monitor_io(sd_event_source *s, int fd, uint32_t revents, void *use
         return 0;
 }
 
+static void setup_free(MonitorSetup *setup) {
+        if (!setup)
+                return;
+        sd_event_source_disable_unref(setup->io);
+        sd_event_source_disable_unref(setup->timer);
+        sd_bus_slot_unref(setup->call);
+        sd_bus_close_unref(setup->bus); /* what is unsent is dropped: nothing waits */
+        free(setup->refusal);
+        free(setup);
+}
+
 void listener_drop_call_monitor(Listener *l) {
         l->monitor_source = sd_event_source_disable_unref(l->monitor_source);
         if (l->call_monitor) {
+                setup_free(l->call_monitor->setup);
                 owners_free(l->call_monitor->owners);
                 safe_close(l->call_monitor->fd);
                 free(l->call_monitor->stream.buf);
@@ -200,8 +233,123 @@ static void on_queued(sd_bus_message *m, void *userdata) {
                 on_call(userdata, sd_bus_message_get_destination(m), sd_bus_message_get_sender(m), (uint32_t) cookie);
 }
 
-int listener_setup_call_monitor(Listener *l) {
+/* The files of the dbus-call rules, for messages: "a.rule, b.rule". */
+static char *call_rule_files(Listener *l) {
+        char *files = NULL;
+
+        for (size_t i = 0; l->rules && i < l->rules->n_rules; i++) {
+                const Rule *rule = &l->rules->rules[i];
+                char *more;
+                if (rule->event != &event_kind_dbus_call)
+                        continue;
+                if (asprintf(&more, "%s%s%s", files ?: "", files ? ", " : "", strna(rule->path)) < 0)
+                        break;
+                free(files);
+                files = more;
+        }
+        return files;
+}
+
+/* The setup ended (setup->result says how): the fd is the listener's to
+ * read, or the dbus-call rules are dead, which ends the listener at start
+ * (to be restarted) and is logged at a reload (the next one tries again). */
+static int setup_finish(Listener *l) {
+        CallMonitor *cm = l->call_monitor;
+        MonitorSetup *setup = cm->setup;
+        bool at_start = setup->at_start, says_ready = setup->says_ready;
+        size_t n_names = setup->n_names;
+        int r = setup->result;
+
+        cm->setup = NULL;
+        if (r > 0)
+                r = bus_monitor_take_fd(setup->bus, on_queued, l, &cm->fd);
+        if (r >= 0)
+                r = sd_event_add_io(l->event, &l->monitor_source, cm->fd, EPOLLIN, on_monitor_io, l);
+        if (r >= 0)
+                log_info("Watching method calls to %zu bus names.", n_names);
+        else {
+                _cleanup_free_ char *files = call_rule_files(l);
+                if (setup->refusal)
+                        log_error("Cannot monitor the bus for the Event=dbus-call rules of %s: BecomeMonitor "
+                                  "failed: %s", strna(files), setup->refusal);
+                else
+                        log_error_errno(r, "Cannot monitor the bus for the Event=dbus-call rules of %s: %m%s",
+                                        strna(files), r == -ETIMEDOUT ? " (the bus did not answer in time)" : "");
+        }
+        setup_free(setup);
+        if (r < 0) {
+                listener_drop_call_monitor(l);
+                if (at_start) {
+                        log_error("Exiting, to be restarted.");
+                        return sd_event_exit(l->event, EXIT_FAILURE_GENERIC);
+                }
+        }
+        if (says_ready)
+                (void) sd_notify(false, "READY=1");
+        return 0;
+}
+
+static int on_become_monitor(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        MonitorSetup *setup = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+
+        if (!e)
+                setup->result = 1;
+        else {
+                /* The bus's refusal, or sd-bus's word for a lost connection */
+                setup->result = -(sd_bus_error_get_errno(e) ?: EIO);
+                setup->refusal = strdup(e->message ?: strna(e->name));
+        }
+        return 0;
+}
+
+/* The connection can go on: sd-bus reads and writes what it can, one message
+ * at a time, each handed back here (never dispatched: see bus-monitor.h).
+ * Before BecomeMonitor's reply the bus sends nothing monitored (NameAcquired
+ * at most); from the reply on, bus_monitor_take_fd() takes the rest. */
+static int on_setup_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Listener *l = userdata;
+        MonitorSetup *setup = l->call_monitor->setup;
+        int r;
+
+        do {
+                sd_bus_message *m = NULL;
+                r = sd_bus_process(setup->bus, &m);
+                sd_bus_message_unref(m);
+        } while (r > 0 && setup->result == 0);
+        if (r < 0 && setup->result == 0)
+                setup->result = r;
+        if (setup->result == 0) {
+                r = sd_bus_get_events(setup->bus);
+                if (r >= 0)
+                        r = sd_event_source_set_io_events(setup->io, (uint32_t) r);
+                if (r >= 0)
+                        return 0;
+                setup->result = r;
+        }
+        return setup_finish(l);
+}
+
+static int on_setup_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+        Listener *l = userdata;
+
+        l->call_monitor->setup->result = -ETIMEDOUT;
+        return setup_finish(l);
+}
+
+bool listener_call_monitor_says_ready(Listener *l) {
+        if (!l->call_monitor || !l->call_monitor->setup)
+                return false;
+        l->call_monitor->setup->says_ready = true;
+        return true;
+}
+
+/* Starts the monitor's setup and returns: connecting, authenticating, Hello
+ * and BecomeMonitor go on from the loop (on_setup_io), bounded by a timer.
+ * A setup still pending is dropped first (a reload during it). */
+static int setup_call_monitor(Listener *l, bool at_start) {
         _cleanup_strv_free_ char **matches = NULL;
+        MonitorSetup *setup;
         int r;
 
         listener_drop_call_monitor(l);
@@ -220,21 +368,41 @@ int listener_setup_call_monitor(Listener *l) {
         l->call_monitor = calloc(1, sizeof(CallMonitor));
         if (!l->call_monitor)
                 return log_error_errno(-ENOMEM, "Cannot monitor the bus for Event=dbus-call rules: %m");
-        l->call_monitor->fd = -EBADF; /* not 0: a failure below closes it */
+        l->call_monitor->fd = -EBADF; /* not 0: a failure closes it */
         l->call_monitor->stream = (DBusWireStream) { .buf = malloc(MONITOR_BUFFER), .size = MONITOR_BUFFER };
-        r = l->call_monitor->stream.buf ? bus_monitor_open(l->bus_address, matches, on_queued, l, &l->call_monitor->fd)
-                                 : -ENOMEM;
+        setup = l->call_monitor->setup = calloc(1, sizeof(MonitorSetup));
+        r = l->call_monitor->stream.buf && setup ? 0 : -ENOMEM;
+        if (r >= 0) {
+                setup->at_start = at_start;
+                setup->n_names = strv_length(matches);
+                r = bus_monitor_start(l->bus_address, matches, on_become_monitor, setup, MONITOR_SETUP_USEC,
+                                      &setup->bus, &setup->call);
+        }
         if (r >= 0)
-                r = sd_event_add_io(l->event, &l->monitor_source, l->call_monitor->fd, EPOLLIN, on_monitor_io, l);
+                r = sd_bus_get_events(setup->bus);
+        if (r >= 0)
+                r = sd_event_add_io(l->event, &setup->io, sd_bus_get_fd(setup->bus), (uint32_t) r, on_setup_io, l);
+        if (r >= 0)
+                r = sd_event_add_time_relative(l->event, &setup->timer, CLOCK_MONOTONIC, MONITOR_SETUP_USEC,
+                                               USEC_PER_SEC, on_setup_timeout, l);
         for (size_t i = 0; r >= 0 && l->rules && i < l->rules->n_rules; i++)
                 if (l->rules->rules[i].event == &event_kind_dbus_call)
                         r = owner_add(l, l->call_monitor, listener_call_rule_bus_name(&l->rules->rules[i]));
         if (r < 0) {
+                _cleanup_free_ char *files = call_rule_files(l);
                 listener_drop_call_monitor(l);
-                return log_error_errno(r, "Cannot monitor the bus for Event=dbus-call rules: %m");
+                return log_error_errno(r, "Cannot monitor the bus for the Event=dbus-call rules of %s: %m",
+                                       strna(files));
         }
-        log_info("Watching method calls to %zu bus names.", strv_length(matches));
         return 0;
+}
+
+static int start_call_monitor(Listener *l) {
+        return setup_call_monitor(l, true);
+}
+
+static int reload_call_monitor(Listener *l) {
+        return setup_call_monitor(l, false);
 }
 
 /* Event=dbus-call: BusName=, the name called. */
@@ -287,7 +455,7 @@ const ListenerSource listener_source_dbus_call = {
         .name = "dbus-call",
         .kinds = (const EventKind * const[]) { &event_kind_dbus_call, NULL },
         .statistics = (const ListenerStatistic[]) { LISTENER_STATISTIC(undelivered), {} },
-        .start = listener_setup_call_monitor,
-        .reload = listener_setup_call_monitor,
+        .start = start_call_monitor,
+        .reload = reload_call_monitor,
         .stop = listener_drop_call_monitor,
 };

@@ -408,7 +408,9 @@ void listener_drop_sockets(Listener *l);
 extern const EventKind event_kind_dbus_call;
 /* An Event=dbus-call rule's BusName=; NULL for a rule of another kind. */
 const char *listener_call_rule_bus_name(const Rule *rule);
-int listener_setup_call_monitor(Listener *l);
+/* Whether the call monitor's setup is still under way; if so, it sends
+ * sd_notify's READY=1 itself once it ends (set up or failed). */
+bool listener_call_monitor_says_ready(Listener *l);
 /* The process owning bus_name, a dbus-call rule's, by the bus's word; 0
  * while unknown or unowned (dbus-call.c). */
 pid_t listener_call_owner_pid(Listener *l, const char *bus_name);

@@ -85,7 +85,8 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
                         listener_sources_reload(l, TAKE_PTR(set));
                         log_info("Reloaded %zu rules.", l->rules->n_rules);
                 }
-                (void) sd_notify(false, "READY=1");
+                if (!listener_call_monitor_says_ready(l))
+                        (void) sd_notify(false, "READY=1");
                 return 0;
         }
         (void) sd_notify(false, "STOPPING=1");
@@ -343,7 +344,10 @@ static int run_daemon(const char *config_path, const char *state_dir, const char
         /* Apps told before a restart hear the end of this standby all the same. */
         l.told = l.standby_active;
         log_info("Ready: %zu rules, standby %s.", l.rules->n_rules, l.standby_active ? "active" : "inactive");
-        (void) sd_notify(false, "READY=1");
+        /* Ready once the rules are all in force: the call monitor may still
+         * be becoming one. */
+        if (!listener_call_monitor_says_ready(&l))
+                (void) sd_notify(false, "READY=1");
         r = listener_loop_run(&l);
         if (r < 0)
                 goto fail;

@@ -1241,6 +1241,49 @@ START_TEST(test_loop_reload_with_hung_bus) {
 }
 END_TEST
 
+static pid_t spawn_mail_bus_service(void);
+
+/* A reload sets the dbus-call monitor up again without waiting: with the
+ * bus stopped (as hung), a netlink event still thaws while that setup is
+ * pending, a second reload replaces it, and once the bus runs again the
+ * monitor the last reload set up catches calls. */
+START_TEST(test_loop_reload_with_hung_monitor) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *reply = NULL;
+
+        if (!test_need_root_cgroup2())
+                return;
+        write_rule("50-up.rule", "[Match]\nEvent=link\nInterface=sb0\nChange=up\n[Action]\nThaw=net.service\n");
+        write_rule("80-call.rule", "[Match]\nEvent=dbus-call\nBusName=org.example.Mail\n[Action]\n"
+                                   "Thaw=mail.service\nFor=1s\n");
+        test_spawn_workload("net.service", "idle", 100, 1, NULL);
+        spawn_mail_bus_service();
+        make_netns();
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert_int_eq(kill(dbus_pid, SIGSTOP), 0);
+        ck_assert_int_eq(kill(listener_pid, SIGHUP), 0);
+        bool reloading = wait_notify("RELOADING=1");
+        if (reloading)
+                run_ip("-n", netns, "link", "set", "sb0", "up", NULL, NULL);
+        bool thawed = reloading && wait_frozen("net.service", false);
+        bool again = thawed && kill(listener_pid, SIGHUP) == 0 && wait_notify("RELOADING=1");
+        ck_assert_int_eq(kill(dbus_pid, SIGCONT), 0);
+        ck_assert_msg(reloading, "the listener did not begin the reload");
+        ck_assert_msg(thawed, "a netlink event was not handled while the call monitor's setup waited for a stopped bus");
+        ck_assert_msg(again, "the listener did not begin a second reload");
+        ck_assert_msg(wait_notify("READY=1"), "the reload never finished");
+
+        ck_assert(test_frozen("mail.service"));
+        ck_assert_int_ge(sd_bus_call_method(bus, "org.example.Mail", "/org/standby/Bench", "org.standby.Bench", "Ping",
+                                            &error, &reply, ""), 0);
+        sd_bus_message_unref(reply);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* A netlink socket of the test's own in the namespace, joined to the link
  * and address groups: it sees every change a listener could be woken by. */
 static int netns_watch(void) {
@@ -3419,6 +3462,7 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_loop_stuck_refreeze_answers_push);
         tcase_add_test(tc, test_loop_journal_locked_answers_push);
         tcase_add_test(tc, test_loop_reload_with_hung_bus);
+        tcase_add_test(tc, test_loop_reload_with_hung_monitor);
         /* Thaws asked over the bus: their windows are the listener's, their
          * replies say what they did. */
         tc = listener_tcase(s, "window", 60);
