@@ -314,9 +314,13 @@ static int fire(Period *p, size_t i) {
                 if (write(p->mail.fd, "m", 1) != 1)
                         return -EIO;
                 r = conn_push(&p->mail, i);
-                if (r >= 0)
-                        (void) sd_bus_call_method(p->bus, "org.standby.Listener1", "/org/standby/Listener1",
-                                                  "org.standby.Listener1", "Push", NULL, NULL, "ss", "mail.service", "mail");
+                if (r >= 0) {
+                        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+                        int q = sd_bus_call_method(p->bus, "org.standby.Listener1", "/org/standby/Listener1",
+                                                   "org.standby.Listener1", "Push", &error, NULL, "ss", "mail.service", "mail");
+                        if (q < 0)
+                                log_warning_errno(q, "Push for mail.service failed: %s", error.message ?: strerror(-q));
+                }
                 return r;
         case EV_CHAT:
                 if (write(p->chat.fd, "m", 1) != 1)
@@ -645,6 +649,7 @@ static int run_strategy(Period *p, size_t si) {
         if (!lat)
                 return -ENOMEM;
         size_t nl = 0;
+        unsigned late_kind[_EV_MAX] = {};
         for (size_t i = 0; i < p->n_events; i++) {
                 const Event *e = &p->events[i];
                 if (e->kind == EV_LINK || e->sent == 0)
@@ -655,6 +660,7 @@ static int run_strategy(Period *p, size_t si) {
                 else {
                         lat[nl++] = (e->answered - e->sent) * 1000.0;
                         res->after_exit += e->answered >= t_leave;
+                        late_kind[e->kind] += e->answered >= t_leave;
                 }
         }
         res->p50_ms = stats_percentile(lat, nl, 50);
@@ -711,6 +717,15 @@ static int run_strategy(Period *p, size_t si) {
                 printf("enter %.0f ms, exit %.0f ms\n", res->enter_ms, res->exit_ms);
         printf("events: %u, answer p50 %.1f ms, p99 %.1f ms, %u answered only after exit, %u never\n", res->n_events,
                res->p50_ms, res->p99_ms, res->after_exit, res->missed);
+        if (res->after_exit) {
+                printf("answered only after exit:");
+                for (int k = 0, first = 1; k < _EV_MAX; k++)
+                        if (late_kind[k]) {
+                                printf("%s %u %s", first ? "" : ",", late_kind[k], ev_names[k]);
+                                first = 0;
+                        }
+                printf("\n");
+        }
         for (int j = 0; j < _JOB_MAX; j++)
                 printf("%-28s due %u, missed %u, late p50 %.2f s, max %.2f s\n", job_names[j], res->job_due[j],
                        res->job_missed[j], res->job_late_p50[j], res->job_late_max[j]);

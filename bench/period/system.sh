@@ -39,7 +39,9 @@ if [ "$verb" = stop ]; then
                         sleep 0.1
                 done
         fi
-        find "$cg2/${cgrel%%/*}" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+        # Its own cgroups only: another WORK's system may run beside it.
+        [ -d "$cg2/$cgrel" ] && find "$cg2/$cgrel" -depth -type d -exec rmdir {} \; 2>/dev/null
+        rmdir "$cg2/${cgrel%%/*}" 2>/dev/null || true
         exit 0
 fi
 
