@@ -302,6 +302,19 @@ static int link_set(Period *p, bool up) {
         return spawn_wait(argv, NULL, 0) == 0 ? 0 : -EIO;
 }
 
+/* The bench's connection to the system's bus, through its root. */
+static int bus_connect(Period *p) {
+        char address[128];
+        int r;
+
+        p->bus = sd_bus_flush_close_unref(p->bus);
+        snprintf(address, sizeof(address), "unix:path=%s/run/dbus/system_bus_socket", p->root);
+        if ((r = sd_bus_new(&p->bus)) < 0 || (r = sd_bus_set_address(p->bus, address)) < 0 ||
+            (r = sd_bus_set_bus_client(p->bus, true)) < 0 || (r = sd_bus_start(p->bus)) < 0)
+                return r;
+        return 0;
+}
+
 static int fire(Period *p, size_t i) {
         Event *e = &p->events[i];
         int r = 0;
@@ -318,6 +331,15 @@ static int fire(Period *p, size_t i) {
                         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
                         int q = sd_bus_call_method(p->bus, "org.standby.Listener1", "/org/standby/Listener1",
                                                    "org.standby.Listener1", "Push", &error, NULL, "ss", "mail.service", "mail");
+                        if (q == -ENOTCONN || q == -ECONNRESET) {
+                                /* The bus dropped the connection: once more on a new one. */
+                                sd_bus_error_free(&error);
+                                q = bus_connect(p);
+                                if (q >= 0)
+                                        q = sd_bus_call_method(p->bus, "org.standby.Listener1", "/org/standby/Listener1",
+                                                               "org.standby.Listener1", "Push", &error, NULL, "ss",
+                                                               "mail.service", "mail");
+                        }
                         if (q < 0)
                                 log_warning_errno(q, "Push for mail.service failed: %s", error.message ?: strerror(-q));
                 }
@@ -903,9 +925,8 @@ static int setup(Period *p) {
         if (psql(p, "select count(*) from bench", &rows) < 0)
                 return log_error_errno(-EIO, "postgresql does not answer in the system");
         p->pg_rows = (unsigned) rows;
-        snprintf(bus, sizeof(bus), "unix:path=%s/run/dbus/system_bus_socket", p->root);
-        if ((r = sd_bus_new(&p->bus)) < 0 || (r = sd_bus_set_address(p->bus, bus)) < 0 ||
-            (r = sd_bus_set_bus_client(p->bus, true)) < 0 || (r = sd_bus_start(p->bus)) < 0)
+        r = bus_connect(p);
+        if (r < 0)
                 return log_error_errno(r, "Cannot connect to the system's bus: %m");
         snprintf(bus, sizeof(bus), "--net=/proc/%d/ns/net", (int) p->leader);
         char *veth[] = { "nsenter", bus, "ip", "link", "add", "sbp0", "type", "veth", "peer", "name", "sbp1", NULL };
