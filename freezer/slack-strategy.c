@@ -148,12 +148,14 @@ int slack_enter(Manager *m, char **leaves) {
 static int kick_units(Manager *m) {
         _cleanup_free_ int *fds = NULL;
         _cleanup_free_ size_t *idx = NULL;
+        _cleanup_free_ SystemdFreeze **calls = NULL;
         size_t n = 0;
         int r;
 
         fds = calloc(m->journal->n_units + 1, sizeof(int));
         idx = calloc(m->journal->n_units + 1, sizeof(size_t));
-        if (!fds || !idx)
+        calls = calloc(m->journal->n_units + 1, sizeof(SystemdFreeze *));
+        if (!fds || !idx || !calls)
                 return -ENOMEM;
         for (size_t i = 0; i < m->journal->n_units; i++) {
                 JournalUnit *u = &m->journal->units[i];
@@ -173,11 +175,20 @@ static int kick_units(Manager *m) {
         }
         r = manager_save_journal(m);
         if (r >= 0) {
+                /* Through systemd, every FreezeUnit in flight at once: one
+                 * unit that cannot freeze costs FreezeTimeout= once. */
                 for (size_t i = 0; i < n; i++) {
-                        (void) unit_set_freeze(&m->journal->units[idx[i]], fds[i], true);
+                        const JournalUnit *u = &m->journal->units[idx[i]];
+                        if (!u->systemd || systemd_freeze_send(u->systemd, u->cgroup, m->config->freeze_timeout,
+                                                               &calls[i]) < 0)
+                                (void) unit_set_freeze(u, fds[i], true);
                         manager_step(m);
                 }
-                (void) cgroup_wait_frozen(fds, n, true, now_usec(CLOCK_MONOTONIC) + m->config->freeze_timeout, NULL);
+                usec_t until = now_usec(CLOCK_MONOTONIC) + m->config->freeze_timeout;
+                (void) systemd_freeze_wait(calls, n, until);
+                (void) cgroup_wait_frozen(fds, n, true, until, NULL);
+                for (size_t i = 0; i < n; i++)
+                        calls[i] = systemd_freeze_free(calls[i]);
                 for (size_t i = 0; i < n; i++)
                         (void) unit_set_freeze(&m->journal->units[idx[i]], fds[i], false);
                 r = cgroup_wait_frozen(fds, n, false, now_usec(CLOCK_MONOTONIC) + m->config->freeze_timeout, NULL);
@@ -205,7 +216,8 @@ int slack_unit_threads(Manager *m, pid_t **ret, size_t *ret_n) {
                 if (!na)
                         return -ENOMEM;
                 all = na;
-                memcpy(all + n, tids, k * sizeof(pid_t));
+                if (k > 0) /* an empty cgroup has no list to copy (NULL) */
+                        memcpy(all + n, tids, k * sizeof(pid_t));
                 n += k;
         }
         *ret = TAKE_PTR(all);

@@ -298,6 +298,38 @@ START_TEST(test_freeze_timeout_stuck_unit) {
 }
 END_TEST
 
+/* The slack strategy's exit passes each unit through a freeze and thaw
+ * (through systemd for its units): a unit stuck on FUSE among them costs
+ * that exit FreezeTimeout= once, not systemd's 30 s, and every unit ends
+ * running. */
+START_TEST(test_slack_exit_stuck_unit) {
+        char extra[2048];
+        _cleanup_free_ char *err = NULL;
+
+        if (!test_need_user_manager() || !test_have_fuse())
+                return;
+        run_unit("standby-a.service");
+        run_unit("standby-b.service");
+        run_unit("standby-c.service");
+        test_start_stuck_client(unit_sub("standby-b.service"));
+        snprintf(extra, sizeof(extra), "Targets=\nTargets=%s/app.slice\nBackend=systemd\nStrategy=slack\n"
+                                       "FreezeTimeout=2s\nSystemdAddress=unix:path=%s/xdg/systemd/private\n",
+                 cgrel, dir);
+        test_write_config(extra);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+
+        usec_t t0 = now_usec(CLOCK_MONOTONIC);
+        int code = test_manager(&err, "exit", NULL);
+        usec_t took = now_usec(CLOCK_MONOTONIC) - t0;
+        ck_assert_msg(took < 10 * USEC_PER_SEC, "exit took %.1f s: %s", (double) took / USEC_PER_SEC, err);
+        ck_assert_msg(code == EXIT_OK, "exit: %d: %s", code, err);
+        ck_assert(!test_anything_frozen());
+        _cleanup_free_ char *sa = freezer_state("standby-a.service"), *sc = freezer_state("standby-c.service");
+        ck_assert_str_eq(sa, "running");
+        ck_assert_str_eq(sc, "running");
+}
+END_TEST
+
 /* The state letter of /proc/PID/stat ('T' for a process stopped by a signal). */
 static char proc_state(pid_t pid) {
         char path[64], buf[512];
@@ -453,6 +485,7 @@ Suite *systemd_suite(void) {
         tcase_add_test(tc, test_stopped_while_frozen);
         tcase_add_test(tc, test_exit_with_manager_stopped);
         tcase_add_test(tc, test_freeze_timeout_stuck_unit);
+        tcase_add_test(tc, test_slack_exit_stuck_unit);
         suite_add_tcase(s, tc);
         tc = test_kernel_tcase(s, "address", 0);
         tcase_add_test(tc, test_recorded_address_refused);
