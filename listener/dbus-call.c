@@ -38,10 +38,6 @@
  * are at most 255 bytes, and dbus-daemon sends nothing like it. */
 #define MONITOR_BUFFER (64u * 1024u)
 
-/* Connecting, authenticating, Hello and BecomeMonitor, all told: sd-bus's
- * own timeout for a call. */
-#define MONITOR_SETUP_USEC (25 * USEC_PER_SEC)
-
 /* The process that owns a watched bus name, by the bus's word
  * (GetConnectionUnixProcessID), asked again whenever the name changes hands
  * (NameOwnerChanged); 0 while unknown or unowned. Only its bus connections
@@ -375,7 +371,7 @@ static int setup_call_monitor(Listener *l, bool at_start) {
         if (r >= 0) {
                 setup->at_start = at_start;
                 setup->n_names = strv_length(matches);
-                r = bus_monitor_start(l->bus_address, matches, on_become_monitor, setup, MONITOR_SETUP_USEC,
+                r = bus_monitor_start(l->bus_address, matches, on_become_monitor, setup, l->call_monitor_timeout,
                                       &setup->bus, &setup->call);
         }
         if (r >= 0)
@@ -383,8 +379,8 @@ static int setup_call_monitor(Listener *l, bool at_start) {
         if (r >= 0)
                 r = sd_event_add_io(l->event, &setup->io, sd_bus_get_fd(setup->bus), (uint32_t) r, on_setup_io, l);
         if (r >= 0)
-                r = sd_event_add_time_relative(l->event, &setup->timer, CLOCK_MONOTONIC, MONITOR_SETUP_USEC,
-                                               USEC_PER_SEC, on_setup_timeout, l);
+                r = sd_event_add_time_relative(l->event, &setup->timer, CLOCK_MONOTONIC, l->call_monitor_timeout,
+                                               USEC_PER_MSEC, on_setup_timeout, l);
         for (size_t i = 0; r >= 0 && l->rules && i < l->rules->n_rules; i++)
                 if (l->rules->rules[i].event == &event_kind_dbus_call)
                         r = owner_add(l, l->call_monitor, listener_call_rule_bus_name(&l->rules->rules[i]));

@@ -164,6 +164,7 @@ typedef struct Listener {
         size_t n_late;
         sd_event_source *record_source;   /* a one-shot timer: records pending thaws */
         usec_t record_delay;              /* LISTENER_RECORD_DELAY_USEC; tests stretch it */
+        usec_t call_monitor_timeout;      /* LISTENER_CALL_MONITOR_TIMEOUT_USEC; tests shorten it */
         ResolvedUnit *resolved;
         NetlinkWatch *netlink;
         SocketWatch *sockets;
@@ -329,6 +330,9 @@ int listener_record_thaws(Listener *l, char **cgroups, usec_t until);
  * 1.7 ms (p99) here; longer, and the next event of a sequence meets the
  * record instead. */
 #define LISTENER_RECORD_DELAY_USEC (2 * USEC_PER_MSEC)
+/* The dbus-call monitor's setup, all told (connecting, authenticating,
+ * Hello, BecomeMonitor): sd-bus's own timeout for a call. */
+#define LISTENER_CALL_MONITOR_TIMEOUT_USEC (25 * USEC_PER_SEC)
 #define LISTENER_RECORD_ACCURACY_USEC (1 * USEC_PER_MSEC)
 /* Takes the journal's lock and loads the journal, never waiting: -EAGAIN
  * while another process holds the lock (a manager verb may wait out

@@ -247,11 +247,15 @@ static int watch_state_dirs(Listener *l) {
 static int run_daemon(const char *config_path, const char *state_dir, const char *bus_address, const char **dirs) {
         _cleanup_free_ char *error = NULL;
         Listener l = { .bus_address = bus_address, .rules_dirs = dirs, .record_delay = LISTENER_RECORD_DELAY_USEC,
-                       .loop_fd = -EBADF };
+                       .call_monitor_timeout = LISTENER_CALL_MONITOR_TIMEOUT_USEC, .loop_fd = -EBADF };
         /* For the tests: a thaw's record held back long enough to race it. */
         const char *delay = getenv("STANDBY_LISTENER_RECORD_DELAY_USEC");
         if (delay && parse_u64(delay, &l.record_delay) < 0)
                 l.record_delay = LISTENER_RECORD_DELAY_USEC;
+        /* For the tests: a hung bus's setup failed without waiting 25 s. */
+        const char *timeout = getenv("STANDBY_LISTENER_CALL_MONITOR_TIMEOUT_USEC");
+        if (timeout && (parse_u64(timeout, &l.call_monitor_timeout) < 0 || l.call_monitor_timeout == 0))
+                l.call_monitor_timeout = LISTENER_CALL_MONITOR_TIMEOUT_USEC;
         int r, ret = EXIT_FAILURE_GENERIC;
 
         l.m = (Manager) { .root_fd = -EBADF, .state_fd = -EBADF, .lock_fd = -EBADF, .state_dir = state_dir };

@@ -1284,6 +1284,42 @@ START_TEST(test_loop_reload_with_hung_monitor) {
 }
 END_TEST
 
+/* The monitor's setup is bounded: against a bus that stays stopped a reload
+ * ends (READY=1) when its timer fails the setup, the listener stays up, and
+ * the next reload, with the bus back, sets the monitor up again. */
+START_TEST(test_loop_reload_monitor_timeout) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *reply = NULL;
+
+        if (!test_need_root_cgroup2())
+                return;
+        ck_assert_int_eq(setenv("STANDBY_LISTENER_CALL_MONITOR_TIMEOUT_USEC", "1000000", 1), 0);
+        write_rule("80-call.rule", "[Match]\nEvent=dbus-call\nBusName=org.example.Mail\n[Action]\n"
+                                   "Thaw=mail.service\nFor=1s\n");
+        spawn_mail_bus_service();
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert_int_eq(kill(dbus_pid, SIGSTOP), 0);
+        ck_assert_int_eq(kill(listener_pid, SIGHUP), 0);
+        bool reloading = wait_notify("RELOADING=1");
+        bool ended = reloading && wait_notify("READY=1");
+        ck_assert_int_eq(kill(dbus_pid, SIGCONT), 0);
+        ck_assert_msg(reloading, "the listener did not begin the reload");
+        ck_assert_msg(ended, "the monitor's setup against a stopped bus did not end within its bound");
+        ck_assert_int_eq(wait_listener_exit(0), -1);
+
+        ck_assert_int_eq(kill(listener_pid, SIGHUP), 0);
+        ck_assert_msg(wait_notify("READY=1"), "the second reload never finished");
+        ck_assert(test_frozen("mail.service"));
+        ck_assert_int_ge(sd_bus_call_method(bus, "org.example.Mail", "/org/standby/Bench", "org.standby.Bench", "Ping",
+                                            &error, &reply, ""), 0);
+        sd_bus_message_unref(reply);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* A netlink socket of the test's own in the namespace, joined to the link
  * and address groups: it sees every change a listener could be woken by. */
 static int netns_watch(void) {
@@ -3463,6 +3499,7 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_loop_journal_locked_answers_push);
         tcase_add_test(tc, test_loop_reload_with_hung_bus);
         tcase_add_test(tc, test_loop_reload_with_hung_monitor);
+        tcase_add_test(tc, test_loop_reload_monitor_timeout);
         /* Thaws asked over the bus: their windows are the listener's, their
          * replies say what they did. */
         tc = listener_tcase(s, "window", 60);
