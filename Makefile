@@ -250,16 +250,17 @@ uninstall:
 	-rmdir $(DESTDIR)$(RULESLIBDIR) $(DESTDIR)$(PREFIX)/lib/standby
 	if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
 
+# The house style is .clang-format's; lines the code keeps past its
+# 120 columns (long format strings) are rewrapped by it.
 format:
 	clang-format -i common/*.[ch] freezer/*.[ch] listener/*.c bench/*.[ch] tests/*.[ch] tests/helpers/*.c
 
 # cppcheck knows neither __attribute__((cleanup)) (every _cleanup_ variable
-# reads as a leak, so its leak check is off: note that LeakSanitizer is off
-# in `make check` too, tests/run-tests.sh says why) nor that a NULL sentinel
-# is a pointer on glibc; journal.c's unescape writes before it reads, which
-# it does not follow either.
-# cppcheck does not follow __attribute__((cleanup)): the leaks it reports
-# of _cleanup_ variables in these two files are not leaks.
+# reads as a leak, so its memory-leak check is off, and its resource-leak
+# reports are off in the two files where they are all _cleanup_ ones;
+# LeakSanitizer checks leaks in `make check`) nor that a NULL sentinel is a
+# pointer on glibc; journal.c's unescape writes before it reads, which it
+# does not follow either.
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability -Icommon \
 		--suppress=missingIncludeSystem --suppress=memleak --suppress=varFuncNullUB \
