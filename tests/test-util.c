@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -221,15 +222,16 @@ static void clean_base(int root_fd, const char *base) {
         (void) cgroup_remove_tree(root_fd, base);
 }
 
-static void remove_state(const char *dir) {
-        static const char * const files[] = { "state", "state.tmp", "lock" };
-        char p[4096];
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw) {
+        (void) (type == FTW_DP ? rmdir(path) : unlink(path));
+        return 0;
+}
 
-        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
-                snprintf(p, sizeof(p), "%s/%s", dir, files[i]);
-                (void) unlink(p);
-        }
-        (void) rmdir(dir);
+/* The state directory and whatever a test put in it (the journal, its lock,
+ * a daemon's files): the test made it, so all of it goes; links are removed,
+ * never followed. */
+static void remove_state(const char *dir) {
+        (void) nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 TCase *test_kernel_tcase(Suite *s, const char *name, double timeout) {
