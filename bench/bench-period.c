@@ -912,15 +912,15 @@ static int setup(Period *p) {
                 r = accept_client(p, MAIL_PORT, &p->mail);
         if (r < 0)
                 return r;
-        /* The daemons take a moment to listen after boot. */
-        for (unsigned i = 0; i < 100 && (p->redis.fd = in_netns(p, REDIS_PORT, false)) < 0; i++)
-                usleep(100000);
-        for (unsigned i = 0; i < 100 && (p->memcached.fd = in_netns(p, MEMCACHED_PORT, false)) < 0; i++)
-                usleep(100000);
+        /* system.sh start returns once systemd says the boot is done, every
+         * unit started (redis and postgresql tell systemd when they are
+         * ready): the daemons answer now, or they are broken. */
+        p->redis.fd = in_netns(p, REDIS_PORT, false);
+        p->memcached.fd = in_netns(p, MEMCACHED_PORT, false);
         if (p->redis.fd < 0 || p->memcached.fd < 0)
                 return log_error_errno(-ECONNREFUSED, "redis-server or memcached does not answer in the system");
-        for (unsigned i = 0; i < 100 && psql(p, "create table if not exists bench (t timestamptz)", NULL) < 0; i++)
-                usleep(100000);
+        if (psql(p, "create table if not exists bench (t timestamptz)", NULL) < 0)
+                return log_error_errno(-EIO, "postgresql does not answer in the system");
         long rows = 0;
         if (psql(p, "select count(*) from bench", &rows) < 0)
                 return log_error_errno(-EIO, "postgresql does not answer in the system");
