@@ -49,6 +49,16 @@ static void *loop_nanosleep(void *arg) {
         return NULL;
 }
 
+/* As glibc's sleep() does: one buffer for the request and the remainder. */
+static void *loop_sleep(void *arg) {
+        for (;;) {
+                struct timespec ts = { .tv_sec = period_ms / 1000, .tv_nsec = (period_ms % 1000) * 1000000L };
+                nanosleep(&ts, &ts);
+                tick();
+        }
+        return NULL;
+}
+
 static void *loop_poll(void *arg) {
         for (;;) {
                 poll(NULL, 0, (int) period_ms);
@@ -426,7 +436,7 @@ static const struct {
         const char *name;
         void *(*loop)(void *);
 } kinds[] = {
-        { "nanosleep", loop_nanosleep }, { "poll", loop_poll },       { "select", loop_select },
+        { "nanosleep", loop_nanosleep }, { "sleep", loop_sleep },       { "poll", loop_poll },       { "select", loop_select },
         { "epoll", loop_epoll },         { "timerfd", loop_timerfd }, { "posix-timer", loop_posix_timer },
         { "futex", loop_futex },         { "busy", loop_busy },       { "idle", loop_idle },
         { "echo-server", loop_echo_server }, { "client", loop_client }, { "bus-service", loop_bus_service },
