@@ -66,7 +66,7 @@ static int trial(unsigned i, volatile uint64_t *count, double *ret_us, uint64_t 
                         r = -ETIME;
                         break;
                 }
-                (void) cgroup_read_events_fd(events, &frozen); /* re-arms POLLPRI */
+                (void) cgroup_read_events_fd(events, &frozen, NULL); /* re-arms POLLPRI */
                 (void) poll(&p, 1, MIN(t, 10));
         }
         *ret_count = *count;

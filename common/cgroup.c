@@ -318,7 +318,7 @@ int cgroup_get_frozen(int cg_fd, bool *ret_frozen, bool *ret_populated) {
         return parse_events(buf, ret_frozen, ret_populated);
 }
 
-int cgroup_read_events_fd(int fd, bool *ret_frozen) {
+int cgroup_read_events_fd(int fd, bool *ret_frozen, bool *ret_populated) {
         char buf[256];
         ssize_t n;
 
@@ -329,7 +329,7 @@ int cgroup_read_events_fd(int fd, bool *ret_frozen) {
         if (n < 0)
                 return negative_errno();
         buf[n] = 0;
-        return parse_events(buf, ret_frozen, NULL);
+        return parse_events(buf, ret_frozen, ret_populated);
 }
 
 int cgroup_open_events(int cg_fd, int *ret_fd) {
@@ -378,7 +378,7 @@ int cgroup_wait_frozen(const int *cg_fds, size_t n, bool want, usec_t deadline, 
                 /* Read everything still pending, then keep only what has not arrived. */
                 for (size_t j = 0; j < left; j++) {
                         bool frozen = false;
-                        int q = cgroup_read_events_fd(pfds[j].fd, &frozen);
+                        int q = cgroup_read_events_fd(pfds[j].fd, &frozen, NULL);
 
                         if (q == -ENODEV || q == -ENOENT || (q >= 0 && frozen == want)) {
                                 if (ret_done)

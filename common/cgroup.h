@@ -75,9 +75,10 @@ int cgroup_get_freeze(int cg_fd, bool *ret);
 /* Opens cgroup.events for reading, to be watched for POLLPRI (the kernel's
  * change notification) in an event loop; -ENOENT if the cgroup is gone. */
 int cgroup_open_events(int cg_fd, int *ret_fd);
-/* Reads "frozen" from an open cgroup.events (from its start), which also
+/* Reads "frozen" (and "populated", if ret_populated) from an open
+ * cgroup.events (from its start), which also
  * re-arms its POLLPRI notification. -ENODEV once the cgroup is gone. */
-int cgroup_read_events_fd(int fd, bool *ret_frozen);
+int cgroup_read_events_fd(int fd, bool *ret_frozen, bool *ret_populated);
 
 /* Waits until every cgroup in cg_fds reports frozen == want in cgroup.events,
  * or the CLOCK_MONOTONIC deadline passes. Reads each file right away, then

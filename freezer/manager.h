@@ -180,6 +180,10 @@ int listener_thaw_window(const char *address, char **cgroups, usec_t duration, c
  * unreachable (may be NULL) collects, over one pass of many units, the
  * addresses found to have no socket, so that each is looked up once. */
 int systemd_backend_for(Manager *m, const char *cgroup, char ***unreachable, char **ret_address);
+/* The address of the manager that would manage cgroup's service or scope
+ * (SystemdAddress=, else derived from the path), not asked; -ENOENT with
+ * Backend=cgroupfs or for another kind of cgroup. */
+int systemd_manager_address(const Config *c, const char *cgroup, char **ret_address);
 /* Adds cgroup to the journal in state, with the systemd manager that will
  * freeze and thaw it (if any, as systemd_backend_for()); logs the error. */
 int journal_add_unit_with_backend(Manager *m, const char *cgroup, UnitState state, char ***unreachable);

@@ -167,24 +167,27 @@ static int unit_property(const char *address, const char *cgroup, const char *in
         return b->get_property_string(bus, "org.freedesktop.systemd1", path, interface, property, NULL, ret);
 }
 
+int systemd_manager_address(const Config *c, const char *cgroup, char **ret_address) {
+        if (c->backend == BACKEND_CGROUPFS)
+                return -ENOENT;
+        const char *name = unit_name_of_cgroup(cgroup), *dot = strrchr(name, '.');
+        if (!unit_name_is_valid(name) || !dot || (!streq(dot, ".service") && !streq(dot, ".scope")))
+                return -ENOENT;
+        if (c->systemd_address)
+                return (*ret_address = strdup(c->systemd_address)) ? 0 : -ENOMEM;
+        return derive_address(cgroup, ret_address);
+}
+
 int systemd_backend_for(Manager *m, const char *cgroup, char ***unreachable, char **ret_address) {
         _cleanup_free_ char *address = NULL;
         struct stat st;
         int r;
 
-        if (m->config->backend == BACKEND_CGROUPFS)
-                return -ENOENT;
         /* Only services and scopes: systemd has a freezer for no other unit
          * type (a socket unit's cgroup, say), so cgroupfs contradicts nobody there. */
-        const char *name = unit_name_of_cgroup(cgroup), *dot = strrchr(name, '.');
-        if (!unit_name_is_valid(name) || !dot || (!streq(dot, ".service") && !streq(dot, ".scope")))
-                return -ENOENT;
-        if (m->config->systemd_address)
-                address = strdup(m->config->systemd_address);
-        else if ((r = derive_address(cgroup, &address)) < 0)
+        r = systemd_manager_address(m->config, cgroup, &address);
+        if (r < 0)
                 return r;
-        if (!address)
-                return -ENOMEM;
         /* Reachable? The socket must be there (auto quietly falls back). */
         if (strneq(address, "unix:path=", 10) &&
             ((unreachable && strv_contains(*unreachable, address)) || stat(address + 10, &st) < 0)) {

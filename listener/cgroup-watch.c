@@ -181,7 +181,7 @@ static int on_held_events(sd_event_source *s, int fd, uint32_t revents, void *us
         bool frozen = false;
         int r;
 
-        r = cgroup_read_events_fd(fd, &frozen);
+        r = cgroup_read_events_fd(fd, &frozen, NULL);
         if (r >= 0 && !frozen)
                 return 0;
         /* With the lock busy, it stays recorded freezing: exit thaws it all the same. */
@@ -215,7 +215,7 @@ static bool watch_freezing(CgroupWatch *w, int cg_fd, const char *cgroup) {
         if (r >= 0)
                 r = sd_event_add_io(w->listener->event, &h->source, h->events_fd, EPOLLPRI, on_held_events, h);
         if (r >= 0)
-                r = cgroup_read_events_fd(h->events_fd, &frozen); /* and arms POLLPRI */
+                r = cgroup_read_events_fd(h->events_fd, &frozen, NULL); /* and arms POLLPRI */
         if (r < 0) {
                 log_warning_errno(r, "Cannot watch %s freeze (it stays recorded freezing): %m", cgroup);
                 if (h)
@@ -264,6 +264,7 @@ static void hold(Listener *l, int cg_fd, const char *cgroup) {
         if (r > 0) {
                 l->stats.held++;
                 log_info("Held %s: started during standby.", cgroup);
+                listener_release_timer_job(l, cg_fd, cgroup);
                 listener_cache_refresh(l);
                 listener_forget_resolved(l);
         } else if (r == 0)
@@ -395,6 +396,7 @@ void listener_cgroup_watch_retry(Listener *l) {
                 if (r > 0) {
                         l->stats.held++;
                         log_info("Held %s: started during standby.", *c);
+                        listener_release_timer_job(l, cg, *c);
                 } else {
                         /* Standby ended meanwhile, or it is a window's: not ours to keep frozen. */
                         (void) cgroup_set_freeze(cg, false);
@@ -449,12 +451,14 @@ fail:
 
 void listener_cgroup_watch_stop(Listener *l) {
         cgroup_watch_free(TAKE_PTR(l->cgroup_watch));
+        listener_held_jobs_drop(l);
 }
 
 /* No Event= kind of its own: it acts on new cgroups, not for rules; set up
  * by the journal's changes (listener_cgroup_watch_sync()). */
 const ListenerSource listener_source_cgroup_watch = {
         .name = "cgroup",
-        .statistics = (const ListenerStatistic[]) { LISTENER_STATISTIC(held), LISTENER_STATISTIC(not_held), {} },
+        .statistics = (const ListenerStatistic[]) { LISTENER_STATISTIC(held), LISTENER_STATISTIC(not_held),
+                                                      LISTENER_STATISTIC(jobs_released), {} },
         .stop = listener_cgroup_watch_stop,
 };

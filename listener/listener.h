@@ -30,6 +30,7 @@ typedef struct Statistics {
         uint64_t thaw_failures;   /* units an event or a call was to thaw that stayed frozen */
         uint64_t held;            /* cgroups made below the targets during standby, held (cgroup-watch.c) */
         uint64_t not_held;        /* such cgroups left running: exempt, a session, a unit's own */
+        uint64_t jobs_released;   /* timer jobs of held units cancelled at their manager (held-job.c) */
         uint64_t thaw_usec_total; /* event received -> units thawed */
         uint64_t thaw_usec_max;
 } Statistics;
@@ -49,6 +50,7 @@ typedef struct SocketWatch SocketWatch;
 typedef struct CallTarget CallTarget;
 typedef struct InputWatch InputWatch;
 typedef struct CgroupWatch CgroupWatch;
+typedef struct HeldJob HeldJob;
 
 /* What the journal says of a unit, kept in memory for the event path. */
 typedef struct CachedUnit {
@@ -176,6 +178,7 @@ typedef struct Listener {
         sd_event_source *state_rewatch;  /* a one-shot: find the state directory again */
         sd_event_source *uevent_source;
         CgroupWatch *cgroup_watch;       /* new cgroups below the targets, while in standby (cgroup-watch.c) */
+        HeldJob *held_jobs;              /* held units whose timer job is being released (held-job.c) */
         Inhibitor *inhibitors;           /* apps' locks on standby (inhibit.c) */
         bool told;                       /* PrepareForStandby(true) sent, (false) not yet */
         usec_t told_realtime;            /* when: events from then on are carried out at entry (late.c) */
@@ -371,8 +374,17 @@ void listener_drop_refreezes(Listener *l);
  * frozen. A freeze's outcome is cgroup.events' to tell. */
 int listener_systemd_set_freeze(Listener *l, const char *address, const char *cgroup, bool freeze);
 void listener_drop_systemd_links(Listener *l);
-/* Opens the connection to the manager at address, if not open yet. */
-int listener_systemd_connect(Listener *l, const char *address);
+/* Opens the connection to the manager at address, if not open yet; it
+ * stays the listener's (ret, if not NULL, borrows it). */
+int listener_systemd_connect(Listener *l, const char *address, sd_bus **ret);
+
+/* held-job.c */
+/* A unit just held (cg_fd, kept by the caller): once a process comes into
+ * it, its start job is cancelled at its manager if a timer started it, not
+ * waiting for any answer (the unit stays held). */
+void listener_release_timer_job(Listener *l, int cg_fd, const char *cgroup);
+/* Standby ended: drops what is under way. */
+void listener_held_jobs_drop(Listener *l);
 /* Thaws or freezes a unit the way standby froze it: cg_fd (or freeze_fd, if
  * >= 0) for cgroupfs, address (if not NULL) for systemd. */
 int listener_unit_set_freeze(Listener *l, const char *cgroup, const char *address, int cg_fd, int freeze_fd, bool freeze);

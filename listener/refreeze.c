@@ -253,7 +253,7 @@ static int on_events(sd_event_source *s, int fd, uint32_t revents, void *userdat
         bool frozen = false;
         int r;
 
-        r = cgroup_read_events_fd(fd, &frozen);
+        r = cgroup_read_events_fd(fd, &frozen, NULL);
         if (r == -ENODEV || r == -ENOENT)
                 unit_done(u, _UNIT_STATE_INVALID);
         else if (r >= 0 && frozen)
@@ -368,7 +368,7 @@ int listener_refreeze_start(Listener *l, char **leaves, usec_t deadline) {
                         r = sd_event_add_io(l->event, &u->source, u->events_fd, EPOLLPRI, on_events, u);
                 if (r >= 0)
                         /* What the kernel says now; later, what it notifies. */
-                        r = cgroup_read_events_fd(u->events_fd, &frozen);
+                        r = cgroup_read_events_fd(u->events_fd, &frozen, NULL);
                 if (r == -ENOENT || r == -ENODEV)
                         unit_done(u, _UNIT_STATE_INVALID); /* gone */
                 else if (r < 0)

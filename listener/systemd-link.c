@@ -83,9 +83,12 @@ static int link_get(Listener *l, const char *address, sd_bus **ret) {
         return 0;
 }
 
-int listener_systemd_connect(Listener *l, const char *address) {
+int listener_systemd_connect(Listener *l, const char *address, sd_bus **ret) {
         sd_bus *bus;
-        return link_get(l, address, &bus);
+        int r = link_get(l, address, &bus);
+        if (r >= 0 && ret)
+                *ret = bus;
+        return r;
 }
 
 /* The thaw through cgroup.freeze that replaces one systemd did not do:

@@ -111,7 +111,7 @@ void listener_cache_refresh(Listener *l) {
                 /* Connected now, off the event's path, and while its manager
                  * answers: a ThawUnit then costs one write. */
                 if (c->systemd)
-                        (void) listener_systemd_connect(l, c->systemd);
+                        (void) listener_systemd_connect(l, c->systemd, NULL);
                 l->n_cache++;
         }
         for (size_t k = 0; k < n_old; k++) {

@@ -3171,6 +3171,103 @@ static bool wait_freezer_state(const char *unit, const char *want) {
         return test_wait_unit_property(runtime_dir, unit, "FreezerState", want, 10 * USEC_PER_SEC);
 }
 
+typedef struct StatisticWait {
+        sd_bus *bus;
+        const char *key;
+        uint64_t want;
+} StatisticWait;
+
+static bool statistic_reached(void *userdata) {
+        StatisticWait *w = userdata;
+        return statistic(w->bus, w->key) >= w->want;
+}
+
+/* A unit of the test's user manager, run by systemctl show: one property. */
+static char *um_show(const char *unit, const char *property) {
+        char cmd[1024];
+        char *out = NULL;
+
+        snprintf(cmd, sizeof(cmd), "XDG_RUNTIME_DIR=%s/xdg systemctl --user show -p %s --value %s", um_dir, property,
+                 unit);
+        ck_assert_int_eq(test_run_shell(cmd, &out), 0);
+        out[strcspn(out, "\n")] = 0;
+        return out;
+}
+
+/* A unit held while its timer starts it: its start job is cancelled at the
+ * user manager (which would otherwise report the running job twice a
+ * second for all of standby), the unit stays "activating" and held, its
+ * command runs at exit. A unit someone asked for keeps its job. */
+START_TEST(test_hold_releases_timer_job) {
+        char cmd[8192], sub[600], log[PATH_MAX];
+        _cleanup_free_ char *out = NULL;
+
+        if (!test_need_user_manager())
+                return;
+        snprintf(cmd, sizeof(cmd), "%s nanosleep", test_bin("standby-workload"));
+        sd_bus *bus = standby_through_user_manager("standby-a.service", cmd, sub, sizeof(sub));
+
+        /* Asked for: held with its job (systemctl would wait for it). */
+        snprintf(cmd, sizeof(cmd), "XDG_RUNTIME_DIR=%s/xdg systemd-run --user --no-block --unit=held-asked "
+                 "-p Type=oneshot /bin/true 2>&1", um_dir);
+        ck_assert_msg(test_run_shell(cmd, &out) == 0, "systemd-run: %s", out);
+        ck_assert(wait_frozen("um.service/app.slice/held-asked.service", true));
+
+        /* Started by its timer: held, its job released. Unit files, not
+         * systemd-run's transient units, whose cgroup systemd makes before
+         * any job starts them. */
+        snprintf(log, sizeof(log), "%s/held-tick.log", dir);
+        char units[PATH_MAX], path[PATH_MAX + 32];
+        snprintf(units, sizeof(units), "%s/xdg/systemd/user", um_dir);
+        snprintf(cmd, sizeof(cmd), "%s/xdg/systemd", um_dir);
+        (void) mkdir(cmd, 0755);
+        ck_assert(mkdir(units, 0755) == 0 || errno == EEXIST);
+        snprintf(path, sizeof(path), "%s/held-tick.service", units);
+        FILE *f = fopen(path, "we");
+        ck_assert_ptr_nonnull(f);
+        fprintf(f, "[Service]\nType=oneshot\nExecStart=/bin/sh -c 'echo ran >> %s'\n", log);
+        ck_assert_int_eq(fclose(f), 0);
+        snprintf(path, sizeof(path), "%s/held-tick.timer", units);
+        f = fopen(path, "we");
+        ck_assert_ptr_nonnull(f);
+        fputs("[Timer]\nOnActiveSec=0.2s\nAccuracySec=1ms\n", f);
+        ck_assert_int_eq(fclose(f), 0);
+        snprintf(cmd, sizeof(cmd), "export XDG_RUNTIME_DIR=%s/xdg; systemctl --user daemon-reload && "
+                 "systemctl --user start held-tick.timer 2>&1", um_dir);
+        free(out);
+        out = NULL;
+        ck_assert_msg(test_run_shell(cmd, &out) == 0, "the timer: %s", out);
+        ck_assert(wait_frozen("um.service/app.slice/held-tick.service", true));
+        StatisticWait w = { bus, "jobs_released", 1 };
+        ck_assert_msg(test_wait_for(statistic_reached, &w, 10 * USEC_PER_SEC), "the timer's job was not released");
+
+        _cleanup_free_ char *tick_job = um_show("held-tick.service", "Job"),
+                            *tick_state = um_show("held-tick.service", "ActiveState"),
+                            *asked_job = um_show("held-asked.service", "Job");
+        ck_assert_msg(streq(tick_job, ""), "held-tick.service still has job %s", tick_job);
+        ck_assert_str_eq(tick_state, "activating");
+        ck_assert_msg(!streq(asked_job, ""), "held-asked.service lost its job");
+        ck_assert_uint_eq(statistic(bus, "jobs_released"), 1);
+        ck_assert_int_eq(access(log, F_OK), -1); /* held: it has not run */
+
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        char runtime_dir[PATH_MAX];
+        snprintf(runtime_dir, sizeof(runtime_dir), "%s/xdg", um_dir);
+        ck_assert_msg(test_wait_unit_property(runtime_dir, "held-tick.service", "ActiveState", "inactive",
+                                              10 * USEC_PER_SEC),
+                      "the released unit did not finish after exit");
+        ck_assert_int_eq(access(log, F_OK), 0);
+        ck_assert(!test_anything_frozen());
+        (void) unlink(log);
+        snprintf(cmd, sizeof(cmd), "XDG_RUNTIME_DIR=%s/xdg systemctl --user kill --signal=SIGKILL standby-a.service",
+                 um_dir);
+        free(out);
+        out = NULL;
+        (void) test_run_shell(cmd, &out);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* thaw --for of a unit systemd froze: thawed through systemd before the
  * command returns (the listener answers once ThawUnit is), and frozen
  * again through systemd when the listener's window ends. */
@@ -3522,6 +3619,7 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_loop_systemd_stopped_thaws_through_cgroupfs);
         tcase_add_test(tc, test_loop_systemd_inactive_thaws_through_cgroupfs);
         tcase_add_test(tc, test_loop_systemd_thaw_window);
+        tcase_add_test(tc, test_hold_releases_timer_job);
         suite_add_tcase(s, tc);
         return s;
 }
