@@ -603,7 +603,8 @@ window_checks
 # starts mail-sync.service every 2 s; in standby each new start's cgroup is
 # frozen the moment systemd makes it, so the service never reaches its
 # exec, its file stops growing, and its timer (the oneshot still
-# activating) starts no other; after exit it runs again.
+# activating) starts no other; its start job is cancelled (nothing
+# reports it running); after exit it runs again.
 hold_checks() {
         local sc=timer\ held n0 n1 n2 cg
         as_alice() { in_ct runuser -u alice -- env XDG_RUNTIME_DIR=/run/user/1000 "$@"; }
@@ -631,6 +632,15 @@ hold_checks() {
         check "$sc: the listener counts it held ($(held_count))" [ "$(held_count)" -ge 1 ]
         check "$sc: systemd still starting it (the timer waits)" \
                 [ "$(as_alice systemctl --user show -p ActiveState --value mail-sync.service)" = activating ]
+        released() { # its timer's start job cancelled by the listener, bounded: 10 s
+                for _ in $(seq 1 100); do
+                        in_ct busctl call org.standby.Listener1 /org/standby/Listener1 org.standby.Listener1 \
+                                GetStatistics | grep -q '"jobs_released" [1-9]' &&
+                                [ -z "$(as_alice systemctl --user show -p Job --value mail-sync.service)" ] && return 0
+                        sleep 0.1
+                done; return 1; }
+        check "$sc: its timer's job is released, the unit still held" released
+        check "$sc: nothing reports a running job" [ -z "$(as_alice systemctl --user list-jobs --no-legend)" ]
         n2=$(lines)
         check "$sc: still no line ($n2)" [ "$n2" = "$n1" ]
         check "$sc: status counts what the kernel has frozen" status_counts
