@@ -2908,6 +2908,15 @@ static void teardown_user_manager(void) {
         teardown();
 }
 
+/* Ends a unit the test started in the user manager, whatever it ignores. */
+static void um_kill(const char *unit) {
+        char cmd[1024];
+        _cleanup_free_ char *out = NULL;
+
+        snprintf(cmd, sizeof(cmd), "XDG_RUNTIME_DIR=%s/xdg systemctl --user kill --signal=SIGKILL %s", um_dir, unit);
+        (void) test_run_shell(cmd, &out);
+}
+
 /* unit started by the user manager (systemd-run's args: properties, then
  * the command line), Backend=systemd on its app.slice, the listener up and
  * standby entered, the unit frozen; its cgroup (below base) goes to
@@ -2996,11 +3005,7 @@ START_TEST(test_loop_systemd_inactive_thaws_through_cgroupfs) {
 
         ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
         ck_assert(!test_anything_frozen());
-        snprintf(cmd, sizeof(cmd), "XDG_RUNTIME_DIR=%s/xdg systemctl --user kill --signal=SIGKILL standby-k.service",
-                 um_dir);
-        free(out);
-        out = NULL;
-        (void) test_run_shell(cmd, &out);
+        um_kill("standby-k.service");
         sd_bus_flush_close_unref(bus);
 }
 END_TEST
@@ -3259,11 +3264,7 @@ START_TEST(test_hold_releases_timer_job) {
         ck_assert_int_eq(access(log, F_OK), 0);
         ck_assert(!test_anything_frozen());
         (void) unlink(log);
-        snprintf(cmd, sizeof(cmd), "XDG_RUNTIME_DIR=%s/xdg systemctl --user kill --signal=SIGKILL standby-a.service",
-                 um_dir);
-        free(out);
-        out = NULL;
-        (void) test_run_shell(cmd, &out);
+        um_kill("standby-a.service");
         sd_bus_flush_close_unref(bus);
 }
 END_TEST
@@ -3293,10 +3294,7 @@ START_TEST(test_loop_systemd_thaw_window) {
 
         ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
         ck_assert(!test_anything_frozen());
-        snprintf(cmd, sizeof(cmd), "XDG_RUNTIME_DIR=%s/xdg systemctl --user kill --signal=SIGKILL standby-w.service",
-                 um_dir);
-        free(TAKE_PTR(out));
-        (void) test_run_shell(cmd, &out);
+        um_kill("standby-w.service");
         sd_bus_flush_close_unref(bus);
 }
 END_TEST
