@@ -8,31 +8,39 @@
  * sends that report to PID 1 as STATUS=, which PID 1 publishes as
  * PropertiesChanged on user@UID.service, which logind reads back: four
  * processes woken several times a second by one frozen timer job
- * (docs/benchmark.md section 8). A job that a timer started has nobody
+ * (docs/benchmark.md section 8). A job that its timer started has nobody
  * waiting for it, so cancelling it costs nothing: systemd leaves the unit
- * "activating" with its frozen process, the timer stays elapsed, and when
- * the process gets on, at exit or in a window, the unit finishes as it
- * would have and the timer waits for its next time. A job that someone
- * asked for (systemctl start, a D-Bus activation) is left alone: its
- * caller would hear "canceled".
+ * "activating" with its frozen process, the timer stays "running" (waiting
+ * for its unit), and when the process gets on, at exit or in a window, the
+ * unit finishes as it would have and the timer waits for its next time.
+ *
+ * Cancelled only when every sign says the timer started it and nothing
+ * else waits for it: the unit's TriggeredBy names a timer whose SubState
+ * is "running"; the unit's ControlGroup is this very cgroup (the manager
+ * that answers manages it); its job is a start job, running, that no other
+ * job waits for (GetBefore is empty: CancelJob would fail such jobs); and
+ * the unit is still held. systemd 252 does not say who queued a job, so a
+ * `systemctl start` of a unit whose timer has just fired is taken for the
+ * timer's. Anything else (systemctl start, a socket, D-Bus activation)
+ * keeps its job, so its caller waits rather than hear "canceled".
  *
  * The unit's cgroup may be made before its job starts it (systemd 252
- * makes a unit's cgroup along with its siblings'), so the question waits
+ * makes a unit's cgroup along with its siblings'), so the questions wait
  * until a process comes into the held cgroup (cgroup.events: populated 1):
- * systemd's child for the job, which runs by then. Three calls to the
- * unit's manager follow, each sent from the loop without waiting: the
- * unit's TriggeredBy (a timer among them?), its Job, then CancelJob. Any
- * error ends them; the unit stays held either way. When standby ends,
- * whatever is still under way is dropped. A user manager is reached at the socket in that user's
- * runtime directory, which the user controls: what it answers decides
- * only whether this listener asks that same manager to cancel a job. */
+ * systemd's child for the job, which runs by then. Each is sent from the
+ * loop without waiting; any error or "no" ends them, and the unit stays
+ * held either way. When standby ends, whatever is under way is dropped. */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <sys/epoll.h>
 
 #include "cgroup.h"
 #include "listener.h"
 #include "log.h"
+#include "strv.h"
 #include "unit-name.h"
+
+#define HELD_JOBS_WAITING_MAX 64
 
 struct HeldJob {
         unsigned n_ref; /* the listener's list, and one per call in flight */
@@ -41,7 +49,9 @@ struct HeldJob {
         char *cgroup;
         char *address; /* its manager's */
         char *path; /* the unit's object path */
+        char **timers;            /* its TriggeredBy's timers, not yet asked */
         uint32_t job;
+        char *job_path;
         int events_fd; /* cgroup.events, until populated */
         sd_event_source *populated_watch;
         HeldJob *next;
@@ -56,6 +66,8 @@ static void held_job_unref(void *userdata) {
         free(h->cgroup);
         free(h->address);
         free(h->path);
+        strv_free(h->timers);
+        free(h->job_path);
         free(h);
 }
 
@@ -93,15 +105,24 @@ static int held_job_send(HeldJob *h, sd_bus *bus, sd_bus_message *msg, sd_bus_me
         return 0;
 }
 
-static int send_get(HeldJob *h, sd_bus *bus, const char *property, sd_bus_message_handler_t handler) {
+static int send_call(HeldJob *h, sd_bus *bus, const char *path, const char *interface, const char *method,
+                     sd_bus_message_handler_t handler, const char *types, ...) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
+        va_list ap;
         int r;
 
-        r = sd_bus_message_new_method_call(bus, &msg, "org.freedesktop.systemd1", h->path,
-                                           "org.freedesktop.DBus.Properties", "Get");
-        if (r >= 0)
-                r = sd_bus_message_append(msg, "ss", "org.freedesktop.systemd1.Unit", property);
+        r = sd_bus_message_new_method_call(bus, &msg, "org.freedesktop.systemd1", path, interface, method);
+        if (r >= 0 && types) {
+                va_start(ap, types);
+                r = sd_bus_message_appendv(msg, types, ap);
+                va_end(ap);
+        }
         return r < 0 ? r : held_job_send(h, bus, msg, handler);
+}
+
+static int send_get(HeldJob *h, sd_bus *bus, const char *path, const char *interface, const char *property,
+                    sd_bus_message_handler_t handler) {
+        return send_call(h, bus, path, "org.freedesktop.DBus.Properties", "Get", handler, "ss", interface, property);
 }
 
 /* An answer to go on with: not an error, and standby still on. */
@@ -119,6 +140,15 @@ static bool answered(sd_bus_message *m, HeldJob *h, const char *what) {
         return true;
 }
 
+/* The end of a step: r < 0 (logged) or no (quietly) ends the questions. */
+static int step_done(HeldJob *h, int r, const char *what) {
+        if (r < 0)
+                log_debug_errno(r, "%s: %s: %m; its job is left as it is.", h->cgroup, what);
+        if (r <= 0)
+                held_job_finish(h);
+        return 0;
+}
+
 static int on_cancelled(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         HeldJob *h = userdata;
 
@@ -131,36 +161,132 @@ static int on_cancelled(sd_bus_message *m, void *userdata, sd_bus_error *ret_err
         return 0;
 }
 
-static int on_job(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
+/* No other job waits for it, and it is still held: cancel it. */
+static int on_before(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         HeldJob *h = userdata;
-        sd_bus *bus = sd_bus_message_get_bus(m);
+        CachedUnit *c;
+        int r;
+
+        if (!answered(m, h, "GetBefore"))
+                return 0;
+        r = sd_bus_message_enter_container(m, 'a', "(usssoo)");
+        if (r >= 0)
+                r = sd_bus_message_at_end(m, false) > 0; /* empty: nothing waits for it */
+        c = listener_cached_unit(h->listener, h->cgroup);
+        if (r > 0 && (!c || (c->state != UNIT_FROZEN && c->state != UNIT_FREEZING)))
+                r = 0; /* thawed meanwhile: its job is the window's */
+        if (r > 0)
+                r = send_call(h, sd_bus_message_get_bus(m), "/org/freedesktop/systemd1",
+                              "org.freedesktop.systemd1.Manager", "CancelJob", on_cancelled, "u", h->job);
+        return step_done(h, r, "cannot cancel its job");
+}
+
+/* A start job, running. */
+static int on_job_state(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        HeldJob *h = userdata;
+        const char *key, *value, *type = NULL, *state = NULL;
+        int r;
+
+        if (!answered(m, h, "its job's properties"))
+                return 0;
+        r = sd_bus_message_enter_container(m, 'a', "{sv}");
+        while (r > 0 && (r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
+                r = sd_bus_message_read(m, "s", &key);
+                if (r >= 0 && (streq(key, "JobType") || streq(key, "State"))) {
+                        r = sd_bus_message_read(m, "v", "s", &value);
+                        if (r >= 0)
+                                *(streq(key, "JobType") ? &type : &state) = value;
+                } else if (r >= 0)
+                        r = sd_bus_message_skip(m, "v");
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(m);
+                if (r >= 0)
+                        r = 1;
+        }
+        if (r >= 0)
+                r = type && streq(type, "start") && state && streq(state, "running");
+        if (r > 0)
+                r = send_call(h, sd_bus_message_get_bus(m), h->job_path, "org.freedesktop.systemd1.Job", "GetBefore",
+                              on_before, NULL);
+        return step_done(h, r, "cannot read its job");
+}
+
+static int on_job(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        HeldJob *h = userdata;
         const char *path;
         int r;
 
         if (!answered(m, h, "its Job"))
                 return 0;
         r = sd_bus_message_read(m, "v", "(uo)", &h->job, &path);
-        if (r >= 0 && h->job == 0)
-                r = -ESRCH; /* started already, or its process came by another way */
         if (r >= 0)
-                r = sd_bus_message_new_method_call(bus, &msg, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                                                   "org.freedesktop.systemd1.Manager", "CancelJob");
+                r = h->job != 0; /* started already, or its process came by another way */
+        if (r > 0)
+                r = (h->job_path = strdup(path)) ? 1 : -ENOMEM;
+        if (r > 0)
+                r = send_call(h, sd_bus_message_get_bus(m), h->job_path, "org.freedesktop.DBus.Properties", "GetAll",
+                              on_job_state, "s", "org.freedesktop.systemd1.Job");
+        return step_done(h, r, "cannot ask for its job");
+}
+
+/* The manager that answers manages this very cgroup. */
+static int on_control_group(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        HeldJob *h = userdata;
+        const char *cg;
+        int r;
+
+        if (!answered(m, h, "its ControlGroup"))
+                return 0;
+        r = sd_bus_message_read(m, "v", "s", &cg);
         if (r >= 0)
-                r = sd_bus_message_append(msg, "u", h->job);
+                r = cg[0] == '/' && streq(cg + 1, h->cgroup);
+        if (r > 0)
+                r = send_get(h, sd_bus_message_get_bus(m), h->path, "org.freedesktop.systemd1.Unit", "Job", on_job);
+        return step_done(h, r, "cannot ask for its job");
+}
+
+static int ask_next_timer(HeldJob *h, sd_bus *bus);
+
+/* One of its timers has fired and waits for it ("running"); else the next. */
+static int on_timer_state(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        HeldJob *h = userdata;
+        const char *sub;
+        char iface[64];
+        int r;
+
+        if (!answered(m, h, "a timer's SubState"))
+                return 0;
+        r = sd_bus_message_read(m, "v", "s", &sub);
+        if (r >= 0 && !streq(sub, "running"))
+                return step_done(h, ask_next_timer(h, sd_bus_message_get_bus(m)), "cannot ask for its timers");
+        /* ControlGroup lives on the type's interface: ...systemd1.Service or .Scope. */
+        const char *type = strrchr(unit_name_of_cgroup(h->cgroup), '.') + 1;
+        snprintf(iface, sizeof(iface), "org.freedesktop.systemd1.%c%s", type[0] - 'a' + 'A', type + 1);
         if (r >= 0)
-                r = held_job_send(h, bus, msg, on_cancelled);
-        if (r < 0) {
-                log_debug_errno(r, "%s: no job of it cancelled: %m", h->cgroup);
-                held_job_finish(h);
-        }
-        return 0;
+                r = send_get(h, sd_bus_message_get_bus(m), h->path, iface, "ControlGroup", on_control_group);
+        if (r >= 0)
+                r = 1;
+        return step_done(h, r, "cannot ask for its cgroup");
+}
+
+/* 1 when a question is sent, 0 with no timer left. */
+static int ask_next_timer(HeldJob *h, sd_bus *bus) {
+        _cleanup_free_ char *name = NULL, *path = NULL;
+        int r;
+
+        if (!h->timers || !h->timers[0])
+                return 0;
+        name = h->timers[0];
+        memmove(h->timers, h->timers + 1, strv_length(h->timers) * sizeof(char *));
+        r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", name, &path);
+        if (r >= 0)
+                r = send_get(h, bus, path, "org.freedesktop.systemd1.Unit", "SubState", on_timer_state);
+        return r < 0 ? r : 1;
 }
 
 static int on_triggered_by(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         HeldJob *h = userdata;
         const char *name;
-        bool by_timer = false;
         int r;
 
         if (!answered(m, h, "its TriggeredBy"))
@@ -170,15 +296,12 @@ static int on_triggered_by(sd_bus_message *m, void *userdata, sd_bus_error *ret_
                 r = sd_bus_message_enter_container(m, 'a', "s");
         while (r > 0 && (r = sd_bus_message_read(m, "s", &name)) > 0) {
                 const char *dot = strrchr(name, '.');
-                by_timer = by_timer || (dot && streq(dot, ".timer"));
+                if (dot && streq(dot, ".timer") && unit_name_is_valid(name) && strv_length(h->timers) < 8)
+                        r = strv_extend(&h->timers, name) < 0 ? -ENOMEM : 1;
         }
-        if (r >= 0 && by_timer)
-                r = send_get(h, sd_bus_message_get_bus(m), "Job", on_job);
-        if (r < 0)
-                log_debug_errno(r, "%s: cannot ask its manager for its job: %m", h->cgroup);
-        if (r < 0 || !by_timer)
-                held_job_finish(h);
-        return 0;
+        if (r >= 0)
+                r = ask_next_timer(h, sd_bus_message_get_bus(m));
+        return step_done(h, r, "cannot ask for its timers");
 }
 
 /* Its process has come: ask. */
@@ -190,7 +313,7 @@ static void held_job_ask(HeldJob *h) {
         h->events_fd = safe_close(h->events_fd);
         r = listener_systemd_connect(h->listener, h->address, &bus);
         if (r >= 0)
-                r = send_get(h, bus, "TriggeredBy", on_triggered_by);
+                r = send_get(h, bus, h->path, "org.freedesktop.systemd1.Unit", "TriggeredBy", on_triggered_by);
         if (r < 0) {
                 log_debug_errno(r, "%s: cannot ask its manager at %s whether a timer started it: %m", h->cgroup,
                                 h->address);
@@ -219,6 +342,27 @@ void listener_release_timer_job(Listener *l, int cg_fd, const char *cgroup) {
 
         if (systemd_manager_address(l->m.config, cgroup, &address) < 0)
                 return; /* Backend=cgroupfs, or not a service or scope */
+        /* An empty cgroup removed raises nothing on its cgroup.events: those
+         * still waiting are looked at now, an older one of the same name
+         * let go, and at most HELD_JOBS_WAITING_MAX wait at once. */
+        size_t n = 0;
+        for (HeldJob *o = l->held_jobs, *next; o; o = next) {
+                next = o->next;
+                if (o->events_fd < 0)
+                        continue; /* asking */
+                r = cgroup_read_events_fd(o->events_fd, NULL, &populated);
+                if (r < 0 || streq(o->cgroup, cgroup))
+                        held_job_finish(o);
+                else if (populated)
+                        held_job_ask(o);
+                else
+                        n++;
+        }
+        populated = false;
+        if (n >= HELD_JOBS_WAITING_MAX) {
+                log_debug("%s: %zu held units wait for their process already; its job is left as it is.", cgroup, n);
+                return;
+        }
         h = calloc(1, sizeof(HeldJob));
         if (!h)
                 return;

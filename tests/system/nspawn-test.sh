@@ -640,13 +640,15 @@ hold_checks() {
                         sleep 0.1
                 done; return 1; }
         check "$sc: its timer's job is released, the unit still held" released
+        check "$sc: its timer waits for it (running)" \
+                [ "$(as_alice systemctl --user show -p SubState --value mail-sync.timer)" = running ]
         check "$sc: nothing reports a running job" [ -z "$(as_alice systemctl --user list-jobs --no-legend)" ]
         n2=$(lines)
         check "$sc: still no line ($n2)" [ "$n2" = "$n1" ]
         check "$sc: status counts what the kernel has frozen" status_counts
         check "$sc: exit" leave
         check "$sc: exit succeeded" exit_ok
-        check "$sc: after exit it runs again" grows_past "$n2"
+        check "$sc: after exit it runs, and its timer runs it again" grows_past "$((n2 + 1))"
         as_alice systemctl --user stop mail-sync.timer
         check "$sc: nothing left frozen (kernel, systemd)" nothing_left
 }
