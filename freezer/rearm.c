@@ -134,10 +134,13 @@ static int rearm_thread(pid_t tid, uint64_t slack_ns) {
                 rem_addr = regs.r10;
         else
                 goto detach; /* another sleep than the one read */
-        if (rem_addr == req_addr && peek_timespec(tid, rem_addr, &rem) >= 0) {
-                uint64_t ns = request_after(timespec_ns(&req), timespec_ns(&rem), slack_ns);
+        if (rem_addr == req_addr) {
+                /* The remainder unread, the whole request goes back. */
+                bool have_rem = peek_timespec(tid, rem_addr, &rem) >= 0;
+                uint64_t ns = have_rem ? request_after(timespec_ns(&req), timespec_ns(&rem), slack_ns)
+                                       : timespec_ns(&req);
                 struct timespec want = { .tv_sec = (time_t) (ns / NSEC_PER_SEC), .tv_nsec = (long) (ns % NSEC_PER_SEC) };
-                if (ns != timespec_ns(&rem) && poke_timespec(tid, req_addr, &want) < 0) {
+                if ((!have_rem || ns != timespec_ns(&rem)) && poke_timespec(tid, req_addr, &want) < 0) {
                         r = -EFAULT;
                         goto detach;
                 }
