@@ -184,6 +184,8 @@ int systemd_backend_for(Manager *m, const char *cgroup, char ***unreachable, cha
  * (SystemdAddress=, else derived from the path), not asked; -ENOENT with
  * Backend=cgroupfs or for another kind of cgroup. */
 int systemd_manager_address(const Config *c, const char *cgroup, char **ret_address);
+/* The interface of a service's or scope's ControlGroup property. */
+const char *systemd_unit_interface(const char *cgroup);
 /* Adds cgroup to the journal in state, with the systemd manager that will
  * freeze and thaw it (if any, as systemd_backend_for()); logs the error. */
 int journal_add_unit_with_backend(Manager *m, const char *cgroup, UnitState state, char ***unreachable);

@@ -167,6 +167,11 @@ static int unit_property(const char *address, const char *cgroup, const char *in
         return b->get_property_string(bus, "org.freedesktop.systemd1", path, interface, property, NULL, ret);
 }
 
+const char *systemd_unit_interface(const char *cgroup) {
+        const char *dot = strrchr(unit_name_of_cgroup(cgroup), '.');
+        return dot && streq(dot, ".scope") ? "org.freedesktop.systemd1.Scope" : "org.freedesktop.systemd1.Service";
+}
+
 int systemd_manager_address(const Config *c, const char *cgroup, char **ret_address) {
         if (c->backend == BACKEND_CGROUPFS)
                 return -ENOENT;
@@ -197,11 +202,7 @@ int systemd_backend_for(Manager *m, const char *cgroup, char ***unreachable, cha
         }
         /* And it must be that manager's unit, in this very cgroup. */
         _cleanup_free_ char *cg = NULL;
-        char iface[64];
-        const char *type = strrchr(unit_name_of_cgroup(cgroup), '.') + 1;
-        /* ControlGroup lives on the type's interface: ...systemd1.Service, .Scope, .Slice, .Socket. */
-        snprintf(iface, sizeof(iface), "org.freedesktop.systemd1.%c%s", type[0] - 'a' + 'A', type + 1);
-        r = unit_property(address, cgroup, iface, "ControlGroup", &cg);
+        r = unit_property(address, cgroup, systemd_unit_interface(cgroup), "ControlGroup", &cg);
         if (r < 0 || !cg || cg[0] != '/' || !streq(cg + 1, cgroup))
                 return m->config->backend == BACKEND_SYSTEMD ? -ENXIO : -ENOENT;
         *ret_address = TAKE_PTR(address);

@@ -43,16 +43,16 @@
 #define HELD_JOBS_WAITING_MAX 64
 
 struct HeldJob {
-        unsigned n_ref; /* the listener's list, and one per call in flight */
-        bool dropped; /* standby ended: answers still to come are ignored */
+        unsigned n_ref;           /* the listener's list, and one per call in flight */
+        bool dropped;             /* standby ended: answers still to come are ignored */
         Listener *listener;
         char *cgroup;
-        char *address; /* its manager's */
-        char *path; /* the unit's object path */
+        char *address;            /* its manager's */
+        char *path;               /* the unit's object path */
         char **timers;            /* its TriggeredBy's timers, not yet asked */
         uint32_t job;
         char *job_path;
-        int events_fd; /* cgroup.events, until populated */
+        int events_fd;            /* cgroup.events, until populated */
         sd_event_source *populated_watch;
         HeldJob *next;
 };
@@ -251,7 +251,6 @@ static int ask_next_timer(HeldJob *h, sd_bus *bus);
 static int on_timer_state(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         HeldJob *h = userdata;
         const char *sub;
-        char iface[64];
         int r;
 
         if (!answered(m, h, "a timer's SubState"))
@@ -259,11 +258,9 @@ static int on_timer_state(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
         r = sd_bus_message_read(m, "v", "s", &sub);
         if (r >= 0 && !streq(sub, "running"))
                 return step_done(h, ask_next_timer(h, sd_bus_message_get_bus(m)), "cannot ask for its timers");
-        /* ControlGroup lives on the type's interface: ...systemd1.Service or .Scope. */
-        const char *type = strrchr(unit_name_of_cgroup(h->cgroup), '.') + 1;
-        snprintf(iface, sizeof(iface), "org.freedesktop.systemd1.%c%s", type[0] - 'a' + 'A', type + 1);
         if (r >= 0)
-                r = send_get(h, sd_bus_message_get_bus(m), h->path, iface, "ControlGroup", on_control_group);
+                r = send_get(h, sd_bus_message_get_bus(m), h->path, systemd_unit_interface(h->cgroup), "ControlGroup",
+                             on_control_group);
         if (r >= 0)
                 r = 1;
         return step_done(h, r, "cannot ask for its cgroup");

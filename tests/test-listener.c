@@ -3176,43 +3176,19 @@ static bool wait_freezer_state(const char *unit, const char *want) {
         return test_wait_unit_property(runtime_dir, unit, "FreezerState", want, 10 * USEC_PER_SEC);
 }
 
-typedef struct StatisticWait {
-        sd_bus *bus;
-        const char *key;
-        uint64_t want;
-} StatisticWait;
-
-static bool statistic_reached(void *userdata) {
-        StatisticWait *w = userdata;
-        return statistic(w->bus, w->key) >= w->want;
+static bool saw_job_released(void *bus) {
+        return statistic(bus, "jobs_released") >= 1;
 }
 
-typedef struct LinesWait {
-        const char *path;
-        size_t want;
-} LinesWait;
-
-static bool file_has_lines(void *userdata) {
-        LinesWait *w = userdata;
-        _cleanup_fclose_ FILE *f = fopen(w->path, "re");
+/* Its unit ran twice: at exit, and once more by its timer. */
+static bool ran_twice(void *path) {
+        _cleanup_fclose_ FILE *f = fopen(path, "re");
         size_t n = 0;
         int c;
 
         while (f && (c = fgetc(f)) != EOF)
                 n += c == '\n';
-        return n >= w->want;
-}
-
-/* A unit of the test's user manager, run by systemctl show: one property. */
-static char *um_show(const char *unit, const char *property) {
-        char cmd[1024];
-        char *out = NULL;
-
-        snprintf(cmd, sizeof(cmd), "XDG_RUNTIME_DIR=%s/xdg systemctl --user show -p %s --value %s", um_dir, property,
-                 unit);
-        ck_assert_int_eq(test_run_shell(cmd, &out), 0);
-        out[strcspn(out, "\n")] = 0;
-        return out;
+        return n >= 2;
 }
 
 /* A unit held while its timer starts it: its start job is cancelled at the
@@ -3264,14 +3240,13 @@ START_TEST(test_hold_releases_timer_job) {
         ck_assert(test_wait_unit_property(runtime_dir, "held-tick.service", "ActiveState", "activating",
                                           10 * USEC_PER_SEC));
         ck_assert(wait_frozen("um.service/app.slice/held-tick.service", true));
-        StatisticWait w = { bus, "jobs_released", 1 };
-        ck_assert_msg(test_wait_for(statistic_reached, &w, 10 * USEC_PER_SEC), "the timer's job was not released");
+        ck_assert_msg(test_wait_for(saw_job_released, bus, 10 * USEC_PER_SEC), "the timer's job was not released");
 
         /* The one released is the timer's: the other keeps its job. */
-        _cleanup_free_ char *asked_job = um_show("held-asked.service", "Job"),
-                            *tick_job = um_show("held-tick.service", "Job"),
-                            *tick_state = um_show("held-tick.service", "ActiveState"),
-                            *timer_state = um_show("held-tick.timer", "SubState");
+        _cleanup_free_ char *asked_job = test_unit_show(runtime_dir, "held-asked.service", "Job"),
+                            *tick_job = test_unit_show(runtime_dir, "held-tick.service", "Job"),
+                            *tick_state = test_unit_show(runtime_dir, "held-tick.service", "ActiveState"),
+                            *timer_state = test_unit_show(runtime_dir, "held-tick.timer", "SubState");
         ck_assert_msg(!streq(asked_job, ""), "held-asked.service lost its job");
         ck_assert_msg(streq(tick_job, ""), "held-tick.service still has job %s", tick_job);
         ck_assert_str_eq(tick_state, "activating");
@@ -3281,8 +3256,7 @@ START_TEST(test_hold_releases_timer_job) {
 
         /* At exit it runs, and its timer keeps its schedule: it runs again. */
         ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
-        LinesWait lw = { log, 2 };
-        ck_assert_msg(test_wait_for(file_has_lines, &lw, 10 * USEC_PER_SEC), "the timer did not run its unit again");
+        ck_assert_msg(test_wait_for(ran_twice, log, 10 * USEC_PER_SEC), "the timer did not run its unit again");
         ck_assert(!test_anything_frozen());
         snprintf(cmd, sizeof(cmd), "XDG_RUNTIME_DIR=%s/xdg systemctl --user stop held-tick.timer 2>&1", um_dir);
         free(out);

@@ -51,12 +51,9 @@ static void run_unit(const char *unit) {
 }
 
 static char *unit_show(const char *unit, const char *property) {
-        char cmd[1024];
-        char *out = NULL;
-        snprintf(cmd, sizeof(cmd), "XDG_RUNTIME_DIR=%s/xdg systemctl --user show -p %s --value %s", dir, property, unit);
-        ck_assert_int_eq(test_run_shell(cmd, &out), 0);
-        out[strcspn(out, "\n")] = 0;
-        return out;
+        char runtime_dir[PATH_MAX];
+        snprintf(runtime_dir, sizeof(runtime_dir), "%s/xdg", dir);
+        return test_unit_show(runtime_dir, unit, property);
 }
 
 static char *freezer_state(const char *unit) {

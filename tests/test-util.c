@@ -665,6 +665,17 @@ void test_user_manager_stop(void) {
                 fprintf(stderr, "user manager stop: %d %s\n", code, out);
 }
 
+char *test_unit_show(const char *runtime_dir, const char *unit, const char *property) {
+        char cmd[PATH_MAX + 512];
+        char *out = NULL;
+
+        snprintf(cmd, sizeof(cmd), "XDG_RUNTIME_DIR=%s systemctl --user show -p %s --value %s", runtime_dir, property,
+                 unit);
+        ck_assert_int_eq(test_run_shell(cmd, &out), 0);
+        out[strcspn(out, "\n")] = 0;
+        return out;
+}
+
 bool test_wait_unit_property(const char *runtime_dir, const char *unit, const char *property, const char *want,
                              usec_t timeout) {
         _cleanup_free_ char *address = NULL, *match = NULL;

@@ -141,6 +141,9 @@ const char *test_bin(const char *name);
 /* Waits (bounded) for cond(userdata) to be true, for conditions the kernel
  * sends no event for (a lock wait appearing in /proc/locks). Checks every 1 ms. */
 bool test_wait_for(bool (*cond)(void *), void *userdata, usec_t timeout);
+/* A unit's property as `systemctl --user show` prints it, of the manager
+ * whose runtime directory is runtime_dir; the caller frees it. */
+char *test_unit_show(const char *runtime_dir, const char *unit, const char *property);
 /* Waits, at most timeout, until systemd's property of unit reads want, told
  * of each change by the unit's PropertiesChanged on the private socket of
  * the manager whose runtime directory is runtime_dir (systemd --user's
