@@ -55,7 +55,7 @@ typedef struct HeldUnit {
         struct HeldUnit *next;
 } HeldUnit;
 
-struct CgroupWatch {
+typedef struct CgroupWatch {
         Listener *listener;
         int fd;                   /* inotify */
         sd_event_source *source;
@@ -64,7 +64,26 @@ struct CgroupWatch {
         WatchedCgroup *watched;
         size_t n_watched, n_allocated;
         char **callers;           /* the listener's own cgroups and its ancestors': never held */
-};
+} CgroupWatch;
+
+/* The source's state: the watch while standby is active, and what it did. */
+typedef struct CgroupWatchState {
+        CgroupWatch *watch;
+        uint64_t held;            /* cgroups made below the targets during standby, held */
+        uint64_t not_held;        /* such cgroups left running: exempt, a session, a unit's own */
+} CgroupWatchState;
+
+extern const ListenerSource listener_source_cgroup_watch;
+
+/* NULL outside the source's life (before its start, after its stop). */
+static CgroupWatchState *state_of(Listener *l) {
+        return listener_source_state(l, &listener_source_cgroup_watch);
+}
+
+static CgroupWatch *watch_of(Listener *l) {
+        CgroupWatchState *st = state_of(l);
+        return st ? st->watch : NULL;
+}
 
 #define HOLD_MASK (IN_CREATE | IN_MOVED_TO | IN_ONLYDIR)
 
@@ -233,7 +252,7 @@ static bool watch_freezing(CgroupWatch *w, int cg_fd, const char *cgroup) {
 }
 
 static void hold(Listener *l, int cg_fd, const char *cgroup) {
-        CgroupWatch *w = l->cgroup_watch;
+        CgroupWatch *w = watch_of(l);
         JournalUnit *u;
         int r;
 
@@ -258,17 +277,17 @@ static void hold(Listener *l, int cg_fd, const char *cgroup) {
         if (r >= 0)
                 r = freeze_hold(&l->m, cgroup, cg_fd);
         if (r > 0 && (u = journal_find_unit(l->m.journal, cgroup)) && u->state == UNIT_FREEZING &&
-            watch_freezing(l->cgroup_watch, cg_fd, cgroup) &&
+            watch_freezing(watch_of(l), cg_fd, cgroup) &&
             freeze_record(&l->m, cgroup, UNIT_STATE_MASK(UNIT_FREEZING), UNIT_FROZEN, 0, HOLD_REASON) > 0)
                 (void) manager_save_journal(&l->m);
         if (r > 0) {
-                l->stats.held++;
+                state_of(l)->held++;
                 log_info("Held %s: started during standby.", cgroup);
                 listener_release_timer_job(l, cg_fd, cgroup);
                 listener_cache_refresh(l);
                 listener_forget_resolved(l);
         } else if (r == 0)
-                l->stats.not_held++;
+                state_of(l)->not_held++;
         else if (r != -ENOENT)
                 log_warning_errno(r, "Failed to hold %s, started during standby (it runs): %m", cgroup);
         manager_unlock_journal(&l->m);
@@ -283,7 +302,7 @@ typedef struct Visit {
 static int visit(int fd, const char *cgroup, void *userdata) {
         Visit *v = userdata;
         Listener *l = v->listener;
-        CgroupWatch *w = l->cgroup_watch;
+        CgroupWatch *w = watch_of(l);
         /* Below a cgroup made just now, everything is as new (made before
          * its watch was added). */
         bool is_new = v->top_is_new;
@@ -299,7 +318,7 @@ static int visit(int fd, const char *cgroup, void *userdata) {
         }
         if (is_caller(w, cgroup) || !select_may_hold(&l->m, NULL, cgroup)) {
                 if (is_new)
-                        l->stats.not_held++;
+                        state_of(l)->not_held++;
                 return CGROUP_WALK_SKIP;
         }
         /* A new cgroup that is no container is a unit: held. A leaf found
@@ -356,7 +375,7 @@ static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userda
 
                         p += sizeof(struct inotify_event) + ev->len;
                         /* The watcher may go (standby left) while events are in hand. */
-                        if (!l->cgroup_watch || !l->standby_active || listener_exiting(l))
+                        if (!watch_of(l) || !l->standby_active || listener_exiting(l))
                                 return 0;
                         if (ev->mask & IN_Q_OVERFLOW) {
                                 l->stats.resyncs++;
@@ -364,10 +383,10 @@ static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userda
                                 continue;
                         }
                         if (ev->mask & IN_IGNORED) {
-                                watch_forget(l->cgroup_watch, ev->wd);
+                                watch_forget(watch_of(l), ev->wd);
                                 continue;
                         }
-                        if (!(ev->mask & IN_ISDIR) || ev->len == 0 || !(x = watched_by_wd(l->cgroup_watch, ev->wd)))
+                        if (!(ev->mask & IN_ISDIR) || ev->len == 0 || !(x = watched_by_wd(watch_of(l), ev->wd)))
                                 continue;
                         if (asprintf(&cgroup, "%s/%s", x->cgroup, ev->name) < 0)
                                 return log_error_errno(-ENOMEM, "Cannot hold a unit started during standby: %m");
@@ -377,7 +396,7 @@ static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userda
 }
 
 void listener_cgroup_watch_retry(Listener *l) {
-        CgroupWatch *w = l->cgroup_watch;
+        CgroupWatch *w = watch_of(l);
         _cleanup_strv_free_ char **todo = NULL;
         int r;
 
@@ -394,14 +413,14 @@ void listener_cgroup_watch_retry(Listener *l) {
                         continue; /* gone */
                 r = r >= 0 ? freeze_hold(&l->m, *c, cg) : r;
                 if (r > 0) {
-                        l->stats.held++;
+                        state_of(l)->held++;
                         log_info("Held %s: started during standby.", *c);
                         listener_release_timer_job(l, cg, *c);
                 } else {
                         /* Standby ended meanwhile, or it is a window's: not ours to keep frozen. */
                         (void) cgroup_set_freeze(cg, false);
                         if (r == 0)
-                                l->stats.not_held++;
+                                state_of(l)->not_held++;
                 }
         }
         listener_cache_refresh(l);
@@ -409,16 +428,18 @@ void listener_cgroup_watch_retry(Listener *l) {
         manager_unlock_journal(&l->m);
 }
 
+static void watch_stop(Listener *l);
+
 /* Watches while standby is active, and only then. */
 int listener_cgroup_watch_sync(Listener *l) {
         CgroupWatch *w;
         int r;
 
         if (!l->standby_active || listener_exiting(l)) {
-                listener_cgroup_watch_stop(l);
+                watch_stop(l);
                 return 0;
         }
-        if (l->cgroup_watch)
+        if (!state_of(l) || state_of(l)->watch)
                 return 0;
         w = calloc(1, sizeof(CgroupWatch));
         if (!w)
@@ -441,7 +462,7 @@ int listener_cgroup_watch_sync(Listener *l) {
                 r = sd_event_source_set_priority(w->source, SD_EVENT_PRIORITY_IMPORTANT);
         if (r < 0)
                 goto fail;
-        l->cgroup_watch = w;
+        state_of(l)->watch = w;
         walk_targets(l);
         return 0;
 fail:
@@ -449,8 +470,11 @@ fail:
         return log_warning_errno(r, "Cannot watch for units started during standby (they run): %m");
 }
 
-void listener_cgroup_watch_stop(Listener *l) {
-        cgroup_watch_free(TAKE_PTR(l->cgroup_watch));
+static void watch_stop(Listener *l) {
+        CgroupWatchState *st = state_of(l);
+
+        if (st)
+                cgroup_watch_free(TAKE_PTR(st->watch));
         listener_held_jobs_drop(l);
 }
 
@@ -458,7 +482,8 @@ void listener_cgroup_watch_stop(Listener *l) {
  * by the journal's changes (listener_cgroup_watch_sync()). */
 const ListenerSource listener_source_cgroup_watch = {
         .name = "cgroup",
-        .statistics = (const ListenerStatistic[]) { LISTENER_STATISTIC(held), LISTENER_STATISTIC(not_held),
-                                                      LISTENER_STATISTIC(jobs_released), {} },
-        .stop = listener_cgroup_watch_stop,
+        .state_size = sizeof(CgroupWatchState),
+        .statistics = (const ListenerStatistic[]) { LISTENER_SOURCE_STATISTIC(CgroupWatchState, held),
+                                                      LISTENER_SOURCE_STATISTIC(CgroupWatchState, not_held), {} },
+        .stop = watch_stop,
 };

@@ -66,12 +66,34 @@ typedef struct MonitorSetup {
         size_t n_names;
 } MonitorSetup;
 
-struct CallMonitor {
+typedef struct CallMonitor {
         int fd;
         DBusWireStream stream; /* MONITOR_BUFFER bytes, from a message boundary */
         CallOwner *owners;
         MonitorSetup *setup;   /* non-NULL until the fd is read (fd < 0 meanwhile) */
-};
+} CallMonitor;
+
+/* The source's state: the monitor connection while dbus-call rules need
+ * one, and what it saw. */
+typedef struct CallState {
+        CallMonitor *monitor;
+        sd_event_source *source;
+        uint64_t undelivered;  /* calls to a frozen unit's BusName= the bus did not deliver */
+} CallState;
+
+extern const ListenerSource listener_source_dbus_call;
+
+/* NULL outside the source's life (before its start, after its stop). */
+static CallState *state_of(Listener *l) {
+        return listener_source_state(l, &listener_source_dbus_call);
+}
+
+static void drop_monitor(Listener *l);
+
+static CallMonitor *monitor_of(Listener *l) {
+        CallState *st = state_of(l);
+        return st ? st->monitor : NULL;
+}
 
 static int on_owner_pid(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         CallOwner *o = userdata;
@@ -139,7 +161,7 @@ static int owner_add(Listener *l, CallMonitor *cm, const char *bus_name) {
 }
 
 pid_t listener_call_owner_pid(Listener *l, const char *bus_name) {
-        for (CallOwner *o = l->call_monitor ? l->call_monitor->owners : NULL; o; o = o->next)
+        for (CallOwner *o = monitor_of(l) ? monitor_of(l)->owners : NULL; o; o = o->next)
                 if (streq(o->bus_name, bus_name))
                         return o->pid;
         return 0;
@@ -155,7 +177,7 @@ static void on_call(Listener *l, const char *dest, const char *sender, uint32_t 
                 int r = listener_call_delivered(l, rule, sender, serial);
                 if (r == 0) {
                         log_debug("A call from %s to %s that the bus did not deliver: ignored.", sender, dest);
-                        l->stats.undelivered++;
+                        state_of(l)->undelivered++;
                 }
                 if (r <= 0)
                         continue;
@@ -170,7 +192,7 @@ static void on_wire_call(const char *dest, const char *sender, uint32_t serial, 
 
 static int on_monitor_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Listener *l = userdata;
-        CallMonitor *cm = l->call_monitor;
+        CallMonitor *cm = monitor_of(l);
         ssize_t n;
 
         assert(cm->stream.have < MONITOR_BUFFER); /* a partial header is shorter than the buffer */
@@ -183,14 +205,14 @@ static int on_monitor_io(sd_event_source *s, int fd, uint32_t revents, void *use
         if (n <= 0) {
                 log_error_errno(n < 0 ? -errno : -ECONNRESET,
                                 "The D-Bus monitor connection failed (%m); exiting, to be restarted.");
-                listener_drop_call_monitor(l);
+                drop_monitor(l);
                 return sd_event_exit(l->event, EXIT_FAILURE_GENERIC);
         }
         cm->stream.have += (size_t) n;
         if (dbus_wire_stream_consume(&cm->stream, on_wire_call, l) < 0) {
                 /* dbus-daemon sends whole, valid messages: this is not it. */
                 log_error("The D-Bus monitor connection sent something that is not D-Bus; exiting, to be restarted.");
-                listener_drop_call_monitor(l);
+                drop_monitor(l);
                 return sd_event_exit(l->event, EXIT_FAILURE_GENERIC);
         }
         return 0;
@@ -207,14 +229,18 @@ static void setup_free(MonitorSetup *setup) {
         free(setup);
 }
 
-void listener_drop_call_monitor(Listener *l) {
-        l->monitor_source = sd_event_source_disable_unref(l->monitor_source);
-        if (l->call_monitor) {
-                setup_free(l->call_monitor->setup);
-                owners_free(l->call_monitor->owners);
-                safe_close(l->call_monitor->fd);
-                free(l->call_monitor->stream.buf);
-                l->call_monitor = mfree(l->call_monitor);
+static void drop_monitor(Listener *l) {
+        CallState *st = state_of(l);
+
+        if (!st)
+                return;
+        st->source = sd_event_source_disable_unref(st->source);
+        if (st->monitor) {
+                setup_free(st->monitor->setup);
+                owners_free(st->monitor->owners);
+                safe_close(st->monitor->fd);
+                free(st->monitor->stream.buf);
+                st->monitor = mfree(st->monitor);
         }
 }
 
@@ -250,7 +276,7 @@ static char *call_rule_files(Listener *l) {
  * read, or the dbus-call rules are dead, which ends the listener at start
  * (to be restarted) and is logged at a reload (the next one tries again). */
 static int setup_finish(Listener *l) {
-        CallMonitor *cm = l->call_monitor;
+        CallMonitor *cm = monitor_of(l);
         MonitorSetup *setup = cm->setup;
         bool at_start = setup->at_start, says_ready = setup->says_ready;
         size_t n_names = setup->n_names;
@@ -260,7 +286,7 @@ static int setup_finish(Listener *l) {
         if (r > 0)
                 r = bus_monitor_take_fd(setup->bus, on_queued, l, &cm->fd);
         if (r >= 0)
-                r = sd_event_add_io(l->event, &l->monitor_source, cm->fd, EPOLLIN, on_monitor_io, l);
+                r = sd_event_add_io(l->event, &state_of(l)->source, cm->fd, EPOLLIN, on_monitor_io, l);
         if (r >= 0)
                 log_info("Watching method calls to %zu bus names.", n_names);
         else {
@@ -274,7 +300,7 @@ static int setup_finish(Listener *l) {
         }
         setup_free(setup);
         if (r < 0) {
-                listener_drop_call_monitor(l);
+                drop_monitor(l);
                 if (at_start) {
                         log_error("Exiting, to be restarted.");
                         return sd_event_exit(l->event, EXIT_FAILURE_GENERIC);
@@ -305,7 +331,7 @@ static int on_become_monitor(sd_bus_message *reply, void *userdata, sd_bus_error
  * at most); from the reply on, bus_monitor_take_fd() takes the rest. */
 static int on_setup_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Listener *l = userdata;
-        MonitorSetup *setup = l->call_monitor->setup;
+        MonitorSetup *setup = monitor_of(l)->setup;
         int r;
 
         do {
@@ -329,14 +355,14 @@ static int on_setup_io(sd_event_source *s, int fd, uint32_t revents, void *userd
 static int on_setup_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         Listener *l = userdata;
 
-        l->call_monitor->setup->result = -ETIMEDOUT;
+        monitor_of(l)->setup->result = -ETIMEDOUT;
         return setup_finish(l);
 }
 
 bool listener_call_monitor_says_ready(Listener *l) {
-        if (!l->call_monitor || !l->call_monitor->setup)
+        if (!monitor_of(l) || !monitor_of(l)->setup)
                 return false;
-        l->call_monitor->setup->says_ready = true;
+        monitor_of(l)->setup->says_ready = true;
         return true;
 }
 
@@ -348,7 +374,7 @@ static int setup_call_monitor(Listener *l, bool at_start) {
         MonitorSetup *setup;
         int r;
 
-        listener_drop_call_monitor(l);
+        drop_monitor(l);
         for (size_t i = 0; l->rules && i < l->rules->n_rules; i++) {
                 const Rule *rule = &l->rules->rules[i];
                 char *m;
@@ -361,13 +387,13 @@ static int setup_call_monitor(Listener *l, bool at_start) {
         if (!matches)
                 return 0;
 
-        l->call_monitor = calloc(1, sizeof(CallMonitor));
-        if (!l->call_monitor)
+        CallMonitor *cm = state_of(l)->monitor = calloc(1, sizeof(CallMonitor));
+        if (!cm)
                 return log_error_errno(-ENOMEM, "Cannot monitor the bus for Event=dbus-call rules: %m");
-        l->call_monitor->fd = -EBADF; /* not 0: a failure closes it */
-        l->call_monitor->stream = (DBusWireStream) { .buf = malloc(MONITOR_BUFFER), .size = MONITOR_BUFFER };
-        setup = l->call_monitor->setup = calloc(1, sizeof(MonitorSetup));
-        r = l->call_monitor->stream.buf && setup ? 0 : -ENOMEM;
+        cm->fd = -EBADF; /* not 0: a failure closes it */
+        cm->stream = (DBusWireStream) { .buf = malloc(MONITOR_BUFFER), .size = MONITOR_BUFFER };
+        setup = cm->setup = calloc(1, sizeof(MonitorSetup));
+        r = cm->stream.buf && setup ? 0 : -ENOMEM;
         if (r >= 0) {
                 setup->at_start = at_start;
                 setup->n_names = strv_length(matches);
@@ -383,10 +409,10 @@ static int setup_call_monitor(Listener *l, bool at_start) {
                                                USEC_PER_MSEC, on_setup_timeout, l);
         for (size_t i = 0; r >= 0 && l->rules && i < l->rules->n_rules; i++)
                 if (l->rules->rules[i].event == &event_kind_dbus_call)
-                        r = owner_add(l, l->call_monitor, listener_call_rule_bus_name(&l->rules->rules[i]));
+                        r = owner_add(l, cm, listener_call_rule_bus_name(&l->rules->rules[i]));
         if (r < 0) {
                 _cleanup_free_ char *files = call_rule_files(l);
-                listener_drop_call_monitor(l);
+                drop_monitor(l);
                 return log_error_errno(r, "Cannot monitor the bus for the Event=dbus-call rules of %s: %m",
                                        strna(files));
         }
@@ -450,8 +476,9 @@ const EventKind event_kind_dbus_call = {
 const ListenerSource listener_source_dbus_call = {
         .name = "dbus-call",
         .kinds = (const EventKind * const[]) { &event_kind_dbus_call, NULL },
-        .statistics = (const ListenerStatistic[]) { LISTENER_STATISTIC(undelivered), {} },
+        .state_size = sizeof(CallState),
+        .statistics = (const ListenerStatistic[]) { LISTENER_SOURCE_STATISTIC(CallState, undelivered), {} },
         .start = start_call_monitor,
         .reload = reload_call_monitor,
-        .stop = listener_drop_call_monitor,
+        .stop = drop_monitor,
 };

@@ -49,7 +49,7 @@ static const InputMatch *input_match(const Rule *rule) {
         return rule->match;
 }
 
-struct InputWatch {
+typedef struct InputWatch {
         Listener *listener;
         char *path;
         char *name;                  /* the device's evdev name, if it has one */
@@ -60,7 +60,19 @@ struct InputWatch {
         bool dropping;               /* after SYN_DROPPED, until the next SYN_REPORT */
         bool policy;                 /* read for the policy (logind.c) */
         struct InputWatch *next;
-};
+} InputWatch;
+
+/* The source's state: the devices open, and the watch on their directory. */
+typedef struct InputState {
+        InputWatch *inputs;
+        sd_event_source *dir_watch;
+} InputState;
+
+extern const ListenerSource listener_source_input;
+
+static InputState *state_of(Listener *l) {
+        return listener_source_state(l, &listener_source_input);
+}
 
 static bool sw_bit(const unsigned long *bits, unsigned code) {
         return bits[code / (8 * sizeof(unsigned long))] >> (code % (8 * sizeof(unsigned long))) & 1;
@@ -126,7 +138,7 @@ static int on_input(sd_event_source *s, int fd, uint32_t revents, void *userdata
                 /* Unplugged (ENODEV): stop watching it. */
                 log_info("Input device %s gone: %m", w->path);
                 Listener *l = w->listener;
-                for (InputWatch **p = &l->inputs; *p; p = &(*p)->next)
+                for (InputWatch **p = &state_of(l)->inputs; *p; p = &(*p)->next)
                         if (*p == w) {
                                 *p = w->next;
                                 break;
@@ -177,7 +189,7 @@ static int input_open(Listener *l, const char *path) {
         InputWatch *w;
         int fd, r;
 
-        for (InputWatch *x = l->inputs; x; x = x->next)
+        for (InputWatch *x = state_of(l)->inputs; x; x = x->next)
                 if (streq(x->path, path))
                         return 0;
         if (stat(path, &st) < 0)
@@ -212,8 +224,9 @@ static int input_open(Listener *l, const char *path) {
                 input_free(w);
                 return r;
         }
-        w->next = l->inputs;
-        l->inputs = w;
+        InputState *is = state_of(l);
+        w->next = is->inputs;
+        is->inputs = w;
         log_info("Watching input %s (%s)%s.", w->path, w->name ?: "no evdev name", w->policy ? ", for the policy" : "");
         return 0;
 }
@@ -244,10 +257,20 @@ static int on_input_dir(sd_event_source *s, const struct inotify_event *ev, void
         return 0;
 }
 
+static void drop_inputs(Listener *l) {
+        InputState *st = state_of(l);
+
+        while (st->inputs) {
+                InputWatch *w = st->inputs;
+                st->inputs = w->next;
+                input_free(w);
+        }
+}
+
 int listener_setup_input(Listener *l) {
         bool any = listener_policy_wants_input(l, true, true, true);
 
-        listener_drop_inputs(l);
+        drop_inputs(l);
         for (size_t i = 0; l->rules && i < l->rules->n_rules; i++) {
                 const Rule *r = &l->rules->rules[i];
                 if (r->event != &event_kind_input)
@@ -263,8 +286,8 @@ int listener_setup_input(Listener *l) {
                 return 0;
         scan_input_dir(l);
         /* Devices plugged in later. Once per daemon: the rules may change, /dev/input not. */
-        if (!l->input_dir_watch && access(INPUT_DIR, F_OK) == 0) {
-                int r = sd_event_add_inotify(l->event, &l->input_dir_watch, INPUT_DIR, IN_CREATE | IN_ATTRIB,
+        if (!state_of(l)->dir_watch && access(INPUT_DIR, F_OK) == 0) {
+                int r = sd_event_add_inotify(l->event, &state_of(l)->dir_watch, INPUT_DIR, IN_CREATE | IN_ATTRIB,
                                              on_input_dir, l);
                 if (r < 0)
                         log_warning_errno(r, "Cannot watch " INPUT_DIR " for new devices: %m");
@@ -272,17 +295,10 @@ int listener_setup_input(Listener *l) {
         return 0;
 }
 
-void listener_drop_inputs(Listener *l) {
-        while (l->inputs) {
-                InputWatch *w = l->inputs;
-                l->inputs = w->next;
-                input_free(w);
-        }
-}
 
 static void stop_inputs(Listener *l) {
-        listener_drop_inputs(l);
-        l->input_dir_watch = sd_event_source_disable_unref(l->input_dir_watch);
+        drop_inputs(l);
+        state_of(l)->dir_watch = sd_event_source_disable_unref(state_of(l)->dir_watch);
 }
 
 static void input_match_init(void *match) {
@@ -407,6 +423,7 @@ static const EventKind event_kind_input = {
 
 const ListenerSource listener_source_input = {
         .name = "input",
+        .state_size = sizeof(InputState),
         .kinds = (const EventKind * const[]) { &event_kind_input, NULL },
         .start = listener_setup_input,
         .reload = listener_setup_input,

@@ -14,6 +14,8 @@
 #define LISTENER_OBJECT_PATH "/org/standby/Listener1"
 #define LISTENER_INTERFACE "org.standby.Listener1"
 
+/* The listener's own statistics; a source keeps its own in its state
+ * (ListenerSource.statistics). */
 typedef struct Statistics {
         uint64_t events;          /* every event any source delivered */
         uint64_t matched;         /* events that matched a rule */
@@ -24,12 +26,9 @@ typedef struct Statistics {
         uint64_t replayed;        /* actions of events that came while standby was being entered */
         uint64_t resyncs;         /* netlink overruns answered by a fresh dump */
         uint64_t forged;          /* netlink messages from a process, not the kernel: dropped */
-        uint64_t undelivered;     /* calls to a frozen unit's BusName= the bus did not deliver (dbus-call.c) */
         uint64_t systemd_fallbacks; /* thaws systemd did not do in time, done through cgroup.freeze */
         uint64_t journal_busy;    /* journal work put off: another process held the journal's lock */
         uint64_t thaw_failures;   /* units an event or a call was to thaw that stayed frozen */
-        uint64_t held;            /* cgroups made below the targets during standby, held (cgroup-watch.c) */
-        uint64_t not_held;        /* such cgroups left running: exempt, a session, a unit's own */
         uint64_t jobs_released;   /* timer jobs of held units cancelled at their manager (held-job.c) */
         uint64_t thaw_usec_total; /* event received -> units thawed */
         uint64_t thaw_usec_max;
@@ -45,11 +44,6 @@ typedef struct Window {
         struct Window *next;
 } Window;
 
-typedef struct NetlinkWatch NetlinkWatch;
-typedef struct SocketWatch SocketWatch;
-typedef struct CallTarget CallTarget;
-typedef struct InputWatch InputWatch;
-typedef struct CgroupWatch CgroupWatch;
 typedef struct HeldJob HeldJob;
 
 /* What the journal says of a unit, kept in memory for the event path. */
@@ -83,8 +77,6 @@ typedef struct PendingRecord {
         usec_t until;
         usec_t since;             /* the standby it belongs to (the journal's since) */
 } PendingRecord;
-
-typedef struct CallMonitor CallMonitor;
 
 /* The refreeze of a window's units, in flight (refreeze.c): the freezes are
  * written, each unit's cgroup.events is a loop source, FreezeTimeout a loop
@@ -122,7 +114,6 @@ typedef struct Inhibitor Inhibitor;
 #define LISTENER_INHIBITORS_PER_USER_MAX 8
 
 /* logind: the lid, the power key, idleness and sleep (logind.c). */
-typedef struct Logind Logind;
 
 /* A thaw asked over the bus, answered once its outcome is known (report.c). */
 typedef struct ThawReport ThawReport;
@@ -130,22 +121,21 @@ typedef struct ThawReport ThawReport;
 /* loop.c: a source handled before sd-event's (a thaw's critical path). */
 typedef struct LoopSource LoopSource;
 
+/* How many event sources the table in sources.c may have. */
+#define LISTENER_SOURCES_MAX 16
+
 /* The daemon: one sd-event loop, no periodic timer (only window deadlines). */
 typedef struct Listener {
         sd_event *event;
         int loop_fd;                     /* the loop's epoll: sd-event's fd and the hot sources (loop.c) */
         LoopSource *loop_dead;           /* removed hot sources, freed after the epoll batch */
         sd_bus *bus;
-        CallMonitor *call_monitor;       /* a monitor connection, for dbus-call rules (dbus-call.c) */
-        sd_event_source *monitor_source;
         const char *bus_address;  /* NULL: the system bus */
         struct sockaddr_un bus_peer;     /* the bus's listening socket: what its clients' getpeername() say */
         socklen_t bus_peer_len;          /* 0: unknown, no socket counts as a bus connection */
         struct ucred bus_peer_cred;      /* who listened on it: what its clients' SO_PEERCRED say */
         Manager m;                /* the freezing engine, journal and config */
         RuleSet *rules;
-        sd_bus_slot **signal_slots;      /* one per dbus-signal rule */
-        size_t n_signal_slots;
         const char **rules_dirs;
         bool standby_active;
         Window *windows;
@@ -168,16 +158,9 @@ typedef struct Listener {
         usec_t record_delay;              /* LISTENER_RECORD_DELAY_USEC; tests stretch it */
         usec_t call_monitor_timeout;      /* LISTENER_CALL_MONITOR_TIMEOUT_USEC; tests shorten it */
         ResolvedUnit *resolved;
-        NetlinkWatch *netlink;
-        SocketWatch *sockets;
-        CallTarget *call_targets;        /* the bus connections of frozen units of dbus-call rules (sockets.c) */
-        InputWatch *inputs;
-        sd_event_source *input_dir_watch;
         sd_event_source *state_watch;    /* inotify on the state directory (standby-listener.c) */
         sd_event_source *state_parent_watch; /* inotify on its parent, for its name */
         sd_event_source *state_rewatch;  /* a one-shot: find the state directory again */
-        sd_event_source *uevent_source;
-        CgroupWatch *cgroup_watch;       /* new cgroups below the targets, while in standby (cgroup-watch.c) */
         HeldJob *held_jobs;              /* held units whose timer job is being released (held-job.c) */
         Inhibitor *inhibitors;           /* apps' locks on standby (inhibit.c) */
         bool told;                       /* PrepareForStandby(true) sent, (false) not yet */
@@ -190,8 +173,8 @@ typedef struct Listener {
         size_t n_announce_calls;
         void (*announce_done)(struct Listener *l);
         sd_bus_slot *announce_watch;     /* the last PrepareEntry caller's going (inhibit.c) */
-        Logind *logind;
         Statistics stats;
+        void *source_states[LISTENER_SOURCES_MAX]; /* each source's own (sources.c) */
 } Listener;
 
 /* One event from any source, as the rules see it; unset fields are NULL/0. */
@@ -208,18 +191,22 @@ struct Event {
         const Rule *rule;          /* dbus-signal, dbus-call: the rule whose match fired */
 };
 
-/* A statistic: its key in GetStatistics' reply, and its field of Statistics. */
+/* A statistic: its key in GetStatistics' reply, and where its counter is:
+ * a field of Statistics (the listener's own), or of a source's state (the
+ * rows of ListenerSource.statistics). */
 typedef struct ListenerStatistic {
         const char *key;
         size_t offset;
 } ListenerStatistic;
 #define LISTENER_STATISTIC(field) { #field, offsetof(Statistics, field) }
+#define LISTENER_SOURCE_STATISTIC(type, field) { #field, offsetof(type, field) }
 
 /* sources.c: one row per event source. */
 typedef struct ListenerSource {
         const char *name;
+        size_t state_size;                   /* its state: zeroed before start, freed after stop */
         const EventKind * const *kinds;      /* the Event= kinds it delivers, NULL-terminated */
-        const ListenerStatistic *statistics; /* its own statistics, ending with { NULL } */
+        const ListenerStatistic *statistics; /* counters of its state, ending with { NULL } */
         int (*start)(Listener *l);           /* at start; a failure ends the listener */
         void (*before_reload)(Listener *l);  /* what points into the old rules, dropped before they go */
         int (*reload)(Listener *l);          /* with the new rules in place */
@@ -229,9 +216,13 @@ typedef struct ListenerSource {
 static inline bool listener_str_matches(const char *want, const char *have) {
         return !want || (have && streq(want, have));
 }
-/* GetStatistics' rows, in order: the listener's own, then each source's;
- * *ret_n of them. */
-const ListenerStatistic *listener_statistics(size_t *ret_n);
+/* A source's state (ListenerSource.state_size bytes, its own type), from
+ * before its start to after its stop; NULL outside that. */
+void *listener_source_state(Listener *l, const ListenerSource *source);
+/* GetStatistics' rows, in order: the listener's own, then each source's. */
+size_t listener_n_statistics(void);
+const char *listener_statistic_key(size_t i);
+uint64_t listener_statistic_value(Listener *l, size_t i);
 /* Sets up every source, in the table's order; checks that every event
  * kind has one. */
 int listener_sources_start(Listener *l);
@@ -399,13 +390,6 @@ static inline bool listener_exiting(const Listener *l) {
         return l->exit_pid > 0 || l->leave_pending;
 }
 
-/* netlink.c */
-/* Joins the rtnetlink groups the rules need (links, IPv4 and IPv6
- * addresses) and leaves the others; with none needed, no socket is open.
- * At start, and again after a reload. */
-int listener_setup_netlink(Listener *l);
-void listener_free_netlink(Listener *l);
-
 /* sockets.c */
 /* Holds duplicates of the sockets of every frozen unit an Event=socket rule
  * names, and drops those of units no longer frozen; call after any change. */
@@ -418,7 +402,6 @@ bool listener_unit_has_unread_call(Listener *l, const char *cgroup, const char *
  * the bus, in the bus connection of a frozen process of the rule's Thaw=
  * units: > 0 yes, 0 no, -ESRCH if none of those units is frozen. */
 int listener_call_delivered(Listener *l, const Rule *rule, const char *sender, uint32_t serial);
-void listener_drop_sockets(Listener *l);
 
 /* dbus-call.c */
 extern const EventKind event_kind_dbus_call;
@@ -430,18 +413,14 @@ bool listener_call_monitor_says_ready(Listener *l);
 /* The process owning bus_name, a dbus-call rule's, by the bus's word; 0
  * while unknown or unowned (dbus-call.c). */
 pid_t listener_call_owner_pid(Listener *l, const char *bus_name);
-void listener_drop_call_monitor(Listener *l);
 
 /* cgroup-watch.c: holds the cgroups made below the targets during standby.
  * Call after every journal change: watches while standby is active (and no
  * exit is under way), stops watching otherwise. */
 int listener_cgroup_watch_sync(Listener *l);
-void listener_cgroup_watch_stop(Listener *l);
 /* The journal's lock is free again: records the units held meanwhile. */
 void listener_cgroup_watch_retry(Listener *l);
 
-/* uevent.c: opens the kernel uevent socket if any rule wants it. */
-int listener_setup_uevent(Listener *l);
 
 /* inhibit.c */
 int listener_setup_inhibit(Listener *l);
@@ -459,8 +438,6 @@ void listener_announce_end(Listener *l);
 const Inhibitor *listener_blocked(Listener *l, char **ret_description);
 
 /* logind.c */
-int listener_logind_start(Listener *l);
-void listener_logind_stop(Listener *l);
 /* The configuration's policy changed (a reload): locks and inputs follow. */
 void listener_logind_reload(Listener *l);
 /* The first block lock on standby was taken, or the last one went: the lid
@@ -479,10 +456,8 @@ int listener_method_power_state(sd_bus_message *msg, void *userdata, sd_bus_erro
 /* input.c */
 /* Opens the input devices the Event=input rules name (again after a reload). */
 int listener_setup_input(Listener *l);
-void listener_drop_inputs(Listener *l);
 
 /* push.c */
-int listener_setup_bus(Listener *l);
 /* The caller's uid and pid as the bus recorded them when it connected, and
  * whether it is root or in Group=: 0 and those; 1 when they are being asked
  * of the bus (method is then called again with msg once they come); or a
@@ -495,5 +470,3 @@ int listener_caller(Listener *l, sd_bus_message *msg, sd_bus_message_handler_t m
 int listener_check_access(Listener *l, sd_bus_message *msg, const char *what, sd_bus_message_handler_t method,
                           sd_bus_error *error);
 void listener_forget_verdicts(void);
-/* Adds a bus match for every Event=dbus-signal rule (after a reload too). */
-int listener_setup_signal_matches(Listener *l);

@@ -61,14 +61,14 @@ static const struct {
 };
 
 typedef struct LogindLock {
-        Logind *logind;
+        struct Logind *logind;
         LockKind kind;
         int fd;
         sd_bus_slot *pending;
         char *refused; /* logind's error, for status */
 } LogindLock;
 
-struct Logind {
+typedef struct Logind {
         Listener *l;
         LogindLock locks[_LOCK_MAX];
         sd_bus_slot *match_sleep, *match_props;
@@ -90,7 +90,21 @@ struct Logind {
         sd_event_source *sleep_child, *sleep_deadline;
         usec_t sleep_started;
         char *last_entry, *last_leave, *last_sleep;
-};
+} Logind;
+
+/* The source's state: logind's, on the system bus only (a private bus, as
+ * in the tests, has no logind). */
+typedef struct LogindState {
+        Logind *logind;
+} LogindState;
+
+extern const ListenerSource listener_source_logind;
+
+/* NULL without logind, and outside the source's life. */
+static Logind *logind_of(Listener *l) {
+        LogindState *st = listener_source_state(l, &listener_source_logind);
+        return st ? st->logind : NULL;
+}
 
 /* Whether msg is logind's, sent to everyone: the bus lets any user send
  * a signal that names logind's interface, and one sent to the listener
@@ -351,7 +365,7 @@ static void lid_closed(Logind *lg) {
 }
 
 void listener_power_input(Listener *l, unsigned type, unsigned code, int value) {
-        Logind *lg = l->logind;
+        Logind *lg = logind_of(l);
         const Config *c = l->m.config;
 
         if (!lg)
@@ -389,7 +403,7 @@ bool listener_policy_wants_input(Listener *l, bool has_lid, bool has_power_key, 
         const Config *c = l->m.config;
         unsigned t = c->enter_on | c->leave_on;
 
-        if (!l->logind)
+        if (!logind_of(l))
                 return false;
         return (has_lid && (t & TRIGGER_LID)) || (has_power_key && (t & TRIGGER_POWER_KEY)) ||
                ((has_keys || has_power_key) && (c->leave_on & TRIGGER_INPUT));
@@ -603,7 +617,7 @@ static int on_sleep_child(sd_event_source *s, int fd, uint32_t revents, void *us
 /* In the child: freeze what runs, bounded by what is left of logind's delay
  * (deadline, CLOCK_MONOTONIC). */
 _noreturn_ static void run_sleep_freeze(Listener *l, usec_t budget, usec_t deadline) {
-        Logind *lg = l->logind;
+        Logind *lg = logind_of(l);
         int r;
 
         (void) prctl(PR_SET_NAME, "standby-sleep");
@@ -644,7 +658,7 @@ _noreturn_ static void run_sleep_freeze(Listener *l, usec_t budget, usec_t deadl
 }
 
 static void sleep_freeze_start(Listener *l) {
-        Logind *lg = l->logind;
+        Logind *lg = logind_of(l);
         usec_t delay = lg->delay_max ?: 5 * USEC_PER_SEC;
         usec_t elapsed = now_usec(CLOCK_MONOTONIC) - lg->sleep_started;
         /* logind counts its delay from before it sent PrepareForSleep, and
@@ -729,7 +743,7 @@ static void on_logind_owner(BusOwner *o, const char *owner, void *userdata) {
         refresh(lg, true, true, true);
 }
 
-int listener_logind_start(Listener *l) {
+static int logind_start(Listener *l) {
         Logind *lg;
         int r;
 
@@ -741,7 +755,7 @@ int listener_logind_start(Listener *l) {
         lg->l = l;
         for (LockKind k = 0; k < _LOCK_MAX; k++)
                 lg->locks[k] = (LogindLock) { .logind = lg, .kind = k, .fd = -EBADF };
-        l->logind = lg;
+        ((LogindState *) listener_source_state(l, &listener_source_logind))->logind = lg;
         r = sd_bus_match_signal_async(l->bus, &lg->match_sleep, LOGIND, LOGIND_PATH, LOGIND_MANAGER, "PrepareForSleep",
                                       on_prepare_for_sleep, NULL, lg);
         if (r >= 0)
@@ -758,22 +772,22 @@ int listener_logind_start(Listener *l) {
 }
 
 void listener_logind_reload(Listener *l) {
-        if (!l->logind)
+        if (!logind_of(l))
                 return;
-        sync_locks(l->logind);
-        idle_sync(l->logind);
+        sync_locks(logind_of(l));
+        idle_sync(logind_of(l));
         (void) listener_setup_input(l);
 }
 
 void listener_logind_blocks_changed(Listener *l) {
-        if (!l->logind)
+        if (!logind_of(l))
                 return;
-        sync_locks(l->logind);
-        idle_sync(l->logind);
+        sync_locks(logind_of(l));
+        idle_sync(logind_of(l));
 }
 
 void listener_logind_note_leave(Listener *l, const char *why) {
-        Logind *lg = l->logind;
+        Logind *lg = logind_of(l);
 
         if (!lg)
                 return;
@@ -782,7 +796,7 @@ void listener_logind_note_leave(Listener *l, const char *why) {
 }
 
 void listener_logind_state_changed(Listener *l) {
-        Logind *lg = l->logind;
+        Logind *lg = logind_of(l);
 
         if (!lg)
                 return;
@@ -809,8 +823,8 @@ void listener_logind_state_changed(Listener *l) {
         }
 }
 
-void listener_logind_stop(Listener *l) {
-        Logind *lg = l->logind;
+static void logind_stop(Listener *l) {
+        Logind *lg = logind_of(l);
 
         if (!lg)
                 return;
@@ -834,17 +848,20 @@ void listener_logind_stop(Listener *l) {
         free(lg->last_sleep);
         free(lg->leave_wanted);
         free(lg);
-        l->logind = NULL;
+        ((LogindState *) listener_source_state(l, &listener_source_logind))->logind = NULL;
 }
 
 static void stop_logind(Listener *l) {
-        listener_logind_stop(l);
+        logind_stop(l);
         listener_drop_inhibitors(l);
 }
 
 /* Delivers no Event= kind: the policy is the configuration's, not a rule's. */
 const ListenerSource listener_source_logind = {
-        .name = "logind", .start = listener_logind_start, .stop = stop_logind,
+        .name = "logind",
+        .state_size = sizeof(LogindState),
+        .start = logind_start,
+        .stop = stop_logind,
 };
 
 static const char *lock_state(const LogindLock *lk, char *buf, size_t size) {
@@ -864,7 +881,7 @@ int listener_method_power_state(sd_bus_message *msg, void *userdata, sd_bus_erro
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_free_ char *enter = NULL, *leave = NULL, *blocker = NULL;
         Listener *l = userdata;
-        Logind *lg = l->logind;
+        Logind *lg = logind_of(l);
         char b1[300], b2[300], b3[300], idle[64];
         int r;
 

@@ -67,8 +67,9 @@ enum {
         GROUP_ADDRESS = GROUP_IPV4 | GROUP_IPV6,
 };
 
-struct NetlinkWatch {
-        struct nl_sock *sock;
+/* The source's state: the socket, open while a rule needs a group. */
+typedef struct NetlinkWatch {
+        struct nl_sock *sock;      /* NULL: no rule needs rtnetlink */
         sd_event_source *source;
         unsigned groups;           /* GROUP_*: what the rules need, and what is joined */
         LinkState *links;
@@ -77,7 +78,13 @@ struct NetlinkWatch {
         char **seen_addresses;     /* during a resync */
         bool resyncing;
         unsigned quiet;            /* GROUP_*: dumped for state, not events (just joined) */
-};
+} NetlinkWatch;
+
+extern const ListenerSource listener_source_netlink;
+
+static NetlinkWatch *watch_of(Listener *l) {
+        return listener_source_state(l, &listener_source_netlink);
+}
 
 static unsigned family_group(int family) {
         return family == AF_INET ? GROUP_IPV4 : family == AF_INET6 ? GROUP_IPV6 : 0;
@@ -91,7 +98,7 @@ static LinkState *link_find(NetlinkWatch *w, int ifindex) {
 }
 
 static void emit(Listener *l, const EventKind *kind, const char *ifname, int family, const char *change) {
-        if (l->netlink->quiet & (kind == &event_kind_link ? GROUP_LINK : family_group(family)))
+        if (watch_of(l)->quiet & (kind == &event_kind_link ? GROUP_LINK : family_group(family)))
                 return;
         log_debug("Network: %s %s %s", kind->name, ifname, change);
         (void) listener_dispatch(l,
@@ -100,7 +107,7 @@ static void emit(Listener *l, const EventKind *kind, const char *ifname, int fam
 }
 
 static void handle_link(Listener *l, struct nlmsghdr *hdr) {
-        NetlinkWatch *w = l->netlink;
+        NetlinkWatch *w = watch_of(l);
         struct nlattr *tb[IFLA_MAX + 1];
         struct ifinfomsg *ifi = nlmsg_data(hdr);
         bool deleted = hdr->nlmsg_type == RTM_DELLINK;
@@ -133,7 +140,7 @@ static void handle_link(Listener *l, struct nlmsghdr *hdr) {
 }
 
 static void handle_addr(Listener *l, struct nlmsghdr *hdr) {
-        NetlinkWatch *w = l->netlink;
+        NetlinkWatch *w = watch_of(l);
         struct nlattr *tb[IFA_MAX + 1];
         struct ifaddrmsg *ifa = nlmsg_data(hdr);
         bool deleted = hdr->nlmsg_type == RTM_DELADDR;
@@ -184,7 +191,7 @@ static int on_valid(struct nl_msg *msg, void *userdata) {
                 return NL_SKIP;
         }
         /* A message of a group just left may still be queued: ignored. */
-        if ((type == RTM_NEWLINK || type == RTM_DELLINK) && l->netlink->groups & GROUP_LINK)
+        if ((type == RTM_NEWLINK || type == RTM_DELLINK) && watch_of(l)->groups & GROUP_LINK)
                 handle_link(l, hdr);
         else if (type == RTM_NEWADDR || type == RTM_DELADDR)
                 handle_addr(l, hdr);
@@ -206,7 +213,7 @@ static int dump(Listener *l, struct nl_sock *sock, int type) {
  * events: after an overrun (only what changed), and, quiet (the groups in
  * quiet give state, not events), for groups just joined. */
 static int resync(Listener *l, unsigned quiet) {
-        NetlinkWatch *w = l->netlink;
+        NetlinkWatch *w = watch_of(l);
         struct nl_sock *sock = nl_socket_alloc();
         int r;
 
@@ -270,7 +277,7 @@ static int on_readable(sd_event_source *s, int fd, uint32_t revents, void *userd
 
         /* Drain until it would block; an overrun means a resync. */
         for (;;) {
-                int r = nl_errno(nl_recvmsgs_default(l->netlink->sock));
+                int r = nl_errno(nl_recvmsgs_default(watch_of(l)->sock));
                 if (r == -EAGAIN)
                         return 0;
                 if (r == -ENOBUFS) {
@@ -318,14 +325,24 @@ static int change_memberships(struct nl_sock *sock, unsigned groups, bool add) {
         return 0;
 }
 
+static void free_netlink(Listener *l) {
+        NetlinkWatch *w = watch_of(l);
+
+        if (!w)
+                return;
+        sd_event_source_disable_unref(w->source);
+        nl_socket_free(w->sock);
+        free(w->links);
+        strv_free(w->addresses);
+        strv_free(w->seen_addresses);
+        *w = (NetlinkWatch) {};
+}
+
 static int open_socket(Listener *l) {
-        NetlinkWatch *w = calloc(1, sizeof(NetlinkWatch));
+        NetlinkWatch *w = watch_of(l);
         const char *rcvbuf = getenv("STANDBY_LISTENER_NETLINK_RCVBUF");
         int r;
 
-        if (!w)
-                return -ENOMEM;
-        l->netlink = w;
         w->sock = nl_socket_alloc();
         if (!w->sock)
                 return -ENOMEM;
@@ -345,22 +362,22 @@ static int open_socket(Listener *l) {
         return 0;
 }
 
-int listener_setup_netlink(Listener *l) {
+static int setup_netlink(Listener *l) {
         unsigned want = groups_wanted(l->rules), added, dropped;
         int r;
 
         if (!want) {
-                listener_free_netlink(l);
+                free_netlink(l);
                 return 0;
         }
-        if (!l->netlink) {
+        if (!watch_of(l)->sock) {
                 r = open_socket(l);
                 if (r < 0) {
-                        listener_free_netlink(l);
+                        free_netlink(l);
                         return r;
                 }
         }
-        NetlinkWatch *w = l->netlink;
+        NetlinkWatch *w = watch_of(l);
         added = want & ~w->groups;
         dropped = w->groups & ~want;
         r = change_memberships(w->sock, dropped, false);
@@ -380,19 +397,6 @@ int listener_setup_netlink(Listener *l) {
         return 0;
 }
 
-void listener_free_netlink(Listener *l) {
-        NetlinkWatch *w = l->netlink;
-
-        if (!w)
-                return;
-        sd_event_source_disable_unref(w->source);
-        nl_socket_free(w->sock);
-        free(w->links);
-        strv_free(w->addresses);
-        strv_free(w->seen_addresses);
-        free(w);
-        l->netlink = NULL;
-}
 
 static void netlink_match_done(void *match) {
         NetlinkMatch *m = match;
@@ -467,8 +471,9 @@ static const EventKind event_kind_address = {
 
 const ListenerSource listener_source_netlink = {
         .name = "netlink",
+        .state_size = sizeof(NetlinkWatch),
         .kinds = (const EventKind * const[]) { &event_kind_link, &event_kind_address, NULL },
-        .start = listener_setup_netlink,
-        .reload = listener_setup_netlink,
-        .stop = listener_free_netlink,
+        .start = setup_netlink,
+        .reload = setup_netlink,
+        .stop = free_netlink,
 };

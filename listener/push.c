@@ -12,13 +12,7 @@
 #include "strv.h"
 #include "unit-name.h"
 
-/* Event=dbus-signal's [Match]. */
-typedef struct SignalMatch {
-        char *match;
-        BusOwner *sender; /* sender='s owner, when Match= names one */
-} SignalMatch;
-
-static const EventKind event_kind_push, event_kind_dbus_signal;
+static const EventKind event_kind_push;
 
 /* The verdict for each recent sender. Asking the bus for a sender's
  * credentials is a round trip (~0.5 ms); a unique name keeps its connection,
@@ -389,13 +383,8 @@ static int method_statistics(sd_bus_message *msg, void *userdata, sd_bus_error *
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r >= 0)
                 r = sd_bus_message_open_container(reply, 'a', "{st}");
-        size_t n;
-        const ListenerStatistic *statistics = listener_statistics(&n);
-        for (size_t i = 0; r >= 0 && i < n; i++) {
-                uint64_t v;
-                memcpy(&v, (const uint8_t *) &l->stats + statistics[i].offset, sizeof(v));
-                r = sd_bus_message_append(reply, "{st}", statistics[i].key, v);
-        }
+        for (size_t i = 0; r >= 0 && i < listener_n_statistics(); i++)
+                r = sd_bus_message_append(reply, "{st}", listener_statistic_key(i), listener_statistic_value(l, i));
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         if (r < 0)
@@ -412,79 +401,6 @@ static const sd_bus_vtable listener_vtable[] = {
         SD_BUS_VTABLE_END
 };
 
-static int on_signal_match(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        const Rule *rule = userdata;
-        const SignalMatch *m = rule->match;
-        Listener *l = rule->userdata;
-
-        /* A signal sent to the listener alone reaches it whatever Match=
-         * says; a sender= that is a well-known name is checked by the bus
-         * for broadcasts routed by this match, not for those another match
-         * brought (sd-bus cannot check it). */
-        if (!bus_signal_is_broadcast(msg) || (m->sender && !bus_owner_sent(m->sender, msg))) {
-                log_debug("Ignored the D-Bus signal %s.%s from %s for %s: %s.", strna(sd_bus_message_get_interface(msg)),
-                          strna(sd_bus_message_get_member(msg)), strna(sd_bus_message_get_sender(msg)), rule->path,
-                          bus_signal_is_broadcast(msg) ? "not from the owner of its sender=" : "sent to the listener alone");
-                return 0;
-        }
-        log_debug("D-Bus signal %s.%s matched %s.", strna(sd_bus_message_get_interface(msg)),
-                  strna(sd_bus_message_get_member(msg)), rule->path);
-        (void) listener_dispatch(l, &(Event) { .kind = &event_kind_dbus_signal, .rule = rule }, now_usec(CLOCK_MONOTONIC));
-        return 0;
-}
-
-/* The bus's answer to a rule's AddMatch: asked without waiting (a hung bus
- * would stall the loop for every rule at each reload). */
-static int on_match_installed(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
-        const Rule *rule = userdata;
-        const sd_bus_error *e = sd_bus_message_get_error(reply);
-
-        if (e)
-                log_error("%s: Match=%s: the bus refused it (%s); the rule fires on nothing.", rule->path,
-                          ((const SignalMatch *) rule->match)->match, e->message ?: e->name);
-        return 0;
-}
-
-int listener_setup_signal_matches(Listener *l) {
-        int r;
-
-        for (size_t i = 0; i < l->n_signal_slots; i++)
-                sd_bus_slot_unref(l->signal_slots[i]);
-        free(l->signal_slots);
-        l->signal_slots = NULL;
-        l->n_signal_slots = 0;
-
-        for (size_t i = 0; l->rules && i < l->rules->n_rules; i++) {
-                Rule *rule = &l->rules->rules[i];
-                sd_bus_slot **ns;
-
-                if (rule->event != &event_kind_dbus_signal)
-                        continue;
-                ns = realloc(l->signal_slots, (l->n_signal_slots + 1) * sizeof(sd_bus_slot *));
-                if (!ns)
-                        return -ENOMEM;
-                l->signal_slots = ns;
-                rule->userdata = l;
-                SignalMatch *m = rule->match;
-                const char *match = m->match;
-                _cleanup_free_ char *sender = dbus_match_value(match, "sender");
-                m->sender = bus_owner_free(m->sender);
-                if (sender && (r = bus_owner_new(l->bus, sender, NULL, NULL, &m->sender)) < 0) {
-                        log_error_errno(r, "%s: Match=%s: cannot follow who owns %s; the rule is not used: %m",
-                                        rule->path, match, sender);
-                        continue;
-                }
-                r = sd_bus_add_match_async(l->bus, &l->signal_slots[l->n_signal_slots], match, on_signal_match,
-                                           on_match_installed, rule);
-                if (r < 0) {
-                        log_error_errno(r, "%s: Match=%s: not a D-Bus match rule the bus takes: %m", rule->path, match);
-                        continue;
-                }
-                l->n_signal_slots++;
-        }
-        return 0;
-}
-
 /* The bus went away (dbus-daemon stopped or restarted). Without it Push,
  * dbus-signal and dbus-call rules would be dead for good while the listener
  * looked alive: it exits with a failure instead, so that the service
@@ -497,7 +413,7 @@ static int on_bus_lost(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         return sd_event_exit(l->event, EXIT_FAILURE_GENERIC);
 }
 
-int listener_setup_bus(Listener *l) {
+static int setup_bus(Listener *l) {
         const char *group = l->m.config->group;
         int r;
 
@@ -557,17 +473,6 @@ int listener_setup_bus(Listener *l) {
         return 0;
 }
 
-static void stop_signal_matches(Listener *l) {
-        for (size_t i = 0; l->rules && i < l->rules->n_rules; i++)
-                if (l->rules->rules[i].event == &event_kind_dbus_signal)
-                        ((SignalMatch *) l->rules->rules[i].match)->sender =
-                                bus_owner_free(((SignalMatch *) l->rules->rules[i].match)->sender);
-        for (size_t i = 0; i < l->n_signal_slots; i++)
-                sd_bus_slot_unref(l->signal_slots[i]);
-        l->signal_slots = mfree(l->signal_slots);
-        l->n_signal_slots = 0;
-}
-
 /* Event=push: Unit= (any unit when left out). */
 typedef struct PushMatch {
         char *unit;
@@ -600,62 +505,10 @@ static const EventKind event_kind_push = {
         .matches = match_push,
 };
 
-/* Event=dbus-signal: Match=, a D-Bus match rule. */
-static void signal_match_done(void *match) {
-        free(((SignalMatch *) match)->match);
-        bus_owner_free(((SignalMatch *) match)->sender);
-}
-
-static int parse_signal_match(Rule *rule, const char *value, char **ret_why) {
-        const char *why = dbus_match_check(value);
-        if (why)
-                return rule_key_fail(ret_why, "Match=%s: %s; expected a D-Bus match rule such as "
-                                     "\"type='signal',interface='org.example.Push'\"", value, why);
-        _cleanup_free_ char *destination = dbus_match_value(value, "destination");
-        if (destination)
-                return rule_key_fail(ret_why, "Match=%s: destination= would match only signals sent to the listener "
-                                     "alone, which anyone may send and which fire no rule", value);
-        return rule_key_string(&((SignalMatch *) rule->match)->match, value);
-}
-
-static int check_signal(const Rule *rule, char **ret_why) {
-        if (!((const SignalMatch *) rule->match)->match)
-                return rule_key_fail(ret_why, "Event=dbus-signal needs Match=");
-        return 0;
-}
-
-static char *describe_signal(const Rule *rule) {
-        char *s;
-        return asprintf(&s, "on the D-Bus signal %s", ((const SignalMatch *) rule->match)->match) < 0 ? NULL : s;
-}
-
-/* A signal match belongs to its rule. */
-static bool match_signal(const Rule *rule, const Event *ev) {
-        return rule == ev->rule;
-}
-
-static const EventKind event_kind_dbus_signal = {
-        .name = "dbus-signal",
-        .match_size = sizeof(SignalMatch),
-        .done = signal_match_done,
-        .keys = (const RuleKey[]) { { "Match", parse_signal_match }, {} },
-        .check = check_signal,
-        .describe = describe_signal,
-        .matches = match_signal,
-};
-
 /* The bus connection itself outlives every source: closed last. */
 const ListenerSource listener_source_push = {
         .name = "push",
         .kinds = (const EventKind * const[]) { &event_kind_push, NULL },
-        .start = listener_setup_bus,
+        .start = setup_bus,
         .stop = drop_creds_queries,
-};
-
-const ListenerSource listener_source_dbus_signal = {
-        .name = "dbus-signal",
-        .kinds = (const EventKind * const[]) { &event_kind_dbus_signal, NULL },
-        .start = listener_setup_signal_matches,
-        .reload = listener_setup_signal_matches,
-        .stop = stop_signal_matches,
 };

@@ -42,7 +42,7 @@ static const char *socket_rule_unit(const Rule *rule) {
         return ((const SocketMatch *) rule->match)->unit;
 }
 
-struct SocketWatch {
+typedef struct SocketWatch {
         Listener *listener;
         const Rule *rule;
         char *cgroup;                /* the frozen leaf whose sockets these are */
@@ -51,7 +51,7 @@ struct SocketWatch {
         size_t n;
         bool fired;                  /* it woke the listener: dropped at the next sync */
         struct SocketWatch *next;
-};
+} SocketWatch;
 
 static int pidfd_open_(pid_t pid) {
         return (int) syscall(SYS_pidfd_open, pid, 0);
@@ -251,7 +251,7 @@ typedef struct BusWalk {
         const char *bus_name;        /* find_unread_call(): the call's destination */
         pid_t owner;                 /* find_unread_call(): the process owning it */
         bool found;
-        CallTarget *target;          /* add_if_bus_connection(): where they go */
+        struct CallTarget *target;         /* add_if_bus_connection(): where they go */
 } BusWalk;
 
 static int find_unread_call(const SocketRef *s, void *userdata) {
@@ -283,13 +283,26 @@ typedef struct BusConnRef {
         int fd;
 } BusConnRef;
 
-struct CallTarget {
+typedef struct CallTarget {
         const Rule *rule;
         char *cgroup;
         BusConnRef *conns;
         size_t n;
         struct CallTarget *next;
-};
+} CallTarget;
+
+/* The source's state: what the listener holds of frozen units. */
+typedef struct SocketState {
+        SocketWatch *sockets;      /* of the units of Event=socket rules */
+        CallTarget *call_targets;  /* the bus connections of the units of Event=dbus-call rules */
+} SocketState;
+
+extern const ListenerSource listener_source_socket;
+
+/* NULL outside the source's life (before its start, after its stop). */
+static SocketState *state_of(Listener *l) {
+        return listener_source_state(l, &listener_source_socket);
+}
 
 static void call_target_free(CallTarget *t) {
         for (size_t i = 0; i < t->n; i++)
@@ -323,7 +336,7 @@ int listener_call_delivered(Listener *l, const Rule *rule, const char *sender, u
         pid_t owner = listener_call_owner_pid(l, q.bus_name);
         bool frozen = false;
 
-        for (CallTarget *t = l->call_targets; t; t = t->next) {
+        for (CallTarget *t = state_of(l) ? state_of(l)->call_targets : NULL; t; t = t->next) {
                 CachedUnit *u = listener_cached_unit(l, t->cgroup);
                 if (t->rule != rule || !u || (u->state != UNIT_FROZEN && u->state != UNIT_FREEZING))
                         continue;
@@ -343,10 +356,10 @@ int listener_call_delivered(Listener *l, const Rule *rule, const char *sender, u
         return frozen ? 0 : -ESRCH;
 }
 
-static void drop_call_targets(Listener *l) {
-        while (l->call_targets) {
-                CallTarget *t = l->call_targets;
-                l->call_targets = t->next;
+static void drop_call_targets(SocketState *st) {
+        while (st->call_targets) {
+                CallTarget *t = st->call_targets;
+                st->call_targets = t->next;
                 call_target_free(t);
         }
 }
@@ -354,8 +367,8 @@ static void drop_call_targets(Listener *l) {
 /* Finds the bus connections of every frozen leaf of every dbus-call rule's
  * Thaw= units, afresh at every change: a unit thawed for a window and frozen
  * again meanwhile may have other connections now. */
-static int sync_call_targets(Listener *l) {
-        drop_call_targets(l);
+static int sync_call_targets(Listener *l, SocketState *st) {
+        drop_call_targets(st);
         for (size_t i = 0; l->m.journal->phase == JOURNAL_ACTIVE && l->rules && i < l->rules->n_rules; i++) {
                 const Rule *rule = &l->rules->rules[i];
                 if (rule->event != &event_kind_dbus_call)
@@ -376,8 +389,8 @@ static int sync_call_targets(Listener *l) {
                                         return -ENOMEM;
                                 }
                                 t->rule = rule;
-                                t->next = l->call_targets;
-                                l->call_targets = t;
+                                t->next = st->call_targets;
+                                st->call_targets = t;
                                 (void) for_each_socket(l, t->cgroup, add_if_bus_connection,
                                                        &(BusWalk) { .listener = l, .target = t });
                                 log_debug("%zu bus connections of %s for calls to %s.", t->n, t->cgroup,
@@ -399,11 +412,13 @@ static bool wanted(Listener *l, const Rule *rule, const char *cgroup) {
 /* From the journal as the listener last read it: every change to it reaches
  * on_state_change(), which reads it and calls this. */
 int listener_sync_sockets(Listener *l) {
-        if (!l->m.journal)
+        SocketState *st = state_of(l);
+
+        if (!l->m.journal || !st)
                 return 0;
-        (void) sync_call_targets(l);
+        (void) sync_call_targets(l, st);
         /* Drop what is no longer frozen (or no longer ruled). */
-        for (SocketWatch **p = &l->sockets; *p;) {
+        for (SocketWatch **p = &st->sockets; *p;) {
                 SocketWatch *w = *p;
                 /* A watch that fired is armed afresh if its unit is frozen
                  * (again): with unread bytes, that wakes the listener at once. */
@@ -424,7 +439,7 @@ int listener_sync_sockets(Listener *l) {
                         continue;
                 for (char **leaf = leaves; *leaf; leaf++) {
                         bool armed = false;
-                        for (SocketWatch *w = l->sockets; w; w = w->next)
+                        for (SocketWatch *w = st->sockets; w; w = w->next)
                                 if (w->rule == rule && streq(w->cgroup, *leaf))
                                         armed = true;
                         if (armed || !wanted(l, rule, *leaf))
@@ -437,18 +452,20 @@ int listener_sync_sockets(Listener *l) {
                         w->listener = l;
                         w->rule = rule;
                         (void) watch_arm(w);
-                        w->next = l->sockets;
-                        l->sockets = w;
+                        w->next = st->sockets;
+                        st->sockets = w;
                 }
         }
         return 0;
 }
 
-void listener_drop_sockets(Listener *l) {
-        drop_call_targets(l);
-        while (l->sockets) {
-                SocketWatch *w = l->sockets;
-                l->sockets = w->next;
+static void drop_sockets(Listener *l) {
+        SocketState *st = state_of(l);
+
+        drop_call_targets(st);
+        while (st->sockets) {
+                SocketWatch *w = st->sockets;
+                st->sockets = w->next;
                 watch_free(w);
         }
 }
@@ -491,8 +508,9 @@ static const EventKind event_kind_socket = {
  * watches point into the rules, so they are dropped before a reload. */
 const ListenerSource listener_source_socket = {
         .name = "socket",
+        .state_size = sizeof(SocketState),
         .kinds = (const EventKind * const[]) { &event_kind_socket, NULL },
-        .before_reload = listener_drop_sockets,
+        .before_reload = drop_sockets,
         .reload = listener_sync_sockets,
-        .stop = listener_drop_sockets,
+        .stop = drop_sockets,
 };

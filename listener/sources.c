@@ -4,7 +4,12 @@
  * the end, and, in an EventKind for each Event= value it delivers, that
  * kind's [Match] keys, their parsing and checks, and how a rule matches one
  * of its events. standby-listener.c, rules.c and match.c go through this
- * table: a new source is its own file plus one row here. */
+ * table: a new source is its own file plus one row here; what it keeps, its
+ * statistics among it, is a state of its own type that the listener
+ * allocates for it (listener_source_state()). */
+#include <assert.h>
+#include <string.h>
+
 #include "listener.h"
 #include "log.h"
 
@@ -50,44 +55,94 @@ static const ListenerStatistic core_statistics[] = {
         LISTENER_STATISTIC(coalesced),       LISTENER_STATISTIC(refreezes),     LISTENER_STATISTIC(exits),
         LISTENER_STATISTIC(resyncs),         LISTENER_STATISTIC(forged),        LISTENER_STATISTIC(replayed),
         LISTENER_STATISTIC(thaw_usec_total), LISTENER_STATISTIC(thaw_usec_max), LISTENER_STATISTIC(systemd_fallbacks),
-        LISTENER_STATISTIC(journal_busy),    LISTENER_STATISTIC(thaw_failures), {},
+        LISTENER_STATISTIC(journal_busy),    LISTENER_STATISTIC(thaw_failures), LISTENER_STATISTIC(jobs_released),
+        {},
 };
 
-#define STATISTICS_MAX (sizeof(Statistics) / sizeof(uint64_t))
-static ListenerStatistic statistics[STATISTICS_MAX];
+/* GetStatistics' rows: the listener's own, then each source's, with the
+ * source whose state holds the counter (NULL: Statistics). */
+#define STATISTICS_MAX 64
+static struct {
+        const ListenerStatistic *row;
+        size_t source;
+} statistics[STATISTICS_MAX];
 static size_t n_statistics;
 
-const ListenerStatistic *listener_statistics(size_t *ret_n) {
-        if (n_statistics == 0) {
-                for (const ListenerStatistic *s = core_statistics; s->key && n_statistics < STATISTICS_MAX; s++)
-                        statistics[n_statistics++] = *s;
-                for (size_t i = 0; i < ELEMENTSOF(sources); i++)
-                        for (const ListenerStatistic *s = sources[i]->statistics; s && s->key; s++)
-                                if (n_statistics < STATISTICS_MAX)
-                                        statistics[n_statistics++] = *s;
-        }
-        *ret_n = n_statistics;
-        return statistics;
+static void statistics_build(void) {
+        if (n_statistics > 0)
+                return;
+        for (const ListenerStatistic *s = core_statistics; s->key; s++)
+                statistics[n_statistics++].row = s;
+        for (size_t i = 0; i < ELEMENTSOF(sources); i++)
+                for (const ListenerStatistic *s = sources[i]->statistics; s && s->key; s++) {
+                        if (n_statistics == STATISTICS_MAX)
+                                abort(); /* a table this size is a mistake in the code */
+                        statistics[n_statistics].row = s;
+                        statistics[n_statistics++].source = i + 1;
+                }
+}
+
+size_t listener_n_statistics(void) {
+        statistics_build();
+        return n_statistics;
+}
+
+const char *listener_statistic_key(size_t i) {
+        statistics_build();
+        return i < n_statistics ? statistics[i].row->key : NULL;
+}
+
+uint64_t listener_statistic_value(Listener *l, size_t i) {
+        const uint8_t *base;
+        uint64_t v;
+
+        statistics_build();
+        if (i >= n_statistics)
+                return 0;
+        base = statistics[i].source ? l->source_states[statistics[i].source - 1] : (const uint8_t *) &l->stats;
+        if (!base)
+                return 0; /* a source not started: nothing counted */
+        memcpy(&v, base + statistics[i].row->offset, sizeof(v));
+        return v;
+}
+
+void *listener_source_state(Listener *l, const ListenerSource *source) {
+        for (size_t i = 0; i < ELEMENTSOF(sources); i++)
+                if (sources[i] == source)
+                        return l->source_states[i];
+        abort(); /* a source not in the table is a mistake in the code */
 }
 
 int listener_sources_start(Listener *l) {
-        bool seen[STATISTICS_MAX] = {};
-        size_t n;
+        bool seen[sizeof(Statistics) / sizeof(uint64_t)] = {};
+        size_t n = 0;
         int r;
 
-        /* Every field of Statistics has exactly one row: a counter nobody can
-         * read is a mistake in the code, found at the first start. */
-        const ListenerStatistic *stats = listener_statistics(&n);
-        for (size_t i = 0; i < n; i++) {
-                size_t k = stats[i].offset / sizeof(uint64_t);
+        static_assert(ELEMENTSOF(sources) <= LISTENER_SOURCES_MAX, "LISTENER_SOURCES_MAX too small");
+        /* Every field of Statistics has exactly one row, and every row of a
+         * source lies inside its state: a counter nobody can read, or a row
+         * that reads past the state, is a mistake in the code, found at the
+         * first start. */
+        for (const ListenerStatistic *s = core_statistics; s->key; s++, n++) {
+                size_t k = s->offset / sizeof(uint64_t);
                 if (seen[k])
-                        return log_error_errno(-EINVAL, "Statistic %s has two rows.", stats[i].key);
+                        return log_error_errno(-EINVAL, "Statistic %s has two rows.", s->key);
                 seen[k] = true;
         }
-        if (n != STATISTICS_MAX)
-                return log_error_errno(-EINVAL, "%zu statistics of %zu have a row in listener/sources.c or a source's.",
-                                       n, STATISTICS_MAX);
+        if (n != ELEMENTSOF(seen))
+                return log_error_errno(-EINVAL, "%zu statistics of %zu have a row in listener/sources.c.", n,
+                                       ELEMENTSOF(seen));
+        for (size_t i = 0; i < ELEMENTSOF(sources); i++)
+                for (const ListenerStatistic *s = sources[i]->statistics; s && s->key; s++)
+                        if (s->offset + sizeof(uint64_t) > sources[i]->state_size)
+                                return log_error_errno(-EINVAL, "Statistic %s lies outside the %s source's state.",
+                                                       s->key, sources[i]->name);
 
+        /* Every state first: a source's code may run (its reload, a sync
+         * that the journal brings) once any source has started. */
+        for (size_t i = 0; i < ELEMENTSOF(sources); i++)
+                if (sources[i]->state_size > 0 && !(l->source_states[i] = calloc(1, sources[i]->state_size)))
+                        return log_error_errno(-ENOMEM, "Cannot set up the %s events: %m", sources[i]->name);
         for (size_t i = 0; i < ELEMENTSOF(sources); i++)
                 if (sources[i]->start && (r = sources[i]->start(l)) < 0)
                         return log_error_errno(r, "Cannot set up the %s events: %m", sources[i]->name);
@@ -108,8 +163,10 @@ void listener_sources_reload(Listener *l, RuleSet *rules) {
 
 void listener_sources_stop(Listener *l) {
         for (size_t i = ELEMENTSOF(sources); i > 0; i--)
-                if (sources[i - 1]->stop)
+                if (sources[i - 1]->stop && (sources[i - 1]->state_size == 0 || l->source_states[i - 1]))
                         sources[i - 1]->stop(l);
+        for (size_t i = 0; i < ELEMENTSOF(sources); i++)
+                l->source_states[i] = mfree(l->source_states[i]);
 }
 
 bool listener_source_matches(const Rule *rule, const Event *ev) {

@@ -59,12 +59,24 @@ static int on_uevent(sd_event_source *s, int fd, uint32_t revents, void *userdat
         }
 }
 
-int listener_setup_uevent(Listener *l) {
+/* The source's state: the uevent socket, open while a rule needs it. */
+typedef struct UeventState {
+        sd_event_source *source;
+} UeventState;
+
+extern const ListenerSource listener_source_uevent;
+
+static UeventState *state_of(Listener *l) {
+        return listener_source_state(l, &listener_source_uevent);
+}
+
+static int setup_uevent(Listener *l) {
         struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = 1 /* the kernel's */ };
+        UeventState *st = state_of(l);
         bool any = false;
         int fd, r;
 
-        l->uevent_source = sd_event_source_disable_unref(l->uevent_source);
+        st->source = sd_event_source_disable_unref(st->source);
         for (size_t i = 0; l->rules && i < l->rules->n_rules; i++)
                 any = any || l->rules->rules[i].event == &event_kind_uevent;
         if (!any)
@@ -77,17 +89,17 @@ int listener_setup_uevent(Listener *l) {
                 safe_close(fd);
                 return log_error_errno(r, "Cannot bind the uevent socket: %m");
         }
-        r = sd_event_add_io(l->event, &l->uevent_source, fd, EPOLLIN, on_uevent, l);
+        r = sd_event_add_io(l->event, &st->source, fd, EPOLLIN, on_uevent, l);
         if (r < 0) {
                 safe_close(fd);
                 return r;
         }
         /* The source closes the fd with it. */
-        return sd_event_source_set_io_fd_own(l->uevent_source, true);
+        return sd_event_source_set_io_fd_own(st->source, true);
 }
 
 static void stop_uevent(Listener *l) {
-        l->uevent_source = sd_event_source_disable_unref(l->uevent_source);
+        state_of(l)->source = sd_event_source_disable_unref(state_of(l)->source);
 }
 
 static void uevent_match_done(void *match) {
@@ -134,8 +146,9 @@ static const EventKind event_kind_uevent = {
 
 const ListenerSource listener_source_uevent = {
         .name = "uevent",
+        .state_size = sizeof(UeventState),
         .kinds = (const EventKind * const[]) { &event_kind_uevent, NULL },
-        .start = listener_setup_uevent,
-        .reload = listener_setup_uevent,
+        .start = setup_uevent,
+        .reload = setup_uevent,
         .stop = stop_uevent,
 };
