@@ -212,6 +212,14 @@ typedef struct ListenerBench {
         const char *listener_path;
         unsigned samples, idle_seconds, churn_seconds, gap_ms;
         bool systemd, call_rule_socket;
+        /* --socket-thawer=bare: the frozen socket samples are thawed by a
+         * bare thawer on the listener's own socket service, the listener
+         * out of the way: what "beyond bare" reads when no listener adds
+         * anything, the two services' difference and the method's floor. */
+        bool socket_bare;
+        BareThawer socket_thawer;
+        pid_t socket_pid;
+        int socket_cg;
 
         int port_socket, port_push, port_reference;
         /* Where the services live: our own units.slice, or the app.slice of
@@ -692,6 +700,8 @@ static void listener_bench_done(ListenerBench *lb) {
                 bare_thawer_stop(&lb->thawer[k]);
                 safe_close(lb->reference_cg[k]);
         }
+        bare_thawer_stop(&lb->socket_thawer);
+        safe_close(lb->socket_cg);
         safe_close(lb->push_conn);
         sd_bus_flush_close_unref(lb->bus);
         bench_stop_services();
@@ -747,7 +757,7 @@ static int listener_bench_start(ListenerBench *lb) {
                 if ((r = start_systemd_services(lb, srv_socket, srv_push, srv_call)) < 0)
                         return r;
         } else {
-                if ((r = scratch_spawn(&scratch, "units.slice/socket.service", srv_socket, NULL)) < 0 ||
+                if ((r = scratch_spawn(&scratch, "units.slice/socket.service", srv_socket, &lb->socket_pid)) < 0 ||
                     (r = scratch_spawn(&scratch, "units.slice/push.service", srv_push, NULL)) < 0 ||
                     (r = scratch_spawn(&scratch, "units.slice/call.service", srv_call, NULL)) < 0 ||
                     (r = scratch_spawn(&scratch, "references.slice/socket.service", srv_reference, &lb->reference_pid)) < 0 ||
@@ -757,7 +767,11 @@ static int listener_bench_start(ListenerBench *lb) {
                 if ((r = write_config(lb->units_rel)) < 0)
                         return log_error_errno(r, "Failed to write %s: %m", config_path);
         }
-        if ((r = bench_write_rule("10-socket.rule", "[Match]\nEvent=socket\nUnit=socket.service\n[Action]\nThaw=socket.service\n")) < 0 ||
+        /* --socket-thawer=bare: a socket rule for a unit that does not
+         * exist, so that the listener holds nothing of socket.service. */
+        if ((r = bench_write_rule("10-socket.rule",
+                                  lb->socket_bare ? "[Match]\nEvent=socket\nUnit=no-such.service\n[Action]\nThaw=no-such.service\n"
+                                                  : "[Match]\nEvent=socket\nUnit=socket.service\n[Action]\nThaw=socket.service\n")) < 0 ||
             (r = bench_write_rule("20-push.rule", "[Match]\nEvent=push\nUnit=push.service\n[Action]\nThaw=push.service\n")) < 0 ||
             /* --call-rule=socket: the listener holds the D-Bus service's own
              * sockets, its bus connection among them, instead of watching the
@@ -801,6 +815,10 @@ static int listener_bench_start(ListenerBench *lb) {
         for (int k = 0; lb->have_bare && k < _KIND_MAX; k++)
                 if (has_references(k) && bare_thawer_start(&lb->thawer[k], lb->reference_cg[k], &targets[k]) < 0)
                         lb->have_bare = false;
+        if (lb->socket_bare &&
+            (!lb->have_bare || scratch_open(&scratch, "units.slice/socket.service", &lb->socket_cg) < 0 ||
+             bare_thawer_start(&lb->socket_thawer, lb->socket_cg, &(const BareTarget) { .service = lb->socket_pid }) < 0))
+                return log_error_errno(-EIO, "--socket-thawer=bare: the bare thawer on socket.service did not start.");
         return 0;
 }
 
@@ -833,16 +851,20 @@ static int listener_bench_rounds(ListenerBench *lb) {
                                 Timing t;
                                 if (frz && (r = refreeze(lb, k)) < 0)
                                         return r;
+                                bool bare_frozen = frz && lb->socket_bare && k == KIND_SOCKET;
+                                if (bare_frozen && bare_thawer_arm(&lb->socket_thawer) < 0)
+                                        return log_error_errno(-EIO, "The bare thawer on socket.service did not answer.");
                                 settle(lb->gap_ms);
                                 if ((r = sample(lb, k, &t)) < 0)
                                         return log_error_errno(r, "%s event got no reply: %m", kind_names[k]);
                                 (frz ? lb->frozen : lb->base)[k * samples + i] = t.total;
                                 (frz ? lb->frozen_reply : lb->base_reply)[k * samples + i] = t.reply;
                                 uint64_t thaws_now = bench_listener_statistic(lb->bus, "thaws");
-                                if (thaws_now != thaws_seen + (uint64_t) frz) {
+                                if (thaws_now != thaws_seen + (uint64_t) (frz && !bare_frozen)) {
                                         wrong++;
                                         fprintf(stderr, "[listener] %s %s sample %u: %" PRIu64 " thaws instead of %d\n",
-                                                kind_names[k], frz ? "frozen" : "never-frozen", i, thaws_now - thaws_seen, frz);
+                                                kind_names[k], frz ? "frozen" : "never-frozen", i, thaws_now - thaws_seen,
+                                                frz && !bare_frozen);
                                 }
                                 thaws_seen = thaws_now;
                         }
@@ -862,6 +884,7 @@ static int listener_bench_rounds(ListenerBench *lb) {
                 }
         for (int k = 0; k < _KIND_MAX; k++)
                 bare_thawer_stop(&lb->thawer[k]);
+        bare_thawer_stop(&lb->socket_thawer);
         if (wrong > 0) {
                 log_error("%u of %u samples had the wrong number of thaws (see above): the figures would not be valid.",
                           wrong, 2 * samples * _KIND_MAX);
@@ -1023,11 +1046,12 @@ static void listener_bench_report(ListenerBench *lb) {
 }
 
 int bench_listener(const char *listener_path, unsigned samples, unsigned idle_seconds, unsigned churn_seconds,
-                   unsigned gap_ms, bool systemd, bool call_rule_socket) {
+                   unsigned gap_ms, bool systemd, bool call_rule_socket, bool socket_bare) {
         _cleanup_(listener_bench_done) ListenerBench lb = {
                 .listener_path = listener_path, .samples = samples, .idle_seconds = idle_seconds,
                 .churn_seconds = churn_seconds, .gap_ms = gap_ms,
                 .systemd = systemd, .call_rule_socket = call_rule_socket, .push_conn = -EBADF,
+                .socket_bare = socket_bare, .socket_thawer = { .arm_fd = -EBADF, .ack_fd = -EBADF }, .socket_cg = -EBADF,
         };
         int r;
 
