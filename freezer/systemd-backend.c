@@ -198,10 +198,13 @@ int systemd_backend_for(Manager *m, const char *cgroup, char ***unreachable, cha
                 return r;
         /* Reachable? The socket must be there (auto quietly falls back).
          * A user's is not looked up by name (its path is theirs): the
-         * connect below tells, through private_socket_connect(). */
+         * connect tells (private_socket_connect()). */
         uid_t uid;
-        if (strneq(address, "unix:path=", 10) && private_socket_address_uid(address, &uid) < 0 &&
-            ((unreachable && strv_contains(*unreachable, address)) || stat(address + 10, &st) < 0)) {
+        sd_bus *bus;
+        if (strneq(address, "unix:path=", 10) &&
+            ((unreachable && strv_contains(*unreachable, address)) ||
+             (private_socket_address_uid(address, &uid) >= 0 ? link_get(address, &bus) < 0
+                                                              : stat(address + 10, &st) < 0))) {
                 if (unreachable && !strv_contains(*unreachable, address))
                         (void) strv_extend(unreachable, address);
                 return m->config->backend == BACKEND_SYSTEMD ? -ENOTCONN : -ENOENT;
