@@ -92,8 +92,7 @@ int private_socket_runtime_dir(const char *runtime_root, uid_t uid, int *ret_fd)
          * O_PATH open of a mount's root asks nothing of its filesystem. */
         /* No O_NOFOLLOW: with O_PATH it would open a link itself, where
          * RESOLVE_NO_SYMLINKS refuses it (-ELOOP). */
-        dir = openat2_(root, name, O_PATH | O_DIRECTORY,
-                       RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+        dir = openat2_(root, name, O_PATH | O_DIRECTORY, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
         if (dir < 0)
                 return dir == -ENOTDIR ? -EPERM : dir;
         if ((r = fd_mount_id(root, &root_mnt)) < 0 || (r = fd_mount_id(dir, &dir_mnt)) < 0)
@@ -166,7 +165,7 @@ int private_socket_connect_start(const char *runtime_root, uid_t uid, pid_t *ret
 
                 close(pair[0]);
                 r = child_connect(runtime_root, uid, &s);
-                iov = (struct iovec) { .iov_base = &r, .iov_len = sizeof(r) };
+                iov = (struct iovec){ .iov_base = &r, .iov_len = sizeof(r) };
                 if (r >= 0) {
                         mh.msg_control = &control;
                         mh.msg_controllen = sizeof(control);
@@ -199,8 +198,9 @@ int private_socket_connect_finish(int fd, pid_t pid, int *ret_socket) {
         } control = {};
         int result = -EIO, s = -EBADF;
         struct iovec iov = { .iov_base = &result, .iov_len = sizeof(result) };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control,
-                             .msg_controllen = sizeof(control) };
+        struct msghdr mh = {
+                .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof(control)
+        };
         ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 
         for (struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL; c; c = CMSG_NXTHDR(&mh, c))
