@@ -482,6 +482,8 @@ END_TEST
 #define PS_UID 4242
 static char ps_dir[128], ps_rt[160], ps_uid_dir[192], ps_sd[224], ps_sock[256];
 
+static void ps_teardown(void);
+
 static void ps_setup(void) {
         snprintf(ps_dir, sizeof(ps_dir), "/tmp/standby-ps.%d", (int) getpid());
         snprintf(ps_rt, sizeof(ps_rt), "%s/rt", ps_dir);
@@ -489,6 +491,7 @@ static void ps_setup(void) {
         snprintf(ps_sd, sizeof(ps_sd), "%s/systemd", ps_uid_dir);
         snprintf(ps_sock, sizeof(ps_sock), "%s/private", ps_sd);
         ck_assert_int_eq(mkdir(ps_dir, 0700), 0);
+        atexit(ps_teardown); /* also after a failed assertion (the process exits) */
         ck_assert_int_eq(mkdir(ps_rt, 0755), 0);
         ck_assert_int_eq(mkdir(ps_uid_dir, 0700), 0);
         ck_assert_int_eq(chown(ps_uid_dir, PS_UID, PS_UID), 0);
@@ -497,12 +500,12 @@ static void ps_setup(void) {
 }
 
 static void ps_teardown(void) {
-        _cleanup_free_ char *out = NULL;
         char cmd[512];
         if (!ps_dir[0])
                 return;
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", ps_dir);
-        ck_assert_int_eq(test_run_shell(cmd, &out), 0);
+        (void) !system(cmd);
+        ps_dir[0] = 0;
 }
 
 /* A listening socket at path (non-blocking: accept() tells, never waits),
