@@ -2,6 +2,7 @@
 #include <dlfcn.h>
 
 #include "macro.h"
+#include "private-socket.h"
 #include "time-util.h"
 #include "sdbus-dl.h"
 
@@ -16,6 +17,7 @@ const SdBus *sdbus_get(int *ret_error) {
                 { "sd_bus_new", (void **) &bus.new_ },
                 { "sd_bus_open_system", (void **) &bus.open_system },
                 { "sd_bus_set_address", (void **) &bus.set_address },
+                { "sd_bus_set_fd", (void **) &bus.set_fd },
                 { "sd_bus_set_bus_client", (void **) &bus.set_bus_client },
                 { "sd_bus_set_method_call_timeout", (void **) &bus.set_method_call_timeout },
                 { "sd_bus_start", (void **) &bus.start },
@@ -63,11 +65,20 @@ int sdbus_connect_direct(const char *address, sd_bus **ret) {
         int r = 0;
         const SdBus *b = sdbus_get(&r);
         sd_bus *bus = NULL;
+        uid_t uid;
 
         if (!b)
                 return r;
         r = b->new_(&bus);
-        if (r >= 0)
+        /* /run/systemd/private and SystemdAddress= are root's: the plain
+         * connect by name. A user's runtime directory is theirs. */
+        if (r >= 0 && private_socket_address_uid(address, &uid) >= 0) {
+                int fd = -EBADF;
+                r = private_socket_connect(PRIVATE_SOCKET_RUNTIME_ROOT, uid, SDBUS_CONNECT_TIMEOUT_USEC, &fd);
+                /* A direct connection to systemd: no Hello, as with set_address. */
+                if (r >= 0 && (r = b->set_fd(bus, fd, fd)) < 0)
+                        safe_close(fd);
+        } else if (r >= 0)
                 r = b->set_address(bus, address);
         if (r >= 0)
                 r = b->start(bus);

@@ -11,6 +11,7 @@ typedef struct SdBus {
         int (*new_)(sd_bus **);
         int (*open_system)(sd_bus **);
         int (*set_address)(sd_bus *, const char *);
+        int (*set_fd)(sd_bus *, int, int);
         int (*set_bus_client)(sd_bus *, int);
         int (*set_method_call_timeout)(sd_bus *, uint64_t);
         int (*start)(sd_bus *);
@@ -54,6 +55,9 @@ const SdBus *sdbus_get(int *ret_error);
  * manager stopped by its own user (SIGSTOP) would keep exit from ever
  * thawing anything. The same bound is set for the connection's calls
  * (sdbus_connect_direct's caller may raise it for one that waits on
- * purpose, such as FreezeUnit). */
+ * purpose, such as FreezeUnit). A user manager's address
+ * (unix:path=/run/user/UID/systemd/private) is reached through
+ * private_socket_connect() (common/private-socket.h), bounded by the same
+ * timeout: its path is the user's. */
 #define SDBUS_CONNECT_TIMEOUT_USEC (5 * 1000000ULL)
 int sdbus_connect_direct(const char *address, sd_bus **ret);

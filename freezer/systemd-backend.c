@@ -10,6 +10,7 @@
 
 #include "log.h"
 #include "manager.h"
+#include "private-socket.h"
 #include "sdbus-dl.h"
 #include "strv.h"
 #include "unit-name.h"
@@ -59,9 +60,11 @@ static int link_get(const char *address, sd_bus **ret) {
         if (i == ELEMENTSOF(links))
                 return -ENOSPC;
         if (!address_is_plain_unix_path(address))
-                return -EPERM;
+                return -EADDRNOTAVAIL;
         r = sdbus_connect_direct(address, &links[i].bus);
-        if (r < 0 && r != -ETIMEDOUT)
+        /* A timeout, or a user's socket refused (a link, a mount, not
+         * theirs), stands for the run. */
+        if (r < 0 && r != -ETIMEDOUT && r != -ELOOP && r != -EXDEV && r != -EPERM)
                 return r;
         links[i].address = strdup(address);
         if (!links[i].address)
@@ -193,9 +196,15 @@ int systemd_backend_for(Manager *m, const char *cgroup, char ***unreachable, cha
         r = systemd_manager_address(m->config, cgroup, &address);
         if (r < 0)
                 return r;
-        /* Reachable? The socket must be there (auto quietly falls back). */
+        /* Reachable? The socket must be there (auto quietly falls back).
+         * A user's is not looked up by name (its path is theirs): the
+         * connect tells (private_socket_connect()). */
+        uid_t uid;
+        sd_bus *bus;
         if (strneq(address, "unix:path=", 10) &&
-            ((unreachable && strv_contains(*unreachable, address)) || stat(address + 10, &st) < 0)) {
+            ((unreachable && strv_contains(*unreachable, address)) ||
+             (private_socket_address_uid(address, &uid) >= 0 ? link_get(address, &bus) < 0
+                                                              : stat(address + 10, &st) < 0))) {
                 if (unreachable && !strv_contains(*unreachable, address))
                         (void) strv_extend(unreachable, address);
                 return m->config->backend == BACKEND_SYSTEMD ? -ENOTCONN : -ENOENT;
@@ -217,6 +226,13 @@ static bool error_says_no_active_unit(const sd_bus_error *error) {
         return error && error->name && (strstr(error->name, "NoSuchUnit") || strstr(error->name, "UnitInactive"));
 }
 
+static int log_link_error(int r, const char *cgroup, const char *address) {
+        if (r == -EADDRNOTAVAIL)
+                return log_error_errno(r, "%s: refusing the systemd manager address \"%s\": not a "
+                                       "unix:path= of plain characters.", cgroup, address);
+        return log_error_errno(r, "Cannot reach the systemd manager at %s: %s", address, private_socket_strerror(r));
+}
+
 int systemd_set_freeze(const char *address, const char *cgroup, bool freeze) {
         int r = 0;
         const SdBus *b = sdbus_get(&r);
@@ -229,11 +245,8 @@ int systemd_set_freeze(const char *address, const char *cgroup, bool freeze) {
          * more on a new one. */
         for (int attempt = 0; attempt < 2; attempt++) {
                 r = link_get(address, &bus);
-                if (r == -EPERM)
-                        return log_error_errno(r, "%s: refusing the systemd manager address \"%s\": not a "
-                                               "unix:path= of plain characters.", cgroup, address);
                 if (r < 0)
-                        return log_error_errno(r, "Cannot reach the systemd manager at %s: %m", address);
+                        return log_link_error(r, cgroup, address);
                 b->error_free(&error);
                 /* systemd answers FreezeUnit once the unit is frozen, which
                  * may take a while; a thaw is at once. */
@@ -312,13 +325,10 @@ int systemd_freeze_send(const char *address, const char *cgroup, usec_t timeout,
         c->result = 1;
         for (int attempt = 0; attempt < 2; attempt++) {
                 r = link_get(address, &c->bus);
-                if (r == -EPERM)
-                        r = log_error_errno(r, "%s: refusing the systemd manager address \"%s\": not a "
-                                            "unix:path= of plain characters.", cgroup, address);
-                else if (r < 0)
-                        r = log_error_errno(r, "Cannot reach the systemd manager at %s: %m", address);
-                if (r < 0)
+                if (r < 0) {
+                        r = log_link_error(r, cgroup, address);
                         break;
+                }
                 /* The caller's deadline cancels it first; sd-bus's own
                  * bound only backs that up. */
                 (void) b->set_method_call_timeout(c->bus, timeout + SDBUS_CONNECT_TIMEOUT_USEC);
@@ -392,42 +402,25 @@ int journal_add_unit_with_backend(Manager *m, const char *cgroup, UnitState stat
 }
 
 int systemd_address_check(const Config *c, const char *address) {
-        _cleanup_free_ char *expected = NULL;
-        const char *p;
-        char *end;
-
         if (c && c->systemd_address && streq(address, c->systemd_address))
                 return 0;
         if (streq(address, "unix:path=/run/systemd/private"))
                 return 0;
-        /* The user form: a UID in decimal, rebuilt here and compared whole, so
+        /* The user form: a UID in decimal, rebuilt and compared whole, so
          * that nothing but the UID comes from the journal. */
-        if (!strneq(address, "unix:path=/run/user/", strlen("unix:path=/run/user/")))
+        uid_t uid;
+        if (private_socket_address_uid(address, &uid) < 0)
                 return -EPERM;
-        p = address + strlen("unix:path=/run/user/");
-        if (*p < '0' || *p > '9')
-                return -EPERM;
-        errno = 0;
-        unsigned long uid = strtoul(p, &end, 10);
-        if (errno != 0 || uid >= (uid_t) -1 || !streq(end, "/systemd/private"))
-                return -EPERM;
-        if (asprintf(&expected, "unix:path=/run/user/%lu/systemd/private", uid) < 0)
-                return -ENOMEM;
-        if (!streq(address, expected))
-                return -EPERM; /* leading zeros, say */
         /* The user must have a runtime directory of their own (logind makes
          * it, owned by them): a directory of no one, or someone else's, is
-         * nobody's manager. A stat, not getpwuid(): the listener checks every
-         * journal it loads from its event loop, and a user database lookup
-         * (LDAP, sssd) could make that loop wait. */
-        struct stat st;
-        char dir[64];
-        snprintf(dir, sizeof(dir), "/run/user/%lu", uid);
-        if (lstat(dir, &st) < 0)
-                return errno == ENOENT || errno == ENOTDIR ? -EPERM : -errno;
-        if (!S_ISDIR(st.st_mode) || st.st_uid != (uid_t) uid)
+         * nobody's manager. Not a user database lookup (LDAP, sssd), and no
+         * stat that a FUSE mount of the user's could make wait: the listener
+         * checks every journal it loads from its event loop. */
+        _cleanup_close_ int fd = -EBADF;
+        int r = private_socket_runtime_dir(PRIVATE_SOCKET_RUNTIME_ROOT, uid, &fd);
+        if (r == -ENOENT || r == -ELOOP || r == -EXDEV || r == -EPERM)
                 return -EPERM;
-        return 0;
+        return r < 0 ? r : 0;
 }
 
 void systemd_journal_check_addresses(Manager *m) {

@@ -308,6 +308,8 @@ static void held_job_ask(HeldJob *h) {
 
         h->populated_watch = sd_event_source_disable_unref(h->populated_watch);
         h->events_fd = safe_close(h->events_fd);
+        /* Its manager's link is connected ahead (unit-state.c); one still
+         * connecting leaves the job as it is, like any other failure. */
         r = listener_systemd_connect(h->listener, h->address, &bus);
         if (r >= 0)
                 r = send_get(h, bus, h->path, "org.freedesktop.systemd1.Unit", "TriggeredBy", on_triggered_by);

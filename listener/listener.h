@@ -359,6 +359,10 @@ void listener_drop_refreezes(Listener *l);
 /* How long the listener waits for systemd's answer to a ThawUnit before it
  * thaws through cgroup.freeze itself. */
 #define LISTENER_SYSTEMD_TIMEOUT_USEC (1 * USEC_PER_SEC)
+/* How long the child that connects to a user manager's socket may take
+ * (common/private-socket.h); the calls queued meanwhile keep their own
+ * timeouts (a thaw falls back to cgroup.freeze after the one above). */
+#define LISTENER_SYSTEMD_CONNECT_TIMEOUT_USEC (5 * USEC_PER_SEC)
 /* Sends FreezeUnit or ThawUnit for cgroup to the manager at address, not
  * waiting for the answer. A thaw that systemd refuses, or does not answer
  * in time, is done through cgroup.freeze: a thaw never leaves a unit
@@ -366,7 +370,8 @@ void listener_drop_refreezes(Listener *l);
 int listener_systemd_set_freeze(Listener *l, const char *address, const char *cgroup, bool freeze);
 void listener_drop_systemd_links(Listener *l);
 /* Opens the connection to the manager at address, if not open yet; it
- * stays the listener's (ret, if not NULL, borrows it). */
+ * stays the listener's (ret, if not NULL, borrows it). -EINPROGRESS while
+ * a user manager's is being connected (no bus yet). */
 int listener_systemd_connect(Listener *l, const char *address, sd_bus **ret);
 
 /* held-job.c */

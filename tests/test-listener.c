@@ -3519,6 +3519,131 @@ static void sweep(void) {
 
 /* A test case on the listener's usual fixtures (a private bus, a test
  * cgroup tree; swept after the case), added to s. */
+/* A user's runtime directory of the test's making, /run/user/PS_UID, and
+ * /run/user itself if it was not there: removed at the test's end, also
+ * after a failed assertion (the process exits). */
+#define PS_UID 4243
+static bool ps_made_run_user;
+
+static void ps_remove_runtime_dir(void) {
+        char cmd[128];
+        snprintf(cmd, sizeof(cmd), "rm -rf /run/user/%d", PS_UID);
+        (void) !system(cmd);
+        if (ps_made_run_user)
+                (void) rmdir("/run/user");
+}
+
+/* Appends " systemd ADDRESS" to the journal's line of the unit sub. */
+static void journal_set_address(const char *sub, const char *address) {
+        char path[PATH_MAX], tmp[PATH_MAX], line[8192], want[4096];
+        FILE *in, *out;
+        bool found = false;
+
+        snprintf(path, sizeof(path), "%s/state", T.state_dir);
+        snprintf(tmp, sizeof(tmp), "%s/state.edit", T.state_dir);
+        snprintf(want, sizeof(want), " %s \\-\n", test_cgpath(sub));
+        in = fopen(path, "re");
+        ck_assert_ptr_nonnull(in);
+        out = fopen(tmp, "we");
+        ck_assert_ptr_nonnull(out);
+        while (fgets(line, sizeof(line), in)) {
+                size_t n = strlen(line), w = strlen(want);
+                if (n > w && streq(line + n - w, want)) {
+                        line[n - 1] = 0;
+                        fprintf(out, "%s systemd %s\n", line, address);
+                        found = true;
+                } else
+                        fputs(line, out);
+        }
+        fclose(in);
+        ck_assert_int_eq(fclose(out), 0);
+        ck_assert_msg(found, "no journal line for %s", sub);
+        ck_assert_int_eq(rename(tmp, path), 0);
+}
+
+/* A unit recorded as frozen by the user manager of PS_UID, whose socket
+ * (/run/user/UID/systemd/private) is, with link, a link to a socket of the
+ * test's own (as one to /run/systemd/private would be), else a socket of
+ * the uid's whose queue is full (a connect to it waits): the listener's
+ * connect (a child, common/private-socket.c) refuses the link, or does not
+ * finish; either way the push is answered, the thaw is done through
+ * cgroup.freeze, and nothing reaches the link's target, nor from exit. */
+static void user_socket_case(bool link) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        char rt[32], sd[48], sock[64], address[96];
+        int acted, filler = -EBADF;
+
+        if (!test_need_root_cgroup2())
+                return;
+        snprintf(rt, sizeof(rt), "/run/user/%d", PS_UID);
+        if (access(rt, F_OK) == 0) {
+                test_skip("%s exists: not the test's to use", rt);
+                return;
+        }
+        ps_made_run_user = mkdir("/run/user", 0755) == 0;
+        atexit(ps_remove_runtime_dir);
+        snprintf(sd, sizeof(sd), "%s/systemd", rt);
+        snprintf(sock, sizeof(sock), "%s/private", sd);
+        ck_assert_int_eq(mkdir(rt, 0700), 0);
+        ck_assert_int_eq(chown(rt, PS_UID, PS_UID), 0);
+        ck_assert_int_eq(mkdir(sd, 0755), 0);
+        ck_assert_int_eq(chown(sd, PS_UID, PS_UID), 0);
+        int target = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        ck_assert_int_ge(target, 0);
+        if (link)
+                snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/target", dir);
+        else
+                snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
+        ck_assert_int_eq(bind(target, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        ck_assert_int_eq(listen(target, link ? 16 : 0), 0);
+        ck_assert_int_eq(chown(sa.sun_path, PS_UID, PS_UID), 0);
+        if (link)
+                ck_assert_int_eq(symlink(sa.sun_path, sock), 0);
+        else {
+                filler = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+                ck_assert_int_eq(connect(filler, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        }
+
+        write_rule("60-a.rule", "[Match]\nEvent=push\nUnit=standby-a.service\n[Action]\nThaw=standby-a.service\n");
+        test_spawn_workload("standby-a.service", "nanosleep", 10, 1, NULL);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert(test_frozen("standby-a.service"));
+        snprintf(address, sizeof(address), "unix:path=%s", sock);
+        journal_set_address("standby-a.service", address);
+        start_listener();
+        sd_bus *bus = client();
+        char *error = push_within(bus, "standby-a.service", 3 * USEC_PER_SEC, &acted);
+        ck_assert_msg(!error, "a push was not answered: %s", error);
+        ck_assert_int_eq(acted, 1);
+        ck_assert(wait_frozen("standby-a.service", false));
+        ck_assert_uint_eq(statistic(bus, "systemd_fallbacks"), 1);
+        if (link) {
+                int c = accept4(target, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+                ck_assert_msg(c < 0 && errno == EAGAIN, "a connection reached the link's target");
+        }
+
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        ck_assert(!test_anything_frozen());
+        if (link) {
+                int c = accept4(target, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+                ck_assert_msg(c < 0 && errno == EAGAIN, "a connection from exit reached the link's target");
+        }
+        safe_close(filler);
+        close(target);
+        sd_bus_flush_close_unref(bus);
+        ps_remove_runtime_dir();
+}
+
+START_TEST(test_loop_user_socket_link_refused) {
+        user_socket_case(true);
+}
+END_TEST
+
+START_TEST(test_loop_user_socket_connect_waits) {
+        user_socket_case(false);
+}
+END_TEST
+
 static TCase *listener_tcase(Suite *s, const char *name, int timeout) {
         TCase *tc = tcase_create(name);
         tcase_set_timeout(tc, timeout);
@@ -3609,6 +3734,9 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_hold_own_units_by_place);
         tcase_add_test(tc, test_hold_in_new_slice);
         tcase_add_test(tc, test_hold_with_journal_locked);
+        tc = listener_tcase(s, "user-socket", 60);
+        tcase_add_test(tc, test_loop_user_socket_link_refused);
+        tcase_add_test(tc, test_loop_user_socket_connect_waits);
         tc = tcase_create("loop-systemd");
         tcase_set_timeout(tc, 90);
         tcase_add_checked_fixture(tc, setup_user_manager, teardown_user_manager);

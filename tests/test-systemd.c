@@ -7,12 +7,19 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <systemd/sd-bus.h>
 #include <sys/wait.h>
 
 #include "cgroup.h"
 #include "fileio.h"
 #include "macro.h"
+#include "private-socket.h"
 #include "standby.h"
 #include "test-util.h"
 
@@ -470,6 +477,245 @@ START_TEST(test_recorded_address_refused) {
 }
 END_TEST
 
+/* The private socket of a user, reached as root (common/private-socket.c):
+ * a runtime root of the test's own, RT/UID/systemd/private, UID a test uid. */
+#define PS_UID 4242
+static char ps_dir[128], ps_rt[160], ps_uid_dir[192], ps_sd[224], ps_sock[256];
+
+static void ps_teardown(void);
+
+static void ps_setup(void) {
+        snprintf(ps_dir, sizeof(ps_dir), "/tmp/standby-ps.%d", (int) getpid());
+        snprintf(ps_rt, sizeof(ps_rt), "%s/rt", ps_dir);
+        snprintf(ps_uid_dir, sizeof(ps_uid_dir), "%s/%d", ps_rt, PS_UID);
+        snprintf(ps_sd, sizeof(ps_sd), "%s/systemd", ps_uid_dir);
+        snprintf(ps_sock, sizeof(ps_sock), "%s/private", ps_sd);
+        ck_assert_int_eq(mkdir(ps_dir, 0700), 0);
+        atexit(ps_teardown); /* also after a failed assertion (the process exits) */
+        ck_assert_int_eq(mkdir(ps_rt, 0755), 0);
+        ck_assert_int_eq(mkdir(ps_uid_dir, 0700), 0);
+        ck_assert_int_eq(chown(ps_uid_dir, PS_UID, PS_UID), 0);
+        ck_assert_int_eq(mkdir(ps_sd, 0755), 0);
+        ck_assert_int_eq(chown(ps_sd, PS_UID, PS_UID), 0);
+}
+
+static void ps_teardown(void) {
+        char cmd[512];
+        if (!ps_dir[0])
+                return;
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", ps_dir);
+        (void) !system(cmd);
+        ps_dir[0] = 0;
+}
+
+/* A listening socket at path (non-blocking: accept() tells, never waits),
+ * owned by uid, with the given backlog. */
+static int ps_listen(const char *path, uid_t uid, int backlog) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_uint_lt(strlen(path), sizeof(sa.sun_path));
+        memcpy(sa.sun_path, path, strlen(path) + 1);
+        ck_assert_int_eq(bind(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        ck_assert_int_eq(listen(fd, backlog), 0);
+        ck_assert_int_eq(chown(path, uid, uid), 0);
+        return fd;
+}
+
+/* No connection came to listener: the connect already answered, so one
+ * made would be queued by now. */
+static void ps_assert_no_connection(int listener) {
+        int c = accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        ck_assert_msg(c < 0 && errno == EAGAIN, "a connection reached the socket behind the refused path");
+}
+
+START_TEST(test_private_socket_refuses_links) {
+        char target_dir[192], target[256], other_sd[256];
+        int fd = -EBADF;
+
+        if (!test_need_root_cgroup2())
+                return;
+        ps_setup();
+        /* The socket path a link to a socket of the test's own (as one to
+         * /run/systemd/private would be). */
+        snprintf(target_dir, sizeof(target_dir), "%s/target", ps_dir);
+        ck_assert_int_eq(mkdir(target_dir, 0755), 0);
+        snprintf(target, sizeof(target), "%s/private", target_dir);
+        int l = ps_listen(target, PS_UID, 16);
+        ck_assert_int_eq(symlink(target, ps_sock), 0);
+        ck_assert_int_eq(private_socket_connect(ps_rt, PS_UID, 5 * USEC_PER_SEC, &fd), -ELOOP);
+        ps_assert_no_connection(l);
+        /* The systemd directory a link. */
+        ck_assert_int_eq(unlink(ps_sock), 0);
+        ck_assert_int_eq(rmdir(ps_sd), 0);
+        ck_assert_int_eq(symlink(target_dir, ps_sd), 0);
+        ck_assert_int_eq(private_socket_connect(ps_rt, PS_UID, 5 * USEC_PER_SEC, &fd), -ELOOP);
+        ps_assert_no_connection(l);
+        /* The runtime directory itself a link (to a directory of the uid's). */
+        snprintf(other_sd, sizeof(other_sd), "%s/other", ps_dir);
+        ck_assert_int_eq(rename(ps_uid_dir, other_sd), 0);
+        ck_assert_int_eq(symlink(other_sd, ps_uid_dir), 0);
+        ck_assert_int_eq(private_socket_connect(ps_rt, PS_UID, 5 * USEC_PER_SEC, &fd), -ELOOP);
+        ps_assert_no_connection(l);
+        ck_assert_int_eq(fd, -EBADF);
+        close(l);
+        ps_teardown();
+}
+END_TEST
+
+START_TEST(test_private_socket_owner) {
+        int fd = -EBADF;
+
+        if (!test_need_root_cgroup2())
+                return;
+        ps_setup();
+        /* Another uid's socket (root's, here): refused, nothing reaches it. */
+        int l = ps_listen(ps_sock, 0, 16);
+        ck_assert_int_eq(private_socket_connect(ps_rt, PS_UID, 5 * USEC_PER_SEC, &fd), -EPERM);
+        ps_assert_no_connection(l);
+        /* The uid's own: connected, and the listener has it. */
+        ck_assert_int_eq(chown(ps_sock, PS_UID, PS_UID), 0);
+        ck_assert_int_eq(private_socket_connect(ps_rt, PS_UID, 5 * USEC_PER_SEC, &fd), 0);
+        int c = accept4(l, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        ck_assert_int_ge(c, 0);
+        ck_assert_int_eq(write(fd, "x", 1), 1);
+        char ch = 0;
+        ck_assert_int_eq(read(c, &ch, 1), 1);
+        ck_assert_int_eq(ch, 'x');
+        close(c);
+        fd = safe_close(fd);
+        close(l);
+        /* Not a socket: a regular file of the uid's. */
+        ck_assert_int_eq(unlink(ps_sock), 0);
+        int f = open(ps_sock, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+        ck_assert_int_ge(f, 0);
+        close(f);
+        ck_assert_int_eq(chown(ps_sock, PS_UID, PS_UID), 0);
+        ck_assert_int_eq(private_socket_connect(ps_rt, PS_UID, 5 * USEC_PER_SEC, &fd), -EPERM);
+        /* The runtime directory another uid's. */
+        ck_assert_int_eq(chown(ps_uid_dir, PS_UID + 1, PS_UID + 1), 0);
+        ck_assert_int_eq(private_socket_connect(ps_rt, PS_UID, 5 * USEC_PER_SEC, &fd), -EPERM);
+        ps_teardown();
+}
+END_TEST
+
+/* A socket whose backlog is full: the child's connect waits (as it would on
+ * anything else that does not answer); the caller's bound ends it, and the
+ * child is killed and reaped. */
+START_TEST(test_private_socket_timeout) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int fd = -EBADF, pfd;
+        pid_t pid;
+
+        if (!test_need_root_cgroup2())
+                return;
+        ps_setup();
+        int l = ps_listen(ps_sock, PS_UID, 0);
+        int filler = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        ck_assert_uint_lt(strlen(ps_sock), sizeof(sa.sun_path));
+        memcpy(sa.sun_path, ps_sock, strlen(ps_sock) + 1);
+        ck_assert_int_eq(connect(filler, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        /* The queue is full now: a second connect would wait. */
+        int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        ck_assert_int_eq(connect(probe, (struct sockaddr *) &sa, sizeof(sa)), -1);
+        ck_assert_int_eq(errno, EAGAIN);
+        close(probe);
+
+        usec_t start = now_usec(CLOCK_MONOTONIC);
+        ck_assert_int_eq(private_socket_connect(ps_rt, PS_UID, 300 * USEC_PER_MSEC, &fd), -ETIMEDOUT);
+        usec_t took = now_usec(CLOCK_MONOTONIC) - start;
+        ck_assert_msg(took >= 300 * USEC_PER_MSEC && took < 3 * USEC_PER_SEC, "took %llu us",
+                      (unsigned long long) took);
+
+        /* The parts: the child is there until aborted, then reaped. */
+        ck_assert_int_eq(private_socket_connect_start(ps_rt, PS_UID, &pid, &pfd), 0);
+        struct pollfd p = { .fd = pfd, .events = POLLIN };
+        ck_assert_int_eq(poll(&p, 1, 300), 0);
+        ck_assert_int_eq(kill(pid, 0), 0);
+        private_socket_connect_abort(pfd, pid);
+        ck_assert_int_eq(waitpid(pid, NULL, WNOHANG), -1);
+        ck_assert_int_eq(errno, ECHILD);
+        close(filler);
+        close(l);
+        ps_teardown();
+}
+END_TEST
+
+/* A FUSE mount whose server never answers, where the user could make one:
+ * on the runtime directory and on its systemd directory. Refused at once
+ * (-EXDEV), asking the server nothing: its requests are never even read. */
+START_TEST(test_private_socket_fuse) {
+        char opts[128];
+        int fd = -EBADF;
+
+        if (!test_need_root_cgroup2() || !test_have_fuse())
+                return;
+        ps_setup();
+        /* This test's process only: the mounts go with it. */
+        ck_assert_int_eq(unshare(CLONE_NEWNS), 0);
+        ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+        int fuse = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+        ck_assert_int_ge(fuse, 0);
+        snprintf(opts, sizeof(opts), "fd=%d,rootmode=40000,user_id=%d,group_id=%d", fuse, PS_UID, PS_UID);
+        ck_assert_int_eq(mount("standby-test", ps_sd, "fuse.standby-test", MS_NOSUID | MS_NODEV, opts), 0);
+        usec_t start = now_usec(CLOCK_MONOTONIC);
+        ck_assert_int_eq(private_socket_connect(ps_rt, PS_UID, 5 * USEC_PER_SEC, &fd), -EXDEV);
+        ck_assert_int_eq(umount2(ps_sd, MNT_DETACH), 0);
+        close(fuse); /* one mount per connection */
+        fuse = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+        ck_assert_int_ge(fuse, 0);
+        snprintf(opts, sizeof(opts), "fd=%d,rootmode=40000,user_id=%d,group_id=%d", fuse, PS_UID, PS_UID);
+        ck_assert_int_eq(mount("standby-test", ps_uid_dir, "fuse.standby-test", MS_NOSUID | MS_NODEV, opts), 0);
+        ck_assert_int_eq(private_socket_connect(ps_rt, PS_UID, 5 * USEC_PER_SEC, &fd), -EXDEV);
+        int dfd = -EBADF;
+        ck_assert_int_eq(private_socket_runtime_dir(ps_rt, PS_UID, &dfd), -EXDEV);
+        usec_t took = now_usec(CLOCK_MONOTONIC) - start;
+        ck_assert_msg(took < 2 * USEC_PER_SEC, "took %llu us", (unsigned long long) took);
+        ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1); /* every child reaped */
+        ck_assert_int_eq(errno, ECHILD);
+        ck_assert_int_eq(umount2(ps_uid_dir, MNT_DETACH), 0);
+        close(fuse);
+        ps_teardown();
+}
+END_TEST
+
+/* The user manager's socket at RT/0/systemd/private (a hard link: the same
+ * socket): connected through the child and given to sd-bus by fd, it
+ * answers. */
+START_TEST(test_private_socket_user_manager) {
+        char rt[256], d0[300], sd[320], sock[352], src[300];
+        _cleanup_free_ char *version = NULL;
+        sd_bus *bus = NULL;
+        int fd = -EBADF;
+
+        if (!test_need_user_manager())
+                return;
+        snprintf(rt, sizeof(rt), "%s/rt", dir);
+        snprintf(d0, sizeof(d0), "%s/0", rt);
+        snprintf(sd, sizeof(sd), "%s/systemd", d0);
+        snprintf(sock, sizeof(sock), "%s/private", sd);
+        snprintf(src, sizeof(src), "%s/xdg/systemd/private", dir);
+        ck_assert_int_eq(mkdir(rt, 0755), 0);
+        ck_assert_int_eq(mkdir(d0, 0700), 0);
+        ck_assert_int_eq(mkdir(sd, 0755), 0);
+        ck_assert_int_eq(link(src, sock), 0);
+        ck_assert_int_eq(private_socket_connect(rt, 0, 5 * USEC_PER_SEC, &fd), 0);
+        ck_assert_int_eq(sd_bus_new(&bus), 0);
+        ck_assert_int_eq(sd_bus_set_fd(bus, fd, fd), 0);
+        ck_assert_int_ge(sd_bus_start(bus), 0);
+        ck_assert_int_ge(sd_bus_get_property_string(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                                    "org.freedesktop.systemd1.Manager", "Version", NULL, &version),
+                         0);
+        ck_assert_msg(version && version[0], "no Version from the user manager");
+        sd_bus_flush_close_unref(bus);
+        ck_assert_int_eq(unlink(sock), 0);
+        ck_assert_int_eq(rmdir(sd), 0);
+        ck_assert_int_eq(rmdir(d0), 0);
+        ck_assert_int_eq(rmdir(rt), 0);
+}
+END_TEST
+
 Suite *systemd_suite(void) {
         Suite *s = suite_create("systemd");
         TCase *tc = tcase_create("user-manager");
@@ -483,7 +729,13 @@ Suite *systemd_suite(void) {
         tcase_add_test(tc, test_exit_with_manager_stopped);
         tcase_add_test(tc, test_freeze_timeout_stuck_unit);
         tcase_add_test(tc, test_slack_exit_stuck_unit);
+        tcase_add_test(tc, test_private_socket_user_manager);
         suite_add_tcase(s, tc);
+        tc = test_kernel_tcase(s, "private-socket", 30);
+        tcase_add_test(tc, test_private_socket_refuses_links);
+        tcase_add_test(tc, test_private_socket_owner);
+        tcase_add_test(tc, test_private_socket_timeout);
+        tcase_add_test(tc, test_private_socket_fuse);
         tc = test_kernel_tcase(s, "address", 0);
         tcase_add_test(tc, test_recorded_address_refused);
         return s;
