@@ -27,6 +27,7 @@ typedef struct Statistics {
         uint64_t resyncs;         /* netlink overruns answered by a fresh dump */
         uint64_t forged;          /* netlink messages from a process, not the kernel: dropped */
         uint64_t systemd_fallbacks; /* thaws systemd did not do in time, done through cgroup.freeze */
+        uint64_t systemd_connects; /* connects to a user manager's socket begun (systemd-link.c) */
         uint64_t journal_busy;    /* journal work put off: another process held the journal's lock */
         uint64_t thaw_failures;   /* units an event or a call was to thaw that stayed frozen */
         uint64_t jobs_released;   /* timer jobs of held units cancelled at their manager (held-job.c) */
@@ -369,6 +370,8 @@ void listener_drop_refreezes(Listener *l);
  * frozen. A freeze's outcome is cgroup.events' to tell. */
 int listener_systemd_set_freeze(Listener *l, const char *address, const char *cgroup, bool freeze);
 void listener_drop_systemd_links(Listener *l);
+/* Forgets which user managers refused a connect (at the end). */
+void listener_forget_refused_links(void);
 /* Opens the connection to the manager at address, if not open yet; it
  * stays the listener's (ret, if not NULL, borrows it). -EINPROGRESS while
  * a user manager's is being connected (no bus yet). */

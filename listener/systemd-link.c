@@ -46,6 +46,67 @@ struct SystemdCall {
 
 static void call_free(void *userdata);
 
+/* A user manager whose socket was refused (a link, a mount, another's
+ * socket, no answer) is not tried again for a while: its user could
+ * otherwise make the listener fork a child and log a line at every journal
+ * change. Its calls fail at once meanwhile, a thaw through cgroup.freeze.
+ * One line is logged per refusal, not per try. */
+#define LINK_RETRY_USEC (10 * USEC_PER_SEC)
+#define LINK_REFUSALS_MAX 64
+static struct {
+        char *address;
+        int error;
+        usec_t until;
+} refusals[LINK_REFUSALS_MAX];
+
+static int refusal_find(const char *address) {
+        for (int i = 0; i < LINK_REFUSALS_MAX; i++)
+                if (refusals[i].address && streq(refusals[i].address, address))
+                        return i;
+        return -1;
+}
+
+/* The refusal in force for address, or 0. */
+static int link_refused(const char *address) {
+        int i = refusal_find(address);
+        return i >= 0 && now_usec(CLOCK_MONOTONIC) < refusals[i].until ? refusals[i].error : 0;
+}
+
+/* Remembers the outcome of a connect to address; logs a refusal once. */
+static void link_note_outcome(const char *address, int r) {
+        int i = refusal_find(address);
+
+        if (r >= 0) {
+                if (i >= 0) {
+                        log_info("Connected to the systemd manager at %s again.", address);
+                        refusals[i].address = mfree(refusals[i].address);
+                }
+                return;
+        }
+        if (i < 0 || refusals[i].error != r)
+                log_warning("Cannot connect to the systemd manager at %s: %s; its units are thawed through "
+                            "cgroup.freeze, and it is tried again in %u s at the earliest.",
+                            address, private_socket_strerror(r), (unsigned) (LINK_RETRY_USEC / USEC_PER_SEC));
+        if (i < 0) {
+                for (i = 0; i < LINK_REFUSALS_MAX && refusals[i].address; i++)
+                        ;
+                if (i == LINK_REFUSALS_MAX) /* full: the oldest entry goes */
+                        for (int j = i = 0; j < LINK_REFUSALS_MAX; j++)
+                                if (refusals[j].until < refusals[i].until)
+                                        i = j;
+                free(refusals[i].address);
+                if (!(refusals[i].address = strdup(address)))
+                        return;
+        }
+        refusals[i].error = r;
+        refusals[i].until = now_usec(CLOCK_MONOTONIC) + LINK_RETRY_USEC;
+}
+
+void listener_forget_refused_links(void) {
+        for (int i = 0; i < LINK_REFUSALS_MAX; i++)
+                refusals[i].address = mfree(refusals[i].address);
+}
+
 static SystemdLink *link_free(SystemdLink *k) {
         if (!k)
                 return NULL;
@@ -104,10 +165,9 @@ static void link_connected(SystemdLink *k, int fd, int r) {
                         bus = sd_bus_close_unref(bus);
         }
         k->bus = bus;
-        if (r < 0) {
-                log_warning("Cannot connect to the systemd manager at %s: %s", k->address, private_socket_strerror(r));
+        link_note_outcome(k->address, r);
+        if (r < 0)
                 link_unlink(l, k);
-        }
         while (k->queued) {
                 SystemdCall *c = k->queued;
                 k->queued = c->next_queued;
@@ -164,6 +224,9 @@ static int link_get(Listener *l, const char *address, SystemdLink **ret) {
                         link_free(k);
                         break;
                 }
+        r = link_refused(address);
+        if (r < 0)
+                return r;
         k = calloc(1, sizeof(SystemdLink));
         if (!k || !(k->address = strdup(address))) {
                 free(k);
@@ -175,6 +238,7 @@ static int link_get(Listener *l, const char *address, SystemdLink **ret) {
         if (private_socket_address_uid(address, &uid) >= 0) {
                 r = private_socket_connect_start(PRIVATE_SOCKET_RUNTIME_ROOT, uid, &pid, &fd);
                 if (r >= 0) {
+                        l->stats.systemd_connects++;
                         k->child = pid;
                         r = sd_event_add_io(l->event, &k->child_io, fd, EPOLLIN, on_child_answer, k);
                         if (r < 0)

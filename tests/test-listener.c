@@ -3567,7 +3567,8 @@ static void journal_set_address(const char *sub, const char *address) {
  * the uid's whose queue is full (a connect to it waits): the listener's
  * connect (a child, common/private-socket.c) refuses the link, or does not
  * finish; either way the push is answered, the thaw is done through
- * cgroup.freeze, and nothing reaches the link's target, nor from exit. */
+ * cgroup.freeze, and nothing reaches the link's target, nor from exit; a
+ * refused socket is not tried again at once. */
 static void user_socket_case(bool link) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         char rt[32], sd[48], sock[64], address[96];
@@ -3620,6 +3621,10 @@ static void user_socket_case(bool link) {
         if (link) {
                 int c = accept4(target, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
                 ck_assert_msg(c < 0 && errno == EAGAIN, "a connection reached the link's target");
+                /* Refused once (connected ahead at the start), and not tried
+                 * again for the push: a user cannot make the listener fork
+                 * a child at every event or journal change. */
+                ck_assert_uint_eq(statistic(bus, "systemd_connects"), 1);
         }
 
         ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
