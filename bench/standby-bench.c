@@ -1198,6 +1198,11 @@ int main(int argc, char *argv[]) {
                 case 'h': help(); return 0;
                 default: fprintf(stderr, "Try 'standby-bench --help'.\n"); return 2;
                 }
+        if (opt.socket_bare && opt.backend_systemd) {
+                fprintf(stderr, "standby-bench: --socket-thawer=bare needs the cgroupfs backend (the bare thawer writes "
+                                "cgroup.freeze, which is systemd's to write with --backend=systemd)\n");
+                return 2;
+        }
         if (optind != argc || opt.reps < 1 || opt.reps > MAX_REPS || opt.period_ms < 1 || !(duration > 0 && duration <= 3600) ||
             opt.units < 1 || opt.units > 10000 || opt.procs < 1 || opt.procs > 1000) {
                 fprintf(stderr, "standby-bench: bad arguments: reps 1-%d, duration (0,3600] s, units 1-10000, procs 1-1000\n",

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -39,12 +39,6 @@ int private_socket_address_uid(const char *address, uid_t *ret_uid) {
         return 0;
 }
 
-static int openat2_(int dir_fd, const char *path, uint64_t flags, uint64_t resolve) {
-        struct open_how how = { .flags = flags | O_CLOEXEC, .resolve = resolve };
-        long fd = syscall(SYS_openat2, dir_fd, path, &how, sizeof(how));
-        return fd < 0 ? -errno : (int) fd;
-}
-
 /* The mount an fd is on, from /proc/self/fdinfo: the kernel's record, which
  * asks no filesystem (a stat of a FUSE root would ask its server). */
 static int fd_mount_id(int fd, int *ret) {
@@ -78,58 +72,78 @@ static int mount_is_tmpfs(int id) {
         return -ENOENT;
 }
 
-int private_socket_runtime_dir(const char *runtime_root, uid_t uid, int *ret_fd) {
-        _cleanup_close_ int root = -EBADF, dir = -EBADF;
-        char name[16];
+/* One component below parent, opened as is (O_PATH|O_NOFOLLOW: a link is
+ * opened itself, never followed; no openat2(), which seccomp filters such
+ * as a sandboxed unit's may answer ENOSYS) and judged before anything asks
+ * its filesystem: on parent_mnt, or (may_cross) on a tmpfs, else -EXDEV;
+ * then a link is -ELOOP, another type than type or another owner than uid
+ * -EPERM. A component that is a mount point is opened at the mount's root,
+ * which asks nothing of the filesystem mounted there. */
+static int open_component(int parent, const char *name, int parent_mnt, bool may_cross, mode_t type, uid_t uid,
+                          int *ret_fd, int *ret_mnt) {
+        _cleanup_close_ int fd = openat(parent, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
         struct stat st;
-        int root_mnt, dir_mnt, r;
+        int mnt, r;
 
-        root = open(runtime_root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (root < 0)
+        if (fd < 0)
                 return -errno;
-        snprintf(name, sizeof(name), "%u", (unsigned) uid);
-        /* Mounts may be crossed here: /run/user/UID is logind's tmpfs. An
-         * O_PATH open of a mount's root asks nothing of its filesystem. */
-        /* No O_NOFOLLOW: with O_PATH it would open a link itself, where
-         * RESOLVE_NO_SYMLINKS refuses it (-ELOOP). */
-        dir = openat2_(root, name, O_PATH | O_DIRECTORY, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
-        if (dir < 0)
-                return dir == -ENOTDIR ? -EPERM : dir;
-        if ((r = fd_mount_id(root, &root_mnt)) < 0 || (r = fd_mount_id(dir, &dir_mnt)) < 0)
+        r = fd_mount_id(fd, &mnt);
+        if (r < 0)
                 return r;
-        if (dir_mnt != root_mnt) {
-                r = mount_is_tmpfs(dir_mnt);
+        if (mnt != parent_mnt) {
+                r = may_cross ? mount_is_tmpfs(mnt) : 0;
                 if (r < 0)
                         return r;
                 if (r == 0)
                         return -EXDEV; /* a FUSE mount of the user's, say */
         }
-        if (fstat(dir, &st) < 0)
+        if (fstat(fd, &st) < 0)
                 return -errno;
-        if (!S_ISDIR(st.st_mode) || st.st_uid != uid)
+        if (S_ISLNK(st.st_mode))
+                return -ELOOP;
+        if ((st.st_mode & S_IFMT) != type || st.st_uid != uid)
                 return -EPERM;
-        *ret_fd = TAKE_FD(dir);
+        *ret_fd = TAKE_FD(fd);
+        if (ret_mnt)
+                *ret_mnt = mnt;
         return 0;
+}
+
+static int runtime_dir(const char *runtime_root, uid_t uid, int *ret_fd, int *ret_mnt) {
+        _cleanup_close_ int root = -EBADF;
+        char name[16];
+        int root_mnt, r;
+
+        root = open(runtime_root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (root < 0)
+                return -errno;
+        r = fd_mount_id(root, &root_mnt);
+        if (r < 0)
+                return r;
+        snprintf(name, sizeof(name), "%u", (unsigned) uid);
+        /* A mount may be crossed here, to a tmpfs only: /run/user/UID is
+         * logind's. */
+        return open_component(root, name, root_mnt, true, S_IFDIR, uid, ret_fd, ret_mnt);
+}
+
+int private_socket_runtime_dir(const char *runtime_root, uid_t uid, int *ret_fd) {
+        return runtime_dir(runtime_root, uid, ret_fd, NULL);
 }
 
 /* The child's work: the connected socket, or -errno. */
 static int child_connect(const char *runtime_root, uid_t uid, int *ret_socket) {
-        _cleanup_close_ int dir = -EBADF, sock_path = -EBADF, s = -EBADF;
+        _cleanup_close_ int dir = -EBADF, sd = -EBADF, sock_path = -EBADF, s = -EBADF;
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        struct stat st;
-        int r;
+        int mnt, r;
 
-        r = private_socket_runtime_dir(runtime_root, uid, &dir);
+        r = runtime_dir(runtime_root, uid, &dir, &mnt);
+        /* Below it, no mount is crossed: systemd/private lies on the same tmpfs. */
+        if (r >= 0)
+                r = open_component(dir, "systemd", mnt, false, S_IFDIR, uid, &sd, NULL);
+        if (r >= 0)
+                r = open_component(sd, "private", mnt, false, S_IFSOCK, uid, &sock_path, NULL);
         if (r < 0)
                 return r;
-        sock_path = openat2_(dir, "systemd/private", O_PATH,
-                             RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV);
-        if (sock_path < 0)
-                return sock_path == -ENOTDIR ? -EPERM : sock_path;
-        if (fstat(sock_path, &st) < 0)
-                return -errno;
-        if (!S_ISSOCK(st.st_mode) || st.st_uid != uid)
-                return -EPERM;
         s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (s < 0)
                 return -errno;
@@ -139,6 +153,23 @@ static int child_connect(const char *runtime_root, uid_t uid, int *ret_socket) {
                 return -errno;
         *ret_socket = TAKE_FD(s);
         return 0;
+}
+
+/* Closes every fd from first on: close_range(), or, where a seccomp filter
+ * answers ENOSYS, one by one as /proc/self/fd lists them. */
+static void close_all_from(int first) {
+        if (syscall(SYS_close_range, (unsigned) first, ~0U, 0) == 0)
+                return;
+        DIR *d = opendir("/proc/self/fd");
+        if (!d)
+                return;
+        int self = dirfd(d);
+        for (struct dirent *de; (de = readdir(d));) {
+                int fd = atoi(de->d_name);
+                if (de->d_name[0] >= '0' && de->d_name[0] <= '9' && fd >= first && fd != self)
+                        close(fd);
+        }
+        closedir(d);
 }
 
 int private_socket_connect_start(const char *runtime_root, uid_t uid, pid_t *ret_pid, int *ret_fd) {
@@ -163,7 +194,13 @@ int private_socket_connect_start(const char *runtime_root, uid_t uid, pid_t *ret
                 struct iovec iov;
                 struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 
-                close(pair[0]);
+                /* Nothing of the parent's stays open in the child, which may
+                 * outlive a wait in connect(): not the journal's lock, whose
+                 * flock() a copy of its fd would hold, nor apps' pipes. */
+                if (pair[1] != 3 && (dup2(pair[1], 3) < 0 || close(pair[1]) < 0))
+                        _exit(1);
+                pair[1] = 3;
+                close_all_from(4);
                 r = child_connect(runtime_root, uid, &s);
                 iov = (struct iovec){ .iov_base = &r, .iov_len = sizeof(r) };
                 if (r >= 0) {

@@ -9,12 +9,12 @@
 /* A connection to a user manager's private socket, RUNTIME_ROOT/UID/systemd/private
  * (RUNTIME_ROOT is /run/user; tests pass a directory of their own). The
  * runtime directory is its user's, and so hostile to root: the path is
- * resolved by a forked child, which follows no symbolic link
- * (RESOLVE_NO_SYMLINKS), takes the UID directory only on /run/user's own
- * filesystem or a tmpfs (logind's; a user can mount nothing else there but
- * FUSE, whose server could make any lookup wait), crosses no mount below it
- * (RESOLVE_NO_XDEV), checks that the directory and the socket are owned by
- * UID, and connects through the opened file. The connected fd comes back
+ * resolved by a forked child, which keeps none of its parent's fds, opens
+ * one component at a time and follows no symbolic link (O_NOFOLLOW), takes
+ * the UID directory only on /run/user's own filesystem or a tmpfs (logind's;
+ * a user can mount nothing else there but FUSE, whose server could make any
+ * lookup wait), crosses no mount below it, checks that the directories and
+ * the socket are owned by UID, and connects through the opened file. The connected fd comes back
  * by SCM_RIGHTS. The caller bounds the child's time, and kills and reaps it
  * by its pid. */
 

@@ -30,6 +30,7 @@ struct SystemdLink {
         char *address;
         sd_bus *bus;              /* NULL while the child connects */
         pid_t child;
+        usec_t connected;         /* when the child's socket came (CLOCK_MONOTONIC); 0: by name */
         sd_event_source *child_io, *child_timer;
         SystemdCall *queued, **queued_tail;
         SystemdLink *next;
@@ -165,6 +166,7 @@ static void link_connected(SystemdLink *k, int fd, int r) {
                         bus = sd_bus_close_unref(bus);
         }
         k->bus = bus;
+        k->connected = bus ? now_usec(CLOCK_MONOTONIC) : 0;
         link_note_outcome(k->address, r);
         if (r < 0)
                 link_unlink(l, k);
@@ -221,6 +223,11 @@ static int link_get(Listener *l, const char *address, SystemdLink **ret) {
                         }
                         k = *p;
                         *p = k->next;
+                        /* Closed soon after a child connected it: as good as
+                         * refused, or a user who accepts and closes at once
+                         * would have a child forked at every call. */
+                        if (k->connected > 0 && now_usec(CLOCK_MONOTONIC) - k->connected < LINK_RETRY_USEC)
+                                link_note_outcome(address, -ECONNRESET);
                         link_free(k);
                         break;
                 }
@@ -362,14 +369,17 @@ static void call_failed(SystemdCall *c, const char *address, int r) {
         bool freeze = c->freeze, settled = c->settled;
 
         call_free(c);
-        if (freeze)
+        if (r == link_refused(address)) /* logged once, when refused */
+                log_debug("%s: the systemd manager at %s refused a connect lately: %s", cgroup, address,
+                          private_socket_strerror(r));
+        else if (freeze)
                 log_warning_errno(r, "%s: cannot ask the systemd manager at %s to freeze it: %s", cgroup, address,
                                   private_socket_strerror(r));
-        else if (!settled) {
+        else if (!settled)
                 log_warning_errno(r, "%s: cannot ask the systemd manager at %s to thaw it (%s); thawing it through "
                                   "cgroup.freeze.", cgroup, address, private_socket_strerror(r));
+        if (!freeze && !settled)
                 thaw_directly(l, cgroup);
-        }
 }
 
 static int call_send(SystemdCall *c, sd_bus *bus) {
