@@ -3533,33 +3533,6 @@ static void ps_remove_runtime_dir(void) {
                 (void) rmdir("/run/user");
 }
 
-/* Appends " systemd ADDRESS" to the journal's line of the unit sub. */
-static void journal_set_address(const char *sub, const char *address) {
-        char path[PATH_MAX], tmp[PATH_MAX], line[8192], want[4096];
-        FILE *in, *out;
-        bool found = false;
-
-        snprintf(path, sizeof(path), "%s/state", T.state_dir);
-        snprintf(tmp, sizeof(tmp), "%s/state.edit", T.state_dir);
-        snprintf(want, sizeof(want), " %s \\-\n", test_cgpath(sub));
-        in = fopen(path, "re");
-        ck_assert_ptr_nonnull(in);
-        out = fopen(tmp, "we");
-        ck_assert_ptr_nonnull(out);
-        while (fgets(line, sizeof(line), in)) {
-                size_t n = strlen(line), w = strlen(want);
-                if (n > w && streq(line + n - w, want)) {
-                        line[n - 1] = 0;
-                        fprintf(out, "%s systemd %s\n", line, address);
-                        found = true;
-                } else
-                        fputs(line, out);
-        }
-        fclose(in);
-        ck_assert_int_eq(fclose(out), 0);
-        ck_assert_msg(found, "no journal line for %s", sub);
-        ck_assert_int_eq(rename(tmp, path), 0);
-}
 
 /* A unit recorded as frozen by the user manager of PS_UID, whose socket
  * (/run/user/UID/systemd/private) is, with link, a link to a socket of the
@@ -3610,7 +3583,7 @@ static void user_socket_case(bool link) {
         ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
         ck_assert(test_frozen("standby-a.service"));
         snprintf(address, sizeof(address), "unix:path=%s", sock);
-        journal_set_address("standby-a.service", address);
+        test_journal_set_address("standby-a.service", address);
         start_listener();
         sd_bus *bus = client();
         char *error = push_within(bus, "standby-a.service", 3 * USEC_PER_SEC, &acted);

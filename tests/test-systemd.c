@@ -395,34 +395,6 @@ START_TEST(test_exit_with_manager_stopped) {
 }
 END_TEST
 
-/* Appends " systemd ADDRESS" to the journal's line of the unit sub (the
- * address as the journal escapes it: only plain characters here). */
-static void journal_set_address(const char *sub, const char *address) {
-        char path[PATH_MAX], tmp[PATH_MAX], line[8192], want[4096];
-        FILE *in, *out;
-        bool found = false;
-
-        snprintf(path, sizeof(path), "%s/state", T.state_dir);
-        snprintf(tmp, sizeof(tmp), "%s/state.edit", T.state_dir);
-        snprintf(want, sizeof(want), " %s \\-\n", test_cgpath(sub));
-        in = fopen(path, "re");
-        ck_assert_ptr_nonnull(in);
-        out = fopen(tmp, "we");
-        ck_assert_ptr_nonnull(out);
-        while (fgets(line, sizeof(line), in)) {
-                size_t n = strlen(line), w = strlen(want);
-                if (n > w && streq(line + n - w, want)) {
-                        line[n - 1] = 0;
-                        fprintf(out, "%s systemd %s\n", line, address);
-                        found = true;
-                } else
-                        fputs(line, out);
-        }
-        fclose(in);
-        ck_assert_int_eq(fclose(out), 0);
-        ck_assert_msg(found, "no journal line for %s", sub);
-        ck_assert_int_eq(rename(tmp, path), 0);
-}
 
 /* The journal's manager address is connected to as root on exit: only the
  * forms standby writes itself are taken. Any other (a "unixexec:" that would
@@ -461,7 +433,7 @@ START_TEST(test_recorded_address_refused) {
                 test_spawn_workload("a.service", "idle", 100, 1, NULL);
                 ck_assert_int_eq(test_manager(NULL, "--quiet", "freeze", test_cgpath("a.service"), NULL), EXIT_OK);
                 ck_assert(test_frozen("a.service"));
-                journal_set_address("a.service", bad[i]);
+                test_journal_set_address("a.service", bad[i]);
 
                 int code = test_manager(&err, "exit", NULL);
                 bool ran = access(pwned, F_OK) >= 0;

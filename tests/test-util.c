@@ -755,3 +755,32 @@ pid_t test_fork_until_released(usec_t timeout, void (*at_end)(void *), void *use
         *ret_release = p[1];
         return pid;
 }
+
+/* Appends " systemd ADDRESS" to the journal's line of the unit sub (the
+ * address as the journal escapes it: only plain characters here). */
+void test_journal_set_address(const char *sub, const char *address) {
+        char path[PATH_MAX], tmp[PATH_MAX], line[8192], want[4096];
+        FILE *in, *out;
+        bool found = false;
+
+        snprintf(path, sizeof(path), "%s/state", T.state_dir);
+        snprintf(tmp, sizeof(tmp), "%s/state.edit", T.state_dir);
+        snprintf(want, sizeof(want), " %s \\-\n", test_cgpath(sub));
+        in = fopen(path, "re");
+        ck_assert_ptr_nonnull(in);
+        out = fopen(tmp, "we");
+        ck_assert_ptr_nonnull(out);
+        while (fgets(line, sizeof(line), in)) {
+                size_t n = strlen(line), w = strlen(want);
+                if (n > w && streq(line + n - w, want)) {
+                        line[n - 1] = 0;
+                        fprintf(out, "%s systemd %s\n", line, address);
+                        found = true;
+                } else
+                        fputs(line, out);
+        }
+        fclose(in);
+        ck_assert_int_eq(fclose(out), 0);
+        ck_assert_msg(found, "no journal line for %s", sub);
+        ck_assert_int_eq(rename(tmp, path), 0);
+}

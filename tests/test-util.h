@@ -60,6 +60,9 @@ void test_write_config(const char *extra);
 int test_cgroup(const char *sub);
 /* Path "base/sub" (static buffer rotation; copy if kept). */
 const char *test_cgpath(const char *sub);
+/* Appends " systemd ADDRESS" to the journal's line of the unit sub (in
+ * T.state_dir), as a unit standby froze through that manager. */
+void test_journal_set_address(const char *sub, const char *address);
 
 /* Starts argv in cgroup base/sub. With ret_tick_fd, a pipe is passed as fd 3
  * (argv says "--tick-fd 3" itself); the read end is returned. */
