@@ -571,9 +571,17 @@ session_checks
 window_checks() {
         local sc out code
         sc="thaw --for from a service"
-        # Alice's by its cgroup path: root's user manager (a login session
-        # above) has a sync.service too.
+        # Alice's by its cgroup path: root's user manager (started for the
+        # login shell above) has a sync.service too, until logind stops it
+        # (UserStopDelaySec=, 10 s after the shell's session ended). Waited
+        # for, so that it does not end between the enter and the push below.
         local alice=user.slice/user-1000.slice/user@1000.service/app.slice/sync.service
+        root_manager_gone() { # bounded: 30 s
+                for _ in $(seq 1 300); do
+                        [ "$(unit_state user@0.service)" = inactive ] && return 0
+                        sleep 0.1
+                done; return 1; }
+        check "$sc: root's user manager ended with its session" root_manager_gone
         check "$sc: enter" in_ct systemctl start standby.target
         check "$sc: mail.service, alice's sync.service frozen" \
                 [ "$(freezer mail.service) $(user_freezer sync.service)" = "frozen frozen" ]
@@ -589,7 +597,7 @@ window_checks() {
         sc="PushEx for a user unit"
         out=$(in_ct busctl call org.standby.Listener1 /org/standby/Listener1 org.standby.Listener1 PushEx ss \
                 sync.service test 2>&1 || true)
-        pushed() { [[ "$out" == 'asa(ss) '*"\"$alice\""*' 0' ]]; }
+        pushed() { [ "$out" = "asa(ss) 1 \"$alice\" 0" ]; }
         check "$sc: it names alice's sync.service thawed, nothing failed ($out)" pushed
         check "$sc: alice's sync.service running (her manager says so)" [ "$(user_freezer sync.service)" = running ]
         check "$sc: no thaw failed" in_ct sh -c \
