@@ -348,10 +348,22 @@ check "$sc: systemctl stop mail.service" in_ct systemctl stop mail.service
 scenario_end
 in_ct systemctl start mail.service
 
+# Restarted in standby: the new instance's cgroup is held like any new work
+# (the kernel freezes it; systemd, which resets FreezerState on the restart,
+# mostly calls it running). systemd 252 at times keeps calling it frozen
+# after exit thawed it through cgroup.freeze (a FreezeUnit of enter's still
+# settling when the restart came): tolerated in systemd's view only.
 scenario "restart"
 check "$sc: systemctl restart mail.service" in_ct systemctl restart mail.service
-check "$sc: mail.service runs (systemd)" [ "$(freezer mail.service)" = running ]
-scenario_end
+mail_held() { # bounded: 10 s
+        for _ in $(seq 1 100); do
+                in_ct grep -qx 'frozen 1' /sys/fs/cgroup/workloads.slice/mail.service/cgroup.events && return 0
+                sleep 0.1
+        done; return 1; }
+check "$sc: the new mail.service held (the kernel froze it)" mail_held
+scenario_end mail.service
+check "$sc: mail.service runs after exit (kernel)" \
+        [ "$(in_ct grep -x 'frozen [01]' /sys/fs/cgroup/workloads.slice/mail.service/cgroup.events)" = "frozen 0" ]
 
 scenario "daemon-reload and daemon-reexec"
 # The listener thaws one unit through systemd, so that it holds a connection
