@@ -212,14 +212,15 @@ typedef struct ListenerBench {
         const char *listener_path;
         unsigned samples, idle_seconds, churn_seconds, gap_ms;
         bool systemd, call_rule_socket;
-        /* --socket-thawer=bare: the frozen socket samples are thawed by a
-         * bare thawer on the listener's own socket service, the listener
-         * out of the way: what "beyond bare" reads when no listener adds
-         * anything, the two services' difference and the method's floor. */
-        bool socket_bare;
+        /* The socket event's same-service reference: in every round the
+         * listener's own socket.service is also frozen by the bench behind
+         * the journal's back (so the listener holds none of its sockets)
+         * and thawed by a bare thawer: what the listener adds beyond the
+         * least any listener adds, on one service, in one run. */
         BareThawer socket_thawer;
         pid_t socket_pid;
         int socket_cg;
+        bool have_same;
 
         int port_socket, port_push, port_reference;
         /* Where the services live: our own units.slice, or the app.slice of
@@ -237,6 +238,7 @@ typedef struct ListenerBench {
         /* Totals and reply times (Timing) of each mode. */
         double *base, *frozen, *base_reply, *frozen_reply;
         double *floor, *floor_write, *floor_reply, *bare, *bare_reply;
+        double *same, *same_reply;      /* socket only: [sample] */
         uint64_t rss_after_events, n_thaws, thaw_total, thaw_max;
         usec_t storm_sent, storm_handled;
         uint64_t storm_thaws, storm_coalesced, rss_after_storm;
@@ -605,7 +607,7 @@ static bool has_references(int kind) {
 /* Per event kind: never frozen, frozen, and what freezing adds; for the
  * socket and dbus-call events also their references (NULL: not measured). */
 static void print_table(FILE *csv, bool reply, unsigned samples, double *base, double *frozen, double *floor,
-                        double *bare) {
+                        double *bare, double *same) {
         char mode[64];
 
         printf("%-10s %-12s %10s %10s %10s\n", "event", "service", "p50", "p99", "max");
@@ -623,10 +625,18 @@ static void print_table(FILE *csv, bool reply, unsigned samples, double *base, d
                                 print_added(series[i], series[0], samples);
                 }
                 /* What standby-listener adds beyond the least any listener adds,
-                 * in the same rounds: the figure that is the listener's own. */
+                 * in the same rounds: on the other service, and for the
+                 * socket event on its own (the figure that is the listener's). */
                 if (series[3])
                         printf("%-10s %-12s %10.1f\n", "", "beyond bare",
                                stats_percentile(series[1], samples, 50) - stats_percentile(series[3], samples, 50));
+                if (k == KIND_SOCKET && same) {
+                        snprintf(mode, sizeof(mode), "bare-same%s", reply ? "/reply" : "");
+                        print_row(csv, kind_names[k], "bare-same", same, samples, mode);
+                        print_added(same, series[0], samples);
+                        printf("%-10s %-12s %10.1f\n", "", "beyond same",
+                               stats_percentile(series[1], samples, 50) - stats_percentile(same, samples, 50));
+                }
         }
 }
 
@@ -693,6 +703,48 @@ static int reference_sample(ListenerBench *lb, int kind, bool bare, Timing *ret,
         return bench_hang_up(fd);
 }
 
+/* The socket event on the listener's own socket.service, thawed by the bare
+ * thawer: the bench freezes it itself, behind the journal's back, once the
+ * listener has recorded every thaw it did (a record still pending would be
+ * dropped as overtaken by the freeze, and a journal that says frozen makes
+ * the listener hold the service's sockets and thaw it too). */
+static int same_sample(ListenerBench *lb, unsigned i, uint64_t *thaws_seen, unsigned *wrong) {
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC;
+        int cg = lb->socket_cg, r;
+        Timing t;
+
+        for (;;) {
+                uint64_t thaws = bench_listener_statistic(lb->bus, "thaws"),
+                         records = bench_listener_statistic(lb->bus, "records");
+                if (thaws == UINT64_MAX || records == UINT64_MAX)
+                        return -EIO;
+                if (records >= thaws)
+                        break;
+                if (now_usec(CLOCK_MONOTONIC) >= deadline)
+                        return log_error_errno(-ETIMEDOUT, "The listener recorded %" PRIu64 " of its %" PRIu64
+                                               " thaws within 5 s.", records, thaws);
+                (void) poll(NULL, 0, 1);
+        }
+        if ((r = cgroup_set_freeze(cg, true)) < 0 || (r = cgroup_wait_frozen(&cg, 1, true, deadline, NULL)) < 0)
+                return log_error_errno(r, "Failed to freeze socket.service for the bare thawer: %m");
+        if (bare_thawer_arm(&lb->socket_thawer) < 0)
+                return log_error_errno(-EIO, "The bare thawer on socket.service did not answer.");
+        settle(lb->gap_ms);
+        if ((r = sample(lb, KIND_SOCKET, &t)) < 0)
+                return log_error_errno(r, "socket event got no reply (bare-same): %m");
+        lb->same[i] = t.total;
+        lb->same_reply[i] = t.reply;
+        /* The bare thawer's alone: the listener thawed nothing. */
+        uint64_t thaws_now = bench_listener_statistic(lb->bus, "thaws");
+        if (thaws_now != *thaws_seen) {
+                (*wrong)++;
+                fprintf(stderr, "[listener] socket bare-same sample %u: %" PRIu64 " thaws by the listener instead of 0\n",
+                        i, thaws_now - *thaws_seen);
+        }
+        *thaws_seen = thaws_now;
+        return 0;
+}
+
 static void listener_bench_done(ListenerBench *lb) {
         if (lb->in_standby)
                 (void) run_manager("exit", NULL);
@@ -715,6 +767,8 @@ static void listener_bench_done(ListenerBench *lb) {
         free(lb->floor_reply);
         free(lb->bare);
         free(lb->bare_reply);
+        free(lb->same);
+        free(lb->same_reply);
 }
 
 /* Phase 1: the bus, the three services (and the references' two) in their
@@ -725,7 +779,8 @@ static int listener_bench_start(ListenerBench *lb) {
         int r;
 
         double **series[] = { &lb->base,  &lb->frozen,      &lb->base_reply, &lb->frozen_reply, &lb->floor,
-                              &lb->floor_write, &lb->floor_reply, &lb->bare, &lb->bare_reply };
+                              &lb->floor_write, &lb->floor_reply, &lb->bare, &lb->bare_reply,
+                              &lb->same, &lb->same_reply };
         for (size_t i = 0; i < ELEMENTSOF(series); i++)
                 if (!(*series[i] = calloc(n, sizeof(double))))
                         return -ENOMEM;
@@ -767,11 +822,8 @@ static int listener_bench_start(ListenerBench *lb) {
                 if ((r = write_config(lb->units_rel)) < 0)
                         return log_error_errno(r, "Failed to write %s: %m", config_path);
         }
-        /* --socket-thawer=bare: a socket rule for a unit that does not
-         * exist, so that the listener holds nothing of socket.service. */
         if ((r = bench_write_rule("10-socket.rule",
-                                  lb->socket_bare ? "[Match]\nEvent=socket\nUnit=no-such.service\n[Action]\nThaw=no-such.service\n"
-                                                  : "[Match]\nEvent=socket\nUnit=socket.service\n[Action]\nThaw=socket.service\n")) < 0 ||
+                                  "[Match]\nEvent=socket\nUnit=socket.service\n[Action]\nThaw=socket.service\n")) < 0 ||
             (r = bench_write_rule("20-push.rule", "[Match]\nEvent=push\nUnit=push.service\n[Action]\nThaw=push.service\n")) < 0 ||
             /* --call-rule=socket: the listener holds the D-Bus service's own
              * sockets, its bus connection among them, instead of watching the
@@ -815,10 +867,9 @@ static int listener_bench_start(ListenerBench *lb) {
         for (int k = 0; lb->have_bare && k < _KIND_MAX; k++)
                 if (has_references(k) && bare_thawer_start(&lb->thawer[k], lb->reference_cg[k], &targets[k]) < 0)
                         lb->have_bare = false;
-        if (lb->socket_bare &&
-            (!lb->have_bare || scratch_open(&scratch, "units.slice/socket.service", &lb->socket_cg) < 0 ||
-             bare_thawer_start(&lb->socket_thawer, lb->socket_cg, &(const BareTarget) { .service = lb->socket_pid }) < 0))
-                return log_error_errno(-EIO, "--socket-thawer=bare: the bare thawer on socket.service did not start.");
+        lb->have_same = lb->have_bare && lb->socket_pid > 0 &&
+                        scratch_open(&scratch, "units.slice/socket.service", &lb->socket_cg) >= 0 &&
+                        bare_thawer_start(&lb->socket_thawer, lb->socket_cg, &(const BareTarget) { .service = lb->socket_pid }) >= 0;
         return 0;
 }
 
@@ -842,6 +893,13 @@ static int listener_bench_rounds(ListenerBench *lb) {
         uint64_t thaws_seen = bench_listener_statistic(lb->bus, "thaws");
         for (unsigned i = 0; i < samples; i++)
                 for (int k = 0; k < _KIND_MAX; k++) {
+                        /* The socket event's same-service reference comes first in
+                         * odd rounds and last in even ones (never in round 0
+                         * before the listener's sample: the enter froze the
+                         * service in the journal). */
+                        bool same = k == KIND_SOCKET && lb->have_same;
+                        if (same && i % 2 == 1 && (r = same_sample(lb, i, &thaws_seen, &wrong)) < 0)
+                                return r;
                         /* Odd rounds: reference, refreeze, frozen; even: refreeze,
                          * frozen, reference (the service runs between rounds; after
                          * the enter, round 0 finds it frozen), so that neither is
@@ -851,20 +909,17 @@ static int listener_bench_rounds(ListenerBench *lb) {
                                 Timing t;
                                 if (frz && (r = refreeze(lb, k)) < 0)
                                         return r;
-                                bool bare_frozen = frz && lb->socket_bare && k == KIND_SOCKET;
-                                if (bare_frozen && bare_thawer_arm(&lb->socket_thawer) < 0)
-                                        return log_error_errno(-EIO, "The bare thawer on socket.service did not answer.");
                                 settle(lb->gap_ms);
                                 if ((r = sample(lb, k, &t)) < 0)
                                         return log_error_errno(r, "%s event got no reply: %m", kind_names[k]);
                                 (frz ? lb->frozen : lb->base)[k * samples + i] = t.total;
                                 (frz ? lb->frozen_reply : lb->base_reply)[k * samples + i] = t.reply;
                                 uint64_t thaws_now = bench_listener_statistic(lb->bus, "thaws");
-                                if (thaws_now != thaws_seen + (uint64_t) (frz && !bare_frozen)) {
+                                if (thaws_now != thaws_seen + (uint64_t) frz) {
                                         wrong++;
                                         fprintf(stderr, "[listener] %s %s sample %u: %" PRIu64 " thaws instead of %d\n",
                                                 kind_names[k], frz ? "frozen" : "never-frozen", i, thaws_now - thaws_seen,
-                                                frz && !bare_frozen);
+                                                frz);
                                 }
                                 thaws_seen = thaws_now;
                         }
@@ -881,6 +936,8 @@ static int listener_bench_rounds(ListenerBench *lb) {
                                 if (by_bench)
                                         lb->floor_write[k * samples + i] = w;
                         }
+                        if (same && i % 2 == 0 && (r = same_sample(lb, i, &thaws_seen, &wrong)) < 0)
+                                return r;
                 }
         for (int k = 0; k < _KIND_MAX; k++)
                 bare_thawer_stop(&lb->thawer[k]);
@@ -999,10 +1056,10 @@ static void listener_bench_report(ListenerBench *lb) {
         printf("\nUntil the service replied (socket, push: the kernel's receive time stamp on the client's socket;\n"
                "dbus-call: the service's clock as it replied, sent in the reply):\n\n");
         print_table(csv, true, samples, lb->base_reply, lb->frozen_reply, lb->have_floor ? lb->floor_reply : NULL,
-                    lb->have_bare ? lb->bare_reply : NULL);
+                    lb->have_bare ? lb->bare_reply : NULL, lb->have_same ? lb->same_reply : NULL);
         printf("\nUntil the client, on the same CPUs, had read it:\n\n");
         print_table(csv, false, samples, lb->base, lb->frozen, lb->have_floor ? lb->floor : NULL,
-                    lb->have_bare ? lb->bare : NULL);
+                    lb->have_bare ? lb->bare : NULL, lb->have_same ? lb->same : NULL);
         if (lb->have_floor)
                 printf("\nbench-thawed: the kernel's floor, no listener: the bench writes cgroup.freeze 0 itself right after "
                        "the event\n(that write alone: p50 %.1f us after a connect, %.1f us after a D-Bus call). What "
@@ -1013,7 +1070,11 @@ static void listener_bench_report(ListenerBench *lb) {
         if (lb->have_bare)
                 printf("bare-thawed: the least any listener adds: a bare process woken by the server's listening socket, "
                        "or by a\nbus monitor that sees only calls to the service, writes cgroup.freeze 0 (no rules, no "
-                       "journal, no parsing,\nno event loop). What standby-listener adds beyond it is its own.\n");
+                       "journal, no parsing,\nno event loop). What standby-listener adds beyond it is its own, with the two "
+                       "services' difference.\n");
+        if (lb->have_same)
+                printf("bare-same: the listener's own echo server, frozen by the bench behind the journal's back and "
+                       "thawed by a bare\nthawer; beyond same is what standby-listener adds on one service.\n");
         listener_bench_plot(lb);
 
         printf("\nInside the listener, event received to units thawed: mean %.1f us, max %llu us (%llu thaws)\n",
@@ -1046,12 +1107,12 @@ static void listener_bench_report(ListenerBench *lb) {
 }
 
 int bench_listener(const char *listener_path, unsigned samples, unsigned idle_seconds, unsigned churn_seconds,
-                   unsigned gap_ms, bool systemd, bool call_rule_socket, bool socket_bare) {
+                   unsigned gap_ms, bool systemd, bool call_rule_socket) {
         _cleanup_(listener_bench_done) ListenerBench lb = {
                 .listener_path = listener_path, .samples = samples, .idle_seconds = idle_seconds,
                 .churn_seconds = churn_seconds, .gap_ms = gap_ms,
                 .systemd = systemd, .call_rule_socket = call_rule_socket, .push_conn = -EBADF,
-                .socket_bare = socket_bare, .socket_thawer = { .arm_fd = -EBADF, .ack_fd = -EBADF }, .socket_cg = -EBADF,
+                .socket_thawer = { .arm_fd = -EBADF, .ack_fd = -EBADF }, .socket_cg = -EBADF,
         };
         int r;
 

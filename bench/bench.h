@@ -76,7 +76,7 @@ int write_config(const char *targets);
  * systemd, the services run as units of a systemd --user manager and are
  * frozen and thawed through it. */
 int bench_listener(const char *listener_path, unsigned samples, unsigned idle_seconds, unsigned churn_seconds,
-                   unsigned gap_ms, bool systemd, bool call_rule_socket, bool socket_bare);
+                   unsigned gap_ms, bool systemd, bool call_rule_socket);
 
 /* bench-loaded.c: a power-key event and a push, each to its answer, on an
  * unloaded listener and on one with a unit stuck in state D at its window's

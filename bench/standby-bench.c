@@ -51,7 +51,6 @@ typedef struct Options {
         unsigned samples, idle_seconds, churn_seconds, gap_ms;
         bool backend_systemd;
         bool call_rule_socket;
-        bool socket_bare;
         bool loaded;
         bool hold;               /* --hold: new work held in standby (bench-hold.c) */
 } Options;
@@ -105,9 +104,6 @@ static void help(void) {
                "                        (--samples, --gap-ms as above)\n"
                "  --call-rule=socket    listener mode: wake the D-Bus service by an Event=socket rule\n"
                "                        (its own bus connection) instead of Event=dbus-call (the monitor)\n"
-               "  --socket-thawer=bare  listener mode: the frozen socket samples thawed by a bare thawer\n"
-               "                        on the listener's socket service, not by the listener (the\n"
-               "                        comparison's floor for \"beyond bare\")\n"
                "  --standby-period SECONDS  boot a Debian 12 system under systemd-nspawn and run each\n"
                "                        strategy over a standby period of SECONDS with a seeded event\n"
                "                        schedule (strategies: none, slack, slack-N{us,ms,s}, freeze,\n"
@@ -1083,7 +1079,7 @@ int main(int argc, char *argv[]) {
         enum { ARG_MANAGER = 0x100, ARG_WORKLOAD, ARG_STRATEGIES, ARG_WORKLOADS, ARG_PERIOD, ARG_DURATION, ARG_REPS,
                ARG_OUTPUT, ARG_ENTER_EXIT, ARG_UNITS, ARG_PROCS, ARG_NO_GUARD, ARG_SELF_CHECK, ARG_EVENTS, ARG_DAEMONS,
                ARG_LISTENER, ARG_SAMPLES, ARG_IDLE, ARG_CHURN, ARG_GAP, ARG_BACKEND, ARG_LOADED, ARG_HOLD,
-               ARG_CALL_RULE, ARG_SOCKET_THAWER, ARG_STANDBY_PERIOD, ARG_RECOVERY, ARG_THAW_INTERVAL, ARG_THAW_WINDOW, ARG_SEED,
+               ARG_CALL_RULE, ARG_STANDBY_PERIOD, ARG_RECOVERY, ARG_THAW_INTERVAL, ARG_THAW_WINDOW, ARG_SEED,
                ARG_SYSTEM_DIR };
         static const struct option options[] = {
                 { "manager", required_argument, NULL, ARG_MANAGER },
@@ -1110,7 +1106,6 @@ int main(int argc, char *argv[]) {
                 { "gap-ms", required_argument, NULL, ARG_GAP },
                 { "backend", required_argument, NULL, ARG_BACKEND },
                 { "call-rule", required_argument, NULL, ARG_CALL_RULE },
-                { "socket-thawer", required_argument, NULL, ARG_SOCKET_THAWER },
                 { "standby-period", required_argument, NULL, ARG_STANDBY_PERIOD },
                 { "recovery-seconds", required_argument, NULL, ARG_RECOVERY },
                 { "thaw-interval", required_argument, NULL, ARG_THAW_INTERVAL },
@@ -1188,21 +1183,9 @@ int main(int argc, char *argv[]) {
                         }
                         opt.call_rule_socket = streq(optarg, "socket");
                         break;
-                case ARG_SOCKET_THAWER:
-                        if (!streq(optarg, "listener") && !streq(optarg, "bare")) {
-                                fprintf(stderr, "standby-bench: --socket-thawer=%s: expected listener or bare\n", optarg);
-                                return 2;
-                        }
-                        opt.socket_bare = streq(optarg, "bare");
-                        break;
                 case 'h': help(); return 0;
                 default: fprintf(stderr, "Try 'standby-bench --help'.\n"); return 2;
                 }
-        if (opt.socket_bare && opt.backend_systemd) {
-                fprintf(stderr, "standby-bench: --socket-thawer=bare needs the cgroupfs backend (the bare thawer writes "
-                                "cgroup.freeze, which is systemd's to write with --backend=systemd)\n");
-                return 2;
-        }
         if (optind != argc || opt.reps < 1 || opt.reps > MAX_REPS || opt.period_ms < 1 || !(duration > 0 && duration <= 3600) ||
             opt.units < 1 || opt.units > 10000 || opt.procs < 1 || opt.procs > 1000) {
                 fprintf(stderr, "standby-bench: bad arguments: reps 1-%d, duration (0,3600] s, units 1-10000, procs 1-1000\n",
@@ -1300,7 +1283,7 @@ int main(int argc, char *argv[]) {
                     : opt.loaded ? bench_listener_loaded(opt.listener, opt.samples, opt.gap_ms)
                     : opt.listener ? bench_listener(opt.listener, opt.samples, opt.idle_seconds, opt.churn_seconds,
                                                     opt.gap_ms, opt.backend_systemd,
-                                                    opt.call_rule_socket, opt.socket_bare)
+                                                    opt.call_rule_socket)
                     : opt.enter_exit ? run_enter_exit()
                                      : run_compare(&opt);
 

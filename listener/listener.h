@@ -20,6 +20,7 @@ typedef struct Statistics {
         uint64_t events;          /* every event any source delivered */
         uint64_t matched;         /* events that matched a rule */
         uint64_t thaws;           /* thaws done (one per window) */
+        uint64_t records;         /* units whose thaw was recorded in the journal */
         uint64_t coalesced;       /* matched events inside an open window */
         uint64_t refreezes;       /* windows closed by freezing again */
         uint64_t exits;           /* ExitStandby= actions */

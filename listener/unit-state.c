@@ -184,7 +184,7 @@ static void flush_records(Listener *l, bool wait) {
         if (r == -EAGAIN)
                 return; /* kept, for when the lock is free */
         if (r >= 0) {
-                bool changed = false;
+                size_t changed = 0;
                 for (size_t k = 0; k < l->n_pending; k++) {
                         /* Not if standby ended, or began anew, since the thaw. */
                         if (l->m.journal->phase != JOURNAL_ACTIVE || l->m.journal->since != l->pending[k].since) {
@@ -200,11 +200,13 @@ static void flush_records(Listener *l, bool wait) {
                                           UNIT_STATE_MASK(UNIT_FROZEN) | UNIT_STATE_MASK(UNIT_THAWED) |
                                                   UNIT_STATE_MASK(UNIT_FREEZING),
                                           UNIT_THAWED, l->pending[k].until, NULL);
-                        changed = changed || r > 0;
+                        changed += r > 0;
                 }
-                r = changed ? manager_save_journal(&l->m) : 0;
+                r = changed > 0 ? manager_save_journal(&l->m) : 0;
                 if (r < 0)
                         log_error_errno(r, "Failed to record a thaw in the journal: %m");
+                else
+                        l->stats.records += changed;
         }
         manager_unlock_journal(&l->m);
         listener_drop_records(l);

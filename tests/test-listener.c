@@ -356,6 +356,7 @@ START_TEST(test_thaw_recorded) {
         ck_assert_int_eq(acted, 1);
         ck_assert(!test_frozen("news.service"));
         ck_assert_msg(wait_journal_state("news.service", UNIT_THAWED, 10 * USEC_PER_SEC), "the thaw never reached the journal");
+        ck_assert_uint_eq(statistic(bus, "records"), 1);
 
         /* Frozen again by hand, then pushed and frozen at once, before the
          * record can come: the journal must end up saying frozen. (By path:
