@@ -50,6 +50,8 @@ typedef struct SocketWatch {
         LoopSource **sources;
         size_t n;
         bool fired;                  /* it woke the listener: dropped at the next sync */
+        int *thaw_fds;               /* what it thaws first (watch_set_thaws()) */
+        size_t n_thaw_fds;
         struct SocketWatch *next;
 } SocketWatch;
 
@@ -68,6 +70,9 @@ static void watch_free(SocketWatch *w) {
         }
         free(w->fds);
         free(w->sources);
+        for (size_t i = 0; i < w->n_thaw_fds; i++)
+                safe_close(w->thaw_fds[i]);
+        free(w->thaw_fds);
         free(w->cgroup);
         free(w);
 }
@@ -75,15 +80,52 @@ static void watch_free(SocketWatch *w) {
 static void on_socket_readable(Listener *l, void *userdata) {
         SocketWatch *w = userdata;
         const char *unit = socket_rule_unit(w->rule);
+        usec_t received = now_usec(CLOCK_MONOTONIC);
 
+        /* The thaw first, from the descriptors set aside at the last sync:
+         * woken after an idle gap, all that the dispatch reads (rules,
+         * names, the cache) is cold, and the woken service would wait for
+         * it. The dispatch then does everything else (windows, the record,
+         * units thawed through systemd, other rules); its own write to a
+         * unit thawed here changes nothing in the kernel. */
+        for (size_t i = 0; i < w->n_thaw_fds; i++)
+                (void) cgroup_write_freeze(w->thaw_fds[i], false);
         /* Nothing but the thaw before the woken service may run. The watch
          * is edge-triggered, so the socket still readable does not wake the
          * listener again; it is dropped at the next sync, which the thaw's
          * journal record (2 ms later) brings: sd-event's turn comes after
          * this, and a sync here would free the watches of this epoll batch. */
         w->fired = true;
-        (void) listener_dispatch(l, &(Event) { .kind = &event_kind_socket, .unit = unit }, now_usec(CLOCK_MONOTONIC));
+        (void) listener_dispatch(l, &(Event) { .kind = &event_kind_socket, .unit = unit }, received);
         log_debug("Socket of %s (%s) became readable.", unit, w->cgroup);
+}
+
+/* What a socket of w thaws before the dispatch: duplicates of the
+ * cgroup.freeze of the units w's rule thaws that are frozen through
+ * cgroupfs, as the listener's copy of the journal says at the sync.
+ * Nothing while standby is not active (an event then is kept for its
+ * entry: late.c), for an ExitStandby= rule, or for a unit systemd froze
+ * (ThawUnit, from the dispatch). A unit thawed since by another event is
+ * written 0 again: nothing changes. */
+static void watch_set_thaws(Listener *l, SocketWatch *w) {
+        for (size_t i = 0; i < w->n_thaw_fds; i++)
+                safe_close(w->thaw_fds[i]);
+        w->thaw_fds = mfree(w->thaw_fds);
+        w->n_thaw_fds = 0;
+        if (!l->standby_active || w->rule->exit_standby)
+                return;
+        for (char **t = w->rule->thaw; t && *t; t++)
+                for (char **leaf = listener_resolve_unit(l, *t); leaf && *leaf; leaf++) {
+                        CachedUnit *c = listener_cached_unit(l, *leaf);
+                        if (!c || c->state != UNIT_FROZEN || c->systemd || c->freeze_fd < 0)
+                                continue;
+                        int *nf = realloc(w->thaw_fds, (w->n_thaw_fds + 1) * sizeof(int));
+                        if (!nf)
+                                return; /* the dispatch thaws what is left out */
+                        w->thaw_fds = nf;
+                        if ((w->thaw_fds[w->n_thaw_fds] = fcntl(c->freeze_fd, F_DUPFD_CLOEXEC, 3)) >= 0)
+                                w->n_thaw_fds++;
+                }
 }
 
 /* Only stream sockets that can wake their owner: listening ones, and
@@ -456,6 +498,8 @@ int listener_sync_sockets(Listener *l) {
                         st->sockets = w;
                 }
         }
+        for (SocketWatch *w = st->sockets; w; w = w->next)
+                watch_set_thaws(l, w);
         return 0;
 }
 
