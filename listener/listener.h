@@ -152,6 +152,7 @@ typedef struct Listener {
         sd_event_source *exit_source;     /* its pidfd */
         CachedUnit *cache;
         size_t n_cache;
+        uint64_t cache_generation;        /* bumped at each rebuild: what indices into it are good for */
         PendingRecord *pending;
         size_t n_pending;
         LateAction late[LATE_ACTIONS_MAX];  /* a ring: the newest LATE_ACTIONS_MAX */

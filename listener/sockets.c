@@ -50,8 +50,6 @@ typedef struct SocketWatch {
         LoopSource **sources;
         size_t n;
         bool fired;                  /* it woke the listener: dropped at the next sync */
-        int *thaw_fds;               /* what it thaws first (watch_set_thaws()) */
-        size_t n_thaw_fds;
         struct SocketWatch *next;
 } SocketWatch;
 
@@ -70,26 +68,18 @@ static void watch_free(SocketWatch *w) {
         }
         free(w->fds);
         free(w->sources);
-        for (size_t i = 0; i < w->n_thaw_fds; i++)
-                safe_close(w->thaw_fds[i]);
-        free(w->thaw_fds);
         free(w->cgroup);
         free(w);
 }
+
+static void thaw_first(Listener *l, const SocketWatch *w);
 
 static void on_socket_readable(Listener *l, void *userdata) {
         SocketWatch *w = userdata;
         const char *unit = socket_rule_unit(w->rule);
         usec_t received = now_usec(CLOCK_MONOTONIC);
 
-        /* The thaw first, from the descriptors set aside at the last sync:
-         * woken after an idle gap, all that the dispatch reads (rules,
-         * names, the cache) is cold, and the woken service would wait for
-         * it. The dispatch then does everything else (windows, the record,
-         * units thawed through systemd, other rules); its own write to a
-         * unit thawed here changes nothing in the kernel. */
-        for (size_t i = 0; i < w->n_thaw_fds; i++)
-                (void) cgroup_write_freeze(w->thaw_fds[i], false);
+        thaw_first(l, w);
         /* Nothing but the thaw before the woken service may run. The watch
          * is edge-triggered, so the socket still readable does not wake the
          * listener again; it is dropped at the next sync, which the thaw's
@@ -98,34 +88,6 @@ static void on_socket_readable(Listener *l, void *userdata) {
         w->fired = true;
         (void) listener_dispatch(l, &(Event) { .kind = &event_kind_socket, .unit = unit }, received);
         log_debug("Socket of %s (%s) became readable.", unit, w->cgroup);
-}
-
-/* What a socket of w thaws before the dispatch: duplicates of the
- * cgroup.freeze of the units w's rule thaws that are frozen through
- * cgroupfs, as the listener's copy of the journal says at the sync.
- * Nothing while standby is not active (an event then is kept for its
- * entry: late.c), for an ExitStandby= rule, or for a unit systemd froze
- * (ThawUnit, from the dispatch). A unit thawed since by another event is
- * written 0 again: nothing changes. */
-static void watch_set_thaws(Listener *l, SocketWatch *w) {
-        for (size_t i = 0; i < w->n_thaw_fds; i++)
-                safe_close(w->thaw_fds[i]);
-        w->thaw_fds = mfree(w->thaw_fds);
-        w->n_thaw_fds = 0;
-        if (!l->standby_active || w->rule->exit_standby)
-                return;
-        for (char **t = w->rule->thaw; t && *t; t++)
-                for (char **leaf = listener_resolve_unit(l, *t); leaf && *leaf; leaf++) {
-                        CachedUnit *c = listener_cached_unit(l, *leaf);
-                        if (!c || c->state != UNIT_FROZEN || c->systemd || c->freeze_fd < 0)
-                                continue;
-                        int *nf = realloc(w->thaw_fds, (w->n_thaw_fds + 1) * sizeof(int));
-                        if (!nf)
-                                return; /* the dispatch thaws what is left out */
-                        w->thaw_fds = nf;
-                        if ((w->thaw_fds[w->n_thaw_fds] = fcntl(c->freeze_fd, F_DUPFD_CLOEXEC, 3)) >= 0)
-                                w->n_thaw_fds++;
-                }
 }
 
 /* Only stream sockets that can wake their owner: listening ones, and
@@ -333,10 +295,21 @@ typedef struct CallTarget {
         struct CallTarget *next;
 } CallTarget;
 
+/* What an Event=socket rule thaws before its dispatch: indices into the
+ * listener's cache, valid while its generation is the one they were taken
+ * in (rule_thaws_sync()). */
+typedef struct RuleThaws {
+        size_t *units;
+        size_t n;
+} RuleThaws;
+
 /* The source's state: what the listener holds of frozen units. */
 typedef struct SocketState {
         SocketWatch *sockets;      /* of the units of Event=socket rules */
         CallTarget *call_targets;  /* the bus connections of the units of Event=dbus-call rules */
+        RuleThaws *rule_thaws;     /* by rule index */
+        size_t n_rule_thaws;
+        uint64_t generation;       /* the cache's, when rule_thaws was taken */
 } SocketState;
 
 extern const ListenerSource listener_source_socket;
@@ -443,6 +416,83 @@ static int sync_call_targets(Listener *l, SocketState *st) {
         return 0;
 }
 
+static void drop_rule_thaws(SocketState *st) {
+        for (size_t i = 0; i < st->n_rule_thaws; i++)
+                free(st->rule_thaws[i].units);
+        st->rule_thaws = mfree(st->rule_thaws);
+        st->n_rule_thaws = 0;
+}
+
+/* Whether an ExitStandby= socket rule takes the events of unit: its exit
+ * comes first, and a thaw before the dispatch would be one the dispatch
+ * does not do. */
+static bool exit_rule_for(Listener *l, const char *unit) {
+        for (size_t i = 0; i < l->rules->n_rules; i++) {
+                const Rule *r = &l->rules->rules[i];
+                if (r->event == &event_kind_socket && r->exit_standby && listener_str_matches(socket_rule_unit(r), unit))
+                        return true;
+        }
+        return false;
+}
+
+/* For each Event=socket rule: the units of its Thaw= that its socket event
+ * writes cgroup.freeze 0 to before the dispatch (thaw_first()). One set
+ * per rule, whichever of its watches fires. */
+static int rule_thaws_sync(Listener *l, SocketState *st) {
+        drop_rule_thaws(st);
+        st->generation = l->cache_generation;
+        if (!l->rules || l->rules->n_rules == 0)
+                return 0;
+        st->rule_thaws = calloc(l->rules->n_rules, sizeof(RuleThaws));
+        if (!st->rule_thaws)
+                return -ENOMEM;
+        st->n_rule_thaws = l->rules->n_rules;
+        for (size_t i = 0; i < l->rules->n_rules; i++) {
+                const Rule *rule = &l->rules->rules[i];
+                RuleThaws *t = &st->rule_thaws[i];
+                bool watched = false;
+
+                for (SocketWatch *w = st->sockets; w && !watched; w = w->next)
+                        watched = w->rule == rule;
+                if (!watched || rule->exit_standby || exit_rule_for(l, socket_rule_unit(rule)))
+                        continue;
+                for (char **name = rule->thaw; name && *name; name++)
+                        for (char **leaf = listener_resolve_unit(l, *name); leaf && *leaf; leaf++) {
+                                CachedUnit *c = listener_cached_unit(l, *leaf);
+                                if (!c)
+                                        continue;
+                                size_t *nu = realloc(t->units, (t->n + 1) * sizeof(size_t));
+                                if (!nu)
+                                        return -ENOMEM; /* the dispatch thaws what is left out */
+                                t->units = nu;
+                                t->units[t->n++] = (size_t) (c - l->cache);
+                        }
+        }
+        return 0;
+}
+
+/* The thaw first: woken after an idle gap, all that the dispatch reads
+ * (rules, names, most of the cache) is cold, and the woken service would
+ * wait for it. Only what the dispatch would thaw through cgroupfs, as the
+ * listener's view says now: units frozen (not thawed, not freezing again),
+ * not by systemd (ThawUnit, from the dispatch), in a standby that no exit
+ * is ending, with the cache the set was taken from. The dispatch then does
+ * everything else (windows, the record, other rules); its own write to a
+ * unit thawed here changes nothing in the kernel. */
+static void thaw_first(Listener *l, const SocketWatch *w) {
+        SocketState *st = state_of(l);
+        size_t k = (size_t) (w->rule - l->rules->rules);
+
+        if (!st || !l->standby_active || listener_exiting(l) || st->generation != l->cache_generation ||
+            k >= st->n_rule_thaws)
+                return;
+        for (size_t i = 0; i < st->rule_thaws[k].n; i++) {
+                const CachedUnit *c = &l->cache[st->rule_thaws[k].units[i]];
+                if (c->state == UNIT_FROZEN && !c->systemd && c->freeze_fd >= 0)
+                        (void) cgroup_write_freeze(c->freeze_fd, false);
+        }
+}
+
 /* By the listener's own view (a thaw it just did counts before the journal
  * records it). */
 static bool wanted(Listener *l, const Rule *rule, const char *cgroup) {
@@ -498,15 +548,14 @@ int listener_sync_sockets(Listener *l) {
                         st->sockets = w;
                 }
         }
-        for (SocketWatch *w = st->sockets; w; w = w->next)
-                watch_set_thaws(l, w);
-        return 0;
+        return rule_thaws_sync(l, st);
 }
 
 static void drop_sockets(Listener *l) {
         SocketState *st = state_of(l);
 
         drop_call_targets(st);
+        drop_rule_thaws(st);
         while (st->sockets) {
                 SocketWatch *w = st->sockets;
                 st->sockets = w->next;
