@@ -69,6 +69,7 @@ void listener_cache_refresh(Listener *l) {
         if (n_index > 1)
                 qsort(index, n_index, sizeof(OldUnit), old_unit_cmp);
 
+        l->cache_generation++;
         l->cache = calloc(j ? j->n_units + 1 : 1, sizeof(CachedUnit));
         l->n_cache = 0;
         for (size_t i = 0; l->cache && j && i < j->n_units; i++) {
@@ -273,6 +274,18 @@ int listener_unit_thaw(Listener *l, const char *cgroup, usec_t now, usec_t until
         /* Through systemd where systemd froze it: never one way in, the
          * other out. Not waited for (systemd-link.c). */
         r = listener_unit_set_freeze(l, c->cgroup, c->systemd, c->fd, c->freeze_fd, false);
+        if ((r == -ENOENT || r == -ENODEV) && !c->systemd) {
+                /* The cgroup it had open was removed; one of the same name is
+                 * the same unit made anew (restarted in standby, and held):
+                 * opened again, and thawed. */
+                c->freeze_fd = safe_close(c->freeze_fd);
+                c->fd = safe_close(c->fd);
+                r = cgroup_open(l->m.root_fd, c->cgroup, &c->fd);
+                if (r >= 0)
+                        r = cgroup_open_freeze(c->fd, &c->freeze_fd);
+                if (r >= 0)
+                        r = cgroup_write_freeze(c->freeze_fd, false);
+        }
         if (r == -ENODEV || r == -ENOENT)
                 return -ENOENT; /* removed since it was opened: nothing to thaw */
         if (r < 0)

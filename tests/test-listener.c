@@ -3401,6 +3401,77 @@ START_TEST(test_hold_new_cgroup) {
 }
 END_TEST
 
+/* A unit restarted during standby (its cgroup removed, one of the same
+ * name made again, and held) is the same unit: its rule's event thaws the
+ * new instance, not the cgroup the listener had open. */
+START_TEST(test_hold_restarted_wakes) {
+        bool frozen = false, populated = true;
+        int acted, tick;
+
+        if (!test_need_root_cgroup2())
+                return;
+        write_rule("50-news.rule", "[Match]\nEvent=push\nUnit=news.service\n[Action]\nThaw=news.service\n");
+        pid_t pid = test_spawn_workload("news.service", "idle", 100, 1, NULL);
+        sd_bus *bus = standby_with_idle_mail();
+        ck_assert_int_eq(journal_state_of("news.service"), UNIT_FROZEN);
+        (void) statistic(bus, "events"); /* the journal change is taken before a call */
+
+        /* Stopped while frozen: killed, its cgroup emptied and removed. */
+        ck_assert_int_eq(kill(pid, SIGKILL), 0);
+        ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+        {
+                _cleanup_close_ int cg = test_cgroup("news.service"), events = -EBADF;
+                ck_assert_int_ge(cgroup_open_events(cg, &events), 0);
+                usec_t deadline = now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC;
+                while (cgroup_get_frozen(cg, &frozen, &populated) >= 0 && populated && deadline_poll_timeout(deadline) > 0) {
+                        struct pollfd p = { .fd = events, .events = POLLPRI };
+                        (void) poll(&p, 1, deadline_poll_timeout(deadline)); /* the kernel's notice of a change */
+                }
+                ck_assert(!populated);
+        }
+        ck_assert_int_eq(unlinkat(T.root_fd, test_cgpath("news.service"), AT_REMOVEDIR), 0);
+
+        /* Started again: its cgroup held as new work (recorded frozen), and
+         * its process, which ticks every 10 ms, frozen as it joins. */
+        _cleanup_close_ int cg = test_cgroup("news.service");
+        ck_assert_msg(wait_frozen("news.service", true), "the restarted unit was not held");
+        ck_assert_msg(wait_journal_state("news.service", UNIT_FROZEN, 10 * USEC_PER_SEC),
+                      "the restarted unit is not in the journal as frozen");
+        (void) statistic(bus, "events");
+        int p[2];
+        ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                close(p[0]);
+                if (cgroup_attach(cg, getpid()) < 0)
+                        _exit(127);
+                for (;;) {
+                        (void) !write(p[1], "t", 1);
+                        (void) poll(NULL, 0, 10);
+                }
+        }
+        close(p[1]);
+        tick = p[0];
+        ck_assert(test_wait_for(cgroup_populated, &cg, 10 * USEC_PER_SEC));
+        ck_assert(wait_frozen("news.service", true));
+        test_drain(tick);
+
+        ck_assert_ptr_null(push(bus, "news.service", &acted));
+        ck_assert_int_eq(acted, 1);
+        ck_assert_msg(!test_frozen("news.service"), "the push left the restarted unit frozen");
+        ck_assert_int_eq(test_ticks(tick, 3, 5 * USEC_PER_SEC), 3);
+        ck_assert_uint_eq(statistic(bus, "thaw_failures"), 0);
+
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        ck_assert(!test_anything_frozen());
+        ck_assert_int_eq(kill(pid, SIGKILL), 0);
+        ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+        close(tick);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* A slice made during standby is where units go: watched, not held; the
  * unit made in it right after is held (even when made before the slice's
  * watch was added). */
@@ -3709,6 +3780,7 @@ Suite *listener_suite(void) {
         /* New work started during standby is held. */
         tc = listener_tcase(s, "hold", 60);
         tcase_add_test(tc, test_hold_new_cgroup);
+        tcase_add_test(tc, test_hold_restarted_wakes);
         tcase_add_test(tc, test_hold_spares_exempt);
         tcase_add_test(tc, test_hold_own_units_by_place);
         tcase_add_test(tc, test_hold_in_new_slice);
