@@ -3299,12 +3299,30 @@ START_TEST(test_loop_systemd_thaw_window) {
 }
 END_TEST
 
+/* A unit stopped while frozen: its process killed (a frozen task dies of
+ * SIGKILL), its cgroup, once the kernel says it is empty, removed. The
+ * listener's kept fds of it outlive it. */
+static void kill_and_remove(pid_t pid, const char *sub) {
+        _cleanup_close_ int cg = test_cgroup(sub), events = -EBADF;
+        bool frozen, populated = true;
+
+        ck_assert_int_eq(kill(pid, SIGKILL), 0);
+        ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+        ck_assert_int_ge(cgroup_open_events(cg, &events), 0);
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC;
+        while (cgroup_get_frozen(cg, &frozen, &populated) >= 0 && populated && deadline_poll_timeout(deadline) > 0) {
+                struct pollfd p = { .fd = events, .events = POLLPRI };
+                (void) poll(&p, 1, deadline_poll_timeout(deadline)); /* the kernel's notice of a change */
+        }
+        ck_assert(!populated);
+        ck_assert_int_eq(unlinkat(T.root_fd, test_cgpath(sub), AT_REMOVEDIR), 0);
+}
+
 /* A unit whose cgroup was removed while frozen (its processes killed): the
  * push says its cgroup is gone; neither a failure nor a coalesced event. */
 START_TEST(test_push_ex_reports_gone) {
         _cleanup_strv_free_ char **thawed = NULL, **failed = NULL;
         char expect[600];
-        bool populated = true;
 
         if (!test_need_root_cgroup2())
                 return;
@@ -3314,22 +3332,7 @@ START_TEST(test_push_ex_reports_gone) {
         ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
         (void) statistic(bus, "events"); /* the journal change is taken before a call */
 
-        /* Killed while frozen, then its cgroup removed: the listener's kept fds outlive it. */
-        ck_assert_int_eq(kill(pid, SIGKILL), 0);
-        ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
-        _cleanup_close_ int cg = test_cgroup("mail.service"), events = -EBADF;
-        ck_assert_int_ge(cgroup_open_events(cg, &events), 0);
-        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC;
-        for (;;) {
-                bool frozen;
-                struct pollfd p = { .fd = events, .events = POLLPRI };
-                ck_assert_int_ge(cgroup_get_frozen(cg, &frozen, &populated), 0);
-                if (!populated || deadline_poll_timeout(deadline) == 0)
-                        break;
-                (void) poll(&p, 1, deadline_poll_timeout(deadline)); /* the kernel's notice of a change */
-        }
-        ck_assert(!populated);
-        ck_assert_int_eq(unlinkat(T.root_fd, test_cgpath("mail.service"), AT_REMOVEDIR), 0);
+        kill_and_remove(pid, "mail.service");
 
         ck_assert_ptr_null(thaw_call(bus, "PushEx", "mail.service", NULL, 0, &thawed, &failed));
         ck_assert(!thawed);
@@ -3343,6 +3346,29 @@ START_TEST(test_push_ex_reports_gone) {
         sd_bus_flush_close_unref(bus);
 }
 END_TEST
+
+/* A child that joins cg (frozen there if cg is) and then writes a byte on
+ * the pipe it returns, once and exits, or every 10 ms until killed. */
+static pid_t fork_writer(int cg, bool ticking, int *ret_fd) {
+        int p[2];
+
+        ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                close(p[0]);
+                if (cgroup_attach(cg, getpid()) < 0)
+                        _exit(127);
+                do {
+                        (void) !write(p[1], "t", 1);
+                        (void) poll(NULL, 0, 10);
+                } while (ticking);
+                _exit(0);
+        }
+        close(p[1]);
+        *ret_fd = p[0];
+        return pid;
+}
 
 static bool cgroup_populated(void *userdata) {
         bool frozen = false, populated = false;
@@ -3371,17 +3397,7 @@ START_TEST(test_hold_new_cgroup) {
                       "a held unit is not in the journal as frozen");
         ck_assert_uint_eq(statistic(bus, "held"), 1);
 
-        ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
-        pid = fork();
-        ck_assert_int_ge(pid, 0);
-        if (pid == 0) {
-                close(p[0]);
-                if (cgroup_attach(cg, getpid()) < 0)
-                        _exit(127);
-                (void) !write(p[1], "r", 1);
-                _exit(0);
-        }
-        close(p[1]);
+        pid = fork_writer(cg, false, &p[0]);
         ck_assert(test_wait_for(cgroup_populated, &cg, 10 * USEC_PER_SEC));
         /* Attached, and frozen before its write: nothing came. The kernel
          * calls the cgroup frozen again only once the new task has stopped
@@ -3405,7 +3421,6 @@ END_TEST
  * name made again, and held) is the same unit: its rule's event thaws the
  * new instance, not the cgroup the listener had open. */
 START_TEST(test_hold_restarted_wakes) {
-        bool frozen = false, populated = true;
         int acted, tick;
 
         if (!test_need_root_cgroup2())
@@ -3416,20 +3431,7 @@ START_TEST(test_hold_restarted_wakes) {
         ck_assert_int_eq(journal_state_of("news.service"), UNIT_FROZEN);
         (void) statistic(bus, "events"); /* the journal change is taken before a call */
 
-        /* Stopped while frozen: killed, its cgroup emptied and removed. */
-        ck_assert_int_eq(kill(pid, SIGKILL), 0);
-        ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
-        {
-                _cleanup_close_ int cg = test_cgroup("news.service"), events = -EBADF;
-                ck_assert_int_ge(cgroup_open_events(cg, &events), 0);
-                usec_t deadline = now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC;
-                while (cgroup_get_frozen(cg, &frozen, &populated) >= 0 && populated && deadline_poll_timeout(deadline) > 0) {
-                        struct pollfd p = { .fd = events, .events = POLLPRI };
-                        (void) poll(&p, 1, deadline_poll_timeout(deadline)); /* the kernel's notice of a change */
-                }
-                ck_assert(!populated);
-        }
-        ck_assert_int_eq(unlinkat(T.root_fd, test_cgpath("news.service"), AT_REMOVEDIR), 0);
+        kill_and_remove(pid, "news.service"); /* stopped while frozen */
 
         /* Started again: its cgroup held as new work (recorded frozen), and
          * its process, which ticks every 10 ms, frozen as it joins. */
@@ -3438,21 +3440,7 @@ START_TEST(test_hold_restarted_wakes) {
         ck_assert_msg(wait_journal_state("news.service", UNIT_FROZEN, 10 * USEC_PER_SEC),
                       "the restarted unit is not in the journal as frozen");
         (void) statistic(bus, "events");
-        int p[2];
-        ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
-        pid = fork();
-        ck_assert_int_ge(pid, 0);
-        if (pid == 0) {
-                close(p[0]);
-                if (cgroup_attach(cg, getpid()) < 0)
-                        _exit(127);
-                for (;;) {
-                        (void) !write(p[1], "t", 1);
-                        (void) poll(NULL, 0, 10);
-                }
-        }
-        close(p[1]);
-        tick = p[0];
+        pid = fork_writer(cg, true, &tick);
         ck_assert(test_wait_for(cgroup_populated, &cg, 10 * USEC_PER_SEC));
         ck_assert(wait_frozen("news.service", true));
         test_drain(tick);
