@@ -311,9 +311,12 @@ static int visit(int fd, const char *cgroup, void *userdata) {
 
         if (l->m.journal && journal_find_unit(l->m.journal, cgroup)) {
                 /* A unit standby froze: what is below is its own. Made anew
-                 * under its name: the journal says what it is. */
-                if (is_new)
+                 * under its name (restarted): the same unit, in the new
+                 * cgroup, and the journal says what it is. */
+                if (is_new) {
+                        listener_unit_made_anew(l, cgroup, fd);
                         hold(l, fd, cgroup);
+                }
                 return CGROUP_WALK_SKIP;
         }
         if (is_caller(w, cgroup) || !select_may_hold(&l->m, NULL, cgroup)) {

@@ -320,6 +320,9 @@ CachedUnit *listener_cached_unit(Listener *l, const char *cgroup);
  * if it did, 0 if there was nothing to do, -ENOENT if its cgroup is gone,
  * another negative errno if the thaw failed (logged). */
 int listener_unit_thaw(Listener *l, const char *cgroup, usec_t now, usec_t until);
+/* A cgroup of a unit's name made anew (cg_fd: the new one), a unit
+ * restarted in standby: the unit's kept fds become the new cgroup's. */
+void listener_unit_made_anew(Listener *l, const char *cgroup, int cg_fd);
 /* Queues the records of thaws done, written a little later. */
 int listener_record_thaws(Listener *l, char **cgroups, usec_t until);
 /* A thaw is recorded this long after it, once the woken service and its

@@ -423,15 +423,15 @@ static void drop_rule_thaws(SocketState *st) {
         st->n_rule_thaws = 0;
 }
 
-/* Whether an ExitStandby= socket rule takes the events of unit: its exit
+/* Whether an ExitStandby= rule takes the socket events of unit: its exit
  * comes first, and a thaw before the dispatch would be one the dispatch
  * does not do. */
 static bool exit_rule_for(Listener *l, const char *unit) {
-        for (size_t i = 0; i < l->rules->n_rules; i++) {
-                const Rule *r = &l->rules->rules[i];
-                if (r->event == &event_kind_socket && r->exit_standby && listener_str_matches(socket_rule_unit(r), unit))
+        const Event ev = { .kind = &event_kind_socket, .unit = unit };
+
+        for (size_t i = 0; i < l->rules->n_rules; i++)
+                if (l->rules->rules[i].exit_standby && listener_source_matches(&l->rules->rules[i], &ev))
                         return true;
-        }
         return false;
 }
 

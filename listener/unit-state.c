@@ -274,18 +274,6 @@ int listener_unit_thaw(Listener *l, const char *cgroup, usec_t now, usec_t until
         /* Through systemd where systemd froze it: never one way in, the
          * other out. Not waited for (systemd-link.c). */
         r = listener_unit_set_freeze(l, c->cgroup, c->systemd, c->fd, c->freeze_fd, false);
-        if ((r == -ENOENT || r == -ENODEV) && !c->systemd) {
-                /* The cgroup it had open was removed; one of the same name is
-                 * the same unit made anew (restarted in standby, and held):
-                 * opened again, and thawed. */
-                c->freeze_fd = safe_close(c->freeze_fd);
-                c->fd = safe_close(c->fd);
-                r = cgroup_open(l->m.root_fd, c->cgroup, &c->fd);
-                if (r >= 0)
-                        r = cgroup_open_freeze(c->fd, &c->freeze_fd);
-                if (r >= 0)
-                        r = cgroup_write_freeze(c->freeze_fd, false);
-        }
         if (r == -ENODEV || r == -ENOENT)
                 return -ENOENT; /* removed since it was opened: nothing to thaw */
         if (r < 0)
@@ -293,6 +281,21 @@ int listener_unit_thaw(Listener *l, const char *cgroup, usec_t now, usec_t until
         c->state = UNIT_THAWED;
         c->thaw_until = until;
         return 1;
+}
+
+void listener_unit_made_anew(Listener *l, const char *cgroup, int cg_fd) {
+        CachedUnit *c = listener_cached_unit(l, cgroup);
+
+        if (!c)
+                return;
+        /* What it kept open is the removed cgroup's, which no write thaws. */
+        c->freeze_fd = safe_close(c->freeze_fd);
+        c->fd = safe_close(c->fd);
+        c->fd = fcntl(cg_fd, F_DUPFD_CLOEXEC, 3);
+        if (c->fd < 0)
+                c->fd = -EBADF; /* opened by name at the thaw */
+        else
+                (void) cgroup_open_freeze(c->fd, &c->freeze_fd);
 }
 
 int listener_record_thaws(Listener *l, char **cgroups, usec_t until) {
