@@ -48,6 +48,7 @@ struct HeldJob {
         Listener *listener;
         char *cgroup;
         char *address;            /* its manager's */
+        uint64_t link;            /* the link held while asking (listener_systemd_acquire); 0: none */
         char *path;               /* the unit's object path */
         char **timers;            /* its TriggeredBy's timers, not yet asked */
         uint32_t job;
@@ -61,6 +62,8 @@ static void held_job_unref(void *userdata) {
         HeldJob *h = userdata;
         if (--h->n_ref > 0)
                 return;
+        if (h->link > 0)
+                listener_systemd_release(h->listener, h->link);
         sd_event_source_disable_unref(h->populated_watch);
         safe_close(h->events_fd);
         free(h->cgroup);
@@ -301,22 +304,35 @@ static int on_triggered_by(sd_bus_message *m, void *userdata, sd_bus_error *ret_
         return step_done(h, r, "cannot ask for its timers");
 }
 
-/* Its process has come: ask. */
+/* Its manager's link takes calls: the first question. */
+static void on_link_ready(void *userdata, sd_bus *bus, uint64_t link, int r) {
+        HeldJob *h = userdata;
+
+        if (r >= 0)
+                h->link = link;
+        if (r >= 0 && !h->dropped)
+                r = send_get(h, bus, h->path, "org.freedesktop.systemd1.Unit", "TriggeredBy", on_triggered_by);
+        if (r < 0 && !h->dropped) {
+                log_debug_errno(r, "%s: cannot ask its manager at %s whether a timer started it: %m", h->cgroup,
+                                h->address);
+                held_job_finish(h);
+        }
+        held_job_unref(h); /* the wait's */
+}
+
+/* Its process has come: ask, once its manager's link takes calls. */
 static void held_job_ask(HeldJob *h) {
-        sd_bus *bus;
         int r;
 
         h->populated_watch = sd_event_source_disable_unref(h->populated_watch);
         h->events_fd = safe_close(h->events_fd);
-        /* Its manager's link is connected ahead (unit-state.c); one still
-         * connecting leaves the job as it is, like any other failure. */
-        r = listener_systemd_connect(h->listener, h->address, &bus);
-        if (r >= 0)
-                r = send_get(h, bus, h->path, "org.freedesktop.systemd1.Unit", "TriggeredBy", on_triggered_by);
+        h->n_ref++;
+        r = listener_systemd_acquire(h->listener, h->address, on_link_ready, h);
         if (r < 0) {
                 log_debug_errno(r, "%s: cannot ask its manager at %s whether a timer started it: %m", h->cgroup,
                                 h->address);
                 held_job_finish(h);
+                held_job_unref(h);
         }
 }
 

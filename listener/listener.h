@@ -29,6 +29,8 @@ typedef struct Statistics {
         uint64_t forged;          /* netlink messages from a process, not the kernel: dropped */
         uint64_t systemd_fallbacks; /* thaws systemd did not do in time, done through cgroup.freeze */
         uint64_t systemd_connects; /* connects to a user manager's socket begun (systemd-link.c) */
+        uint64_t systemd_links;   /* links to systemd managers authenticated now: systemd sends them every signal */
+        uint64_t systemd_signals; /* signals read on those links, none of them asked for */
         uint64_t journal_busy;    /* journal work put off: another process held the journal's lock */
         uint64_t thaw_failures;   /* units an event or a call was to thaw that stayed frozen */
         uint64_t jobs_released;   /* timer jobs of held units cancelled at their manager (held-job.c) */
@@ -377,10 +379,18 @@ int listener_systemd_set_freeze(Listener *l, const char *address, const char *cg
 void listener_drop_systemd_links(Listener *l);
 /* Forgets which user managers refused a connect (at the end). */
 void listener_forget_refused_links(void);
-/* Opens the connection to the manager at address, if not open yet; it
- * stays the listener's (ret, if not NULL, borrows it). -EINPROGRESS while
- * a user manager's is being connected (no bus yet). */
-int listener_systemd_connect(Listener *l, const char *address, sd_bus **ret);
+/* A link to a manager is ready (bus, and link to let go of), or will not
+ * be (r < 0; -ECANCELED: the listener ends). */
+typedef void (*SystemdLinkReady)(void *userdata, sd_bus *bus, uint64_t link, int r);
+/* Calls ready once the manager at address takes calls: at once if it can,
+ * before this returns, else once its socket is connected. The link stays
+ * authenticated, systemd sending it its signals, until released; ready is
+ * called exactly once unless this fails (-ENOMEM). */
+int listener_systemd_acquire(Listener *l, const char *address, SystemdLinkReady ready, void *userdata);
+void listener_systemd_release(Listener *l, uint64_t link);
+/* After the copy of the journal changed: a spare connected ahead for each
+ * manager that froze a cached unit; the other links go once unused. */
+void listener_systemd_links_sync(Listener *l);
 
 /* held-job.c */
 /* A unit just held (cg_fd, kept by the caller): once a process comes into

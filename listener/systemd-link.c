@@ -12,7 +12,13 @@
  * a unit that its ThawUnit no longer thaws. Its outcome is told by
  * cgroup.events, as for cgroupfs (refreeze.c). Calls on one connection are
  * taken in order, so a freeze and a later thaw queued at a stopped manager
- * end thawed when it runs again. */
+ * end thawed when it runs again. A link is authenticated only while it is
+ * used (SystemdLink, below). */
+#include <stddef.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
 #include "cgroup.h"
 #include "listener.h"
 #include "log.h"
@@ -20,32 +26,67 @@
 #include "unit-name.h"
 
 typedef struct SystemdCall SystemdCall;
+typedef struct LinkWaiter LinkWaiter;
 
-/* A user manager's socket (/run/user/UID/systemd/private) is connected by
- * a child (common/private-socket.c: its path is the user's, who could make
- * a lookup wait): its answer is an IO event, its bound a timer, and the
- * calls for it wait in order in queued meanwhile. */
+/* One that waits for a link to take calls (listener_systemd_acquire). */
+struct LinkWaiter {
+        SystemdLinkReady ready;
+        void *userdata;
+        LinkWaiter *next;
+};
+
+/* The link to one systemd manager. systemd sends every signal it emits
+ * (each job, each property change of every unit) to each of its private
+ * connections that has authenticated, asked for or not, and nothing to one
+ * that has not. So a link authenticates only to be used, and is closed
+ * LINK_IDLE_USEC after its last use; between uses it holds a spare, a
+ * connected socket that has not authenticated, and a call costs the
+ * authentication's round trip (sd-bus sends it at once and queues the call
+ * until the manager answers). systemd drops a socket that has not
+ * authenticated after 90 s: a spare is renewed once a minute, and watched
+ * for its hang-up alone (its manager restarted) meanwhile, which wakes
+ * nothing else. A user manager's socket (/run/user/UID/systemd/private) is
+ * connected by a child (common/private-socket.c: its path is the user's,
+ * who could make a lookup wait): its answer is an IO event, its bound a
+ * timer, and the users wait for it in order in waiters. */
 struct SystemdLink {
         Listener *listener;
+        uint64_t id;              /* how users let go of it (listener_systemd_release) */
         char *address;
-        sd_bus *bus;              /* NULL while the child connects */
-        pid_t child;
-        usec_t connected;         /* when the child's socket came (CLOCK_MONOTONIC); 0: by name */
+        sd_bus *bus;              /* authenticated, or authenticating: in use */
+        unsigned n_users;         /* calls in flight, and users holding it (held-job.c) */
+        sd_event_source *idle_timer;  /* the bus unused: closed when it fires */
+        int spare;                /* connected, not authenticated: systemd sends it nothing */
+        usec_t connected;         /* when the socket came (CLOCK_MONOTONIC) */
+        sd_event_source *spare_watch, *renew_timer;
+        pid_t child;              /* connecting a user manager's socket */
         sd_event_source *child_io, *child_timer;
-        SystemdCall *queued, **queued_tail;
+        int failed;               /* the connect's error, for the waiters */
+        bool kicking, kick_again; /* link_kick() runs: a nested one only asks for another round */
+        LinkWaiter *waiters, **waiters_tail;
         SystemdLink *next;
 };
 
 struct SystemdCall {
         Listener *listener;
+        char *address;
         char *cgroup;
         bool freeze;
         bool settled;             /* thawed through cgroup.freeze already: the answer is moot */
+        uint64_t link;            /* the link it holds, from sending to its end; 0: none */
         sd_event_source *timer;   /* a thaw's own deadline (see listener_systemd_set_freeze) */
-        SystemdCall *next_queued;
 };
 
 static void call_free(void *userdata);
+
+/* Events come in bursts (a push and its socket's data, the units of one
+ * rule): a link stays authenticated that long after its last use. */
+#define LINK_IDLE_USEC (500 * USEC_PER_MSEC)
+/* A spare is renewed after a minute (within 10 s, to share a wake-up), and
+ * one older than 75 s is not used: systemd drops it at 90 s. */
+#define LINK_SPARE_RENEW_USEC (60 * USEC_PER_SEC)
+#define LINK_SPARE_RENEW_ACCURACY_USEC (10 * USEC_PER_SEC)
+#define LINK_SPARE_MAX_USEC (75 * USEC_PER_SEC)
 
 /* A user manager whose socket was refused (a link, a mount, another's
  * socket, no answer) is not tried again for a while: its user could
@@ -73,8 +114,9 @@ static int link_refused(const char *address) {
         return i >= 0 && now_usec(CLOCK_MONOTONIC) < refusals[i].until ? refusals[i].error : 0;
 }
 
-/* Remembers the outcome of a connect to address; logs a refusal once. */
-static void link_note_outcome(const char *address, int r) {
+/* Remembers the outcome of a connect to address; logs a refusal once,
+ * unless quiet. */
+static void link_note(const char *address, int r, bool quiet) {
         int i = refusal_find(address);
 
         if (r >= 0) {
@@ -84,7 +126,10 @@ static void link_note_outcome(const char *address, int r) {
                 }
                 return;
         }
-        if (i < 0 || refusals[i].error != r)
+        if (quiet)
+                log_debug("The systemd manager at %s closed a connection at once; not tried again for %u s.", address,
+                          (unsigned) (LINK_RETRY_USEC / USEC_PER_SEC));
+        else if (i < 0 || refusals[i].error != r)
                 log_warning("Cannot connect to the systemd manager at %s: %s; its units are thawed through "
                             "cgroup.freeze, and it is tried again in %u s at the earliest.",
                             address, private_socket_strerror(r), (unsigned) (LINK_RETRY_USEC / USEC_PER_SEC));
@@ -103,29 +148,89 @@ static void link_note_outcome(const char *address, int r) {
         refusals[i].until = now_usec(CLOCK_MONOTONIC) + LINK_RETRY_USEC;
 }
 
+static void link_note_outcome(const char *address, int r) {
+        link_note(address, r, false);
+}
+
+/* A connection closed soon after it came: as good as refused, or a user
+ * who accepts and closes at once would have a child forked again and
+ * again. Quiet: a manager that exits (its user logged out) does the same. */
+static void link_note_closed_at_once(const char *address) {
+        link_note(address, -ECONNRESET, true);
+}
+
 void listener_forget_refused_links(void) {
         for (int i = 0; i < LINK_REFUSALS_MAX; i++)
                 refusals[i].address = mfree(refusals[i].address);
 }
 
-static SystemdLink *link_free(SystemdLink *k) {
-        if (!k)
-                return NULL;
+static SystemdLink *link_find(Listener *l, const char *address) {
+        for (SystemdLink *k = l->systemd_links; k; k = k->next)
+                if (streq(k->address, address))
+                        return k;
+        return NULL;
+}
+
+/* A manager that froze a unit of the listener's copy of the journal. */
+static bool link_wanted(SystemdLink *k) {
+        Listener *l = k->listener;
+        for (size_t i = 0; i < l->n_cache; i++)
+                if (l->cache[i].systemd && streq(l->cache[i].systemd, k->address))
+                        return true;
+        return false;
+}
+
+static void link_drop_spare(SystemdLink *k) {
+        k->spare_watch = sd_event_source_disable_unref(k->spare_watch);
+        k->renew_timer = sd_event_source_disable_unref(k->renew_timer);
+        k->spare = safe_close(k->spare);
+}
+
+static void link_close_bus(SystemdLink *k) {
+        k->idle_timer = sd_event_source_disable_unref(k->idle_timer);
+        if (!k->bus)
+                return;
+        k->bus = sd_bus_close_unref(k->bus); /* never waits for a stopped manager */
+        k->listener->stats.systemd_links--;
+}
+
+/* Hands each waiter the bus (and a use of it), or the error r. */
+static void link_serve(SystemdLink *k, int r) {
+        while (k->waiters) {
+                LinkWaiter *w = k->waiters;
+                k->waiters = w->next;
+                if (!k->waiters)
+                        k->waiters_tail = &k->waiters;
+                if (r >= 0)
+                        k->n_users++;
+                w->ready(w->userdata, r >= 0 ? k->bus : NULL, k->id, r);
+                free(w);
+        }
+}
+
+/* Off the list first: what its bus's slots let go of finds it gone. */
+static void link_free(SystemdLink *k) {
         if (k->child > 0) {
                 int fd = sd_event_source_get_io_fd(k->child_io);
                 k->child_io = sd_event_source_disable_unref(k->child_io);
                 private_socket_connect_abort(fd, k->child);
         }
         sd_event_source_disable_unref(k->child_timer);
-        while (k->queued) { /* the listener ends: dropped */
-                SystemdCall *c = k->queued;
-                k->queued = c->next_queued;
-                call_free(c);
-        }
-        sd_bus_close_unref(k->bus); /* never waits for a stopped manager */
+        link_drop_spare(k);
+        link_serve(k, -ECANCELED); /* the listener ends */
+        link_close_bus(k);
         free(k->address);
         free(k);
-        return NULL;
+}
+
+static void link_discard(SystemdLink *k) {
+        Listener *l = k->listener;
+        for (SystemdLink **p = &l->systemd_links; *p; p = &(*p)->next)
+                if (*p == k) {
+                        *p = k->next;
+                        break;
+                }
+        link_free(k);
 }
 
 void listener_drop_systemd_links(Listener *l) {
@@ -136,52 +241,65 @@ void listener_drop_systemd_links(Listener *l) {
         }
 }
 
-static int call_send(SystemdCall *c, sd_bus *bus);
-static void call_failed(SystemdCall *c, const char *address, int r);
-
-static void link_unlink(Listener *l, SystemdLink *k) {
-        for (SystemdLink **p = &l->systemd_links; *p; p = &(*p)->next)
-                if (*p == k) {
-                        *p = k->next;
-                        return;
-                }
+static int on_link_message(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        Listener *l = userdata;
+        if (sd_bus_message_is_signal(m, NULL, NULL) > 0)
+                l->stats.systemd_signals++; /* what an authenticated link wakes the listener for */
+        return 0;
 }
 
-/* The child answered (r: its socket's outcome), or did not in time: the
- * queued calls are sent, or fail as an unanswered call does. A link that
- * failed is dropped: the next call tries anew. */
-static void link_connected(SystemdLink *k, int fd, int r) {
-        Listener *l = k->listener;
-        sd_bus *bus = NULL;
+static void link_kick(SystemdLink *k);
 
+static int on_spare_hangup(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        SystemdLink *k = userdata;
+        bool at_once = now_usec(CLOCK_MONOTONIC) - k->connected < LINK_RETRY_USEC;
+
+        link_drop_spare(k);
+        if (at_once)
+                link_note_closed_at_once(k->address);
+        link_kick(k);
+        return 0;
+}
+
+static int on_spare_renew(sd_event_source *s, uint64_t usec, void *userdata) {
+        SystemdLink *k = userdata;
+        link_drop_spare(k);
+        link_kick(k);
+        return 0;
+}
+
+/* The spare to keep: watched for its hang-up, renewed in time. */
+static int link_set_spare(SystemdLink *k, int fd) {
+        Listener *l = k->listener;
+        int r;
+
+        k->spare = fd;
+        k->connected = now_usec(CLOCK_MONOTONIC);
+        /* First in its loop round: a manager gone is seen before an event
+         * that would use its spare. */
+        r = sd_event_add_io(l->event, &k->spare_watch, fd, EPOLLRDHUP, on_spare_hangup, k);
+        if (r >= 0)
+                r = sd_event_source_set_priority(k->spare_watch, SD_EVENT_PRIORITY_IMPORTANT);
+        if (r >= 0)
+                r = sd_event_add_time(l->event, &k->renew_timer, CLOCK_MONOTONIC, k->connected + LINK_SPARE_RENEW_USEC,
+                                      LINK_SPARE_RENEW_ACCURACY_USEC, on_spare_renew, k);
+        if (r < 0)
+                link_drop_spare(k);
+        return r;
+}
+
+/* The child answered (r: its socket's outcome), or did not in time. */
+static void link_connected(SystemdLink *k, int fd, int r) {
         k->child = 0;
         k->child_timer = sd_event_source_disable_unref(k->child_timer);
-        if (r >= 0) {
-                if ((r = sd_bus_new(&bus)) >= 0 && (r = sd_bus_set_fd(bus, fd, fd)) >= 0)
-                        fd = -EBADF; /* sd-bus's */
-                if (r >= 0 && (r = sd_bus_start(bus)) >= 0)
-                        r = sd_bus_attach_event(bus, l->event, SD_EVENT_PRIORITY_NORMAL);
-                safe_close(fd);
-                if (r < 0)
-                        bus = sd_bus_close_unref(bus);
-        }
-        k->bus = bus;
-        k->connected = bus ? now_usec(CLOCK_MONOTONIC) : 0;
         link_note_outcome(k->address, r);
+        if (r >= 0)
+                r = link_set_spare(k, fd);
+        else
+                safe_close(fd);
         if (r < 0)
-                link_unlink(l, k);
-        while (k->queued) {
-                SystemdCall *c = k->queued;
-                k->queued = c->next_queued;
-                c->next_queued = NULL;
-                if (r >= 0)
-                        r = call_send(c, k->bus); /* a failure here fails the rest, too */
-                else
-                        call_failed(c, k->address, r);
-        }
-        k->queued_tail = &k->queued;
-        if (!k->bus)
-                link_free(k);
+                k->failed = r;
+        link_kick(k);
 }
 
 static int on_child_answer(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -204,86 +322,230 @@ static int on_child_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-/* One connection per manager, kept open; one that closed (systemd
- * restarted) is opened anew. Connecting to a unix socket does not wait:
- * sd-bus authenticates as the loop runs, and queues the calls until then.
- * A user manager's is connected by a child first (its bus NULL until then). */
-static int link_get(Listener *l, const char *address, SystemdLink **ret) {
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        SystemdLink *k;
+/* /run/systemd/private and SystemdAddress= are root's (unix:path= and an
+ * absolute path, as config.c and the journal's reader check): connected by
+ * name. A connect to a unix socket does not wait. */
+static int connect_by_name(const char *address, int *ret_fd) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        const char *path = strneq(address, "unix:path=/", 11) ? address + 10 : NULL;
+        int fd;
+
+        if (!path || strlen(path) >= sizeof(sa.sun_path))
+                return -EINVAL;
+        memcpy(sa.sun_path, path, strlen(path));
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return -errno;
+        if (connect(fd, (struct sockaddr *) &sa, offsetof(struct sockaddr_un, sun_path) + strlen(path) + 1) < 0) {
+                int r = -errno;
+                safe_close(fd);
+                return r;
+        }
+        *ret_fd = fd;
+        return 0;
+}
+
+/* Connects a spare: 0 when it is there, 1 while a child connects it, or
+ * why not (a refusal in force, or this one's, noted). */
+static int link_connect(SystemdLink *k) {
+        Listener *l = k->listener;
         uid_t uid;
         pid_t pid = 0;
         int fd = -EBADF, r;
 
-        for (SystemdLink **p = &l->systemd_links; *p; p = &(*p)->next)
-                if (streq((*p)->address, address)) {
-                        if (!(*p)->bus || sd_bus_is_open((*p)->bus) > 0) {
-                                *ret = *p;
-                                return 0;
-                        }
-                        k = *p;
-                        *p = k->next;
-                        /* Closed soon after a child connected it: as good as
-                         * refused, or a user who accepts and closes at once
-                         * would have a child forked at every call. */
-                        if (k->connected > 0 && now_usec(CLOCK_MONOTONIC) - k->connected < LINK_RETRY_USEC)
-                                link_note_outcome(address, -ECONNRESET);
-                        link_free(k);
-                        break;
-                }
-        r = link_refused(address);
+        if (k->child > 0)
+                return 1;
+        r = link_refused(k->address);
         if (r < 0)
                 return r;
-        k = calloc(1, sizeof(SystemdLink));
-        if (!k || !(k->address = strdup(address))) {
-                free(k);
-                return -ENOMEM;
+        if (private_socket_address_uid(k->address, &uid) < 0) {
+                r = connect_by_name(k->address, &fd);
+                link_note_outcome(k->address, r);
+                return r < 0 ? r : link_set_spare(k, fd);
         }
-        k->listener = l;
-        k->queued_tail = &k->queued;
-        /* /run/systemd/private and SystemdAddress= are root's: by name. */
-        if (private_socket_address_uid(address, &uid) >= 0) {
-                r = private_socket_connect_start(PRIVATE_SOCKET_RUNTIME_ROOT, uid, &pid, &fd);
-                if (r >= 0) {
-                        l->stats.systemd_connects++;
-                        k->child = pid;
-                        r = sd_event_add_io(l->event, &k->child_io, fd, EPOLLIN, on_child_answer, k);
-                        if (r < 0)
-                                private_socket_connect_abort(fd, pid);
-                }
-                if (r >= 0) /* absolute: sd_event_now() is stale on the loop's hot path (loop.c) */
-                        r = sd_event_add_time(l->event, &k->child_timer, CLOCK_MONOTONIC,
-                                              now_usec(CLOCK_MONOTONIC) + LISTENER_SYSTEMD_CONNECT_TIMEOUT_USEC, 0,
-                                              on_child_timeout, k);
-                if (r < 0 && k->child_io) {
-                        k->child_io = sd_event_source_disable_unref(k->child_io);
-                        private_socket_connect_abort(fd, pid);
-                }
-                if (r < 0)
-                        k->child = 0;
-        } else if ((r = sd_bus_new(&bus)) >= 0 && (r = sd_bus_set_address(bus, address)) >= 0 &&
-                   (r = sd_bus_start(bus)) >= 0 && (r = sd_bus_attach_event(bus, l->event, SD_EVENT_PRIORITY_NORMAL)) >= 0)
-                k->bus = TAKE_PTR(bus);
+        r = private_socket_connect_start(PRIVATE_SOCKET_RUNTIME_ROOT, uid, &pid, &fd);
+        if (r < 0)
+                return r;
+        l->stats.systemd_connects++;
+        r = sd_event_add_io(l->event, &k->child_io, fd, EPOLLIN, on_child_answer, k);
+        if (r >= 0) /* absolute: sd_event_now() is stale on the loop's hot path (loop.c) */
+                r = sd_event_add_time(l->event, &k->child_timer, CLOCK_MONOTONIC,
+                                      now_usec(CLOCK_MONOTONIC) + LISTENER_SYSTEMD_CONNECT_TIMEOUT_USEC, 0,
+                                      on_child_timeout, k);
         if (r < 0) {
-                link_free(k);
+                k->child_io = sd_event_source_disable_unref(k->child_io);
+                private_socket_connect_abort(fd, pid);
                 return r;
         }
-        k->next = l->systemd_links;
-        l->systemd_links = k;
-        *ret = k;
+        k->child = pid;
+        return 1;
+}
+
+/* The spare becomes the bus: sd-bus sends the authentication at once and
+ * queues the calls until the manager answers it. */
+static int link_activate(SystemdLink *k) {
+        _cleanup_(sd_bus_close_unrefp) sd_bus *bus = NULL;
+        int fd, r;
+
+        k->spare_watch = sd_event_source_disable_unref(k->spare_watch);
+        k->renew_timer = sd_event_source_disable_unref(k->renew_timer);
+        fd = TAKE_FD(k->spare);
+        r = sd_bus_new(&bus);
+        if (r >= 0 && (r = sd_bus_set_fd(bus, fd, fd)) >= 0)
+                fd = -EBADF; /* sd-bus's */
+        safe_close(fd);
+        if (r >= 0)
+                r = sd_bus_add_filter(bus, NULL, on_link_message, k->listener);
+        if (r >= 0)
+                r = sd_bus_start(bus);
+        if (r >= 0)
+                r = sd_bus_attach_event(bus, k->listener->event, SD_EVENT_PRIORITY_NORMAL);
+        if (r < 0)
+                return r;
+        k->bus = TAKE_PTR(bus);
+        k->listener->stats.systemd_links++;
         return 0;
 }
 
-int listener_systemd_connect(Listener *l, const char *address, sd_bus **ret) {
-        SystemdLink *k;
-        int r = link_get(l, address, &k);
-        if (r < 0)
-                return r;
-        if (!k->bus)
-                return -EINPROGRESS;
-        if (ret)
-                *ret = k->bus;
+/* The waiters served, if they can be. */
+static void link_step(SystemdLink *k) {
+        int r = 0;
+
+        if (!k->waiters) {
+                k->failed = 0;
+                return;
+        }
+        if (k->failed < 0) {
+                r = k->failed;
+                k->failed = 0;
+                link_serve(k, r);
+                return;
+        }
+        if (k->bus) {
+                /* One its manager closed (a restart) is closed by the idle
+                 * timer once its calls have had their errors; then a new
+                 * one is connected for these. */
+                if (sd_bus_is_open(k->bus) > 0)
+                        link_serve(k, 0);
+                return;
+        }
+        if (k->spare >= 0 && now_usec(CLOCK_MONOTONIC) - k->connected >= LINK_SPARE_MAX_USEC)
+                link_drop_spare(k);
+        if (k->spare < 0)
+                r = link_connect(k);
+        if (r > 0)
+                return; /* served when the child answers */
+        if (r >= 0)
+                r = link_activate(k);
+        link_serve(k, r);
+}
+
+static int on_idle(sd_event_source *s, uint64_t usec, void *userdata) {
+        SystemdLink *k = userdata;
+
+        k->idle_timer = sd_event_source_disable_unref(k->idle_timer);
+        if (k->n_users > 0)
+                return 0;
+        if (k->bus && sd_bus_is_open(k->bus) <= 0 && now_usec(CLOCK_MONOTONIC) - k->connected < LINK_RETRY_USEC)
+                link_note_closed_at_once(k->address);
+        link_close_bus(k);
+        link_kick(k);
         return 0;
+}
+
+/* Moves a link on after any change: its waiters served, a spare connected
+ * while its manager froze a cached unit, its bus closed once unused, and
+ * the link dropped once it holds nothing. k may be gone after it. */
+static void link_kick(SystemdLink *k) {
+        Listener *l = k->listener;
+
+        if (k->kicking) { /* from a waiter's callback: after this round */
+                k->kick_again = true;
+                return;
+        }
+        k->kicking = true;
+        do {
+                k->kick_again = false;
+                link_step(k);
+        } while (k->kick_again);
+        k->kicking = false;
+
+        if (!k->bus && k->spare < 0 && k->child <= 0 && k->n_users == 0 && link_wanted(k))
+                (void) link_connect(k); /* ahead, off the event's path; a refusal waits */
+        if (!k->bus && k->spare < 0 && k->child <= 0 && k->n_users == 0 && !k->waiters) {
+                link_discard(k);
+                return;
+        }
+        if (!k->bus || k->n_users > 0) {
+                k->idle_timer = sd_event_source_disable_unref(k->idle_timer);
+                return;
+        }
+        /* Unused: closed in a while, or at once if its manager closed it
+         * and calls wait for a new one. */
+        usec_t when = now_usec(CLOCK_MONOTONIC) + (sd_bus_is_open(k->bus) > 0 ? LINK_IDLE_USEC : 0);
+        if (!k->idle_timer) {
+                if (sd_event_add_time(l->event, &k->idle_timer, CLOCK_MONOTONIC, when, 0, on_idle, k) < 0)
+                        on_idle(NULL, 0, k); /* closed now rather than kept */
+        } else if (k->waiters)
+                (void) sd_event_source_set_time(k->idle_timer, when);
+}
+
+static SystemdLink *link_new(Listener *l, const char *address) {
+        static uint64_t last_id;
+        SystemdLink *k = calloc(1, sizeof(SystemdLink));
+        char *a = strdup(address);
+
+        if (!k || !a) {
+                free(k);
+                free(a);
+                return NULL;
+        }
+        *k = (SystemdLink) { .listener = l, .id = ++last_id, .address = a, .spare = -EBADF,
+                             .waiters_tail = &k->waiters, .next = l->systemd_links };
+        l->systemd_links = k;
+        return k;
+}
+
+int listener_systemd_acquire(Listener *l, const char *address, SystemdLinkReady ready, void *userdata) {
+        SystemdLink *k = link_find(l, address);
+        LinkWaiter *w = calloc(1, sizeof(LinkWaiter));
+
+        if (!w || (!k && !(k = link_new(l, address)))) {
+                free(w);
+                return -ENOMEM;
+        }
+        *w = (LinkWaiter) { .ready = ready, .userdata = userdata };
+        *k->waiters_tail = w;
+        k->waiters_tail = &w->next;
+        link_kick(k);
+        return 0;
+}
+
+void listener_systemd_release(Listener *l, uint64_t link) {
+        for (SystemdLink *k = l->systemd_links; k; k = k->next)
+                if (k->id == link) {
+                        if (k->n_users > 0)
+                                k->n_users--;
+                        link_kick(k);
+                        return;
+                }
+}
+
+void listener_systemd_links_sync(Listener *l) {
+        /* A spare for each manager that froze a cached unit, connected
+         * ahead: a call on the event's path then costs no connect. */
+        for (size_t i = 0; i < l->n_cache; i++) {
+                const char *a = l->cache[i].systemd;
+                SystemdLink *k;
+                if (a && !link_find(l, a) && link_refused(a) == 0 && (k = link_new(l, a)))
+                        link_kick(k);
+        }
+        /* The others go once unused. */
+        for (SystemdLink *k = l->systemd_links, *next; k; k = next) {
+                next = k->next;
+                if (k->n_users == 0 && !k->waiters && !k->kicking && !link_wanted(k))
+                        link_discard(k);
+        }
 }
 
 /* The thaw through cgroup.freeze that replaces one systemd did not do:
@@ -312,6 +574,9 @@ static void thaw_directly(Listener *l, const char *cgroup) {
 static void call_free(void *userdata) {
         SystemdCall *c = userdata;
         sd_event_source_disable_unref(c->timer);
+        if (c->link > 0)
+                listener_systemd_release(c->listener, c->link);
+        free(c->address);
         free(c->cgroup);
         free(c);
 }
@@ -361,14 +626,23 @@ static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) 
         return 0;
 }
 
+/* While listener_systemd_set_freeze() asks for its link: where a call
+ * that fails at once leaves its error, for the caller. */
+static int *early_error;
+
 /* A call that could not be sent (r): a thaw is done through cgroup.freeze
  * (unless its timer did that already), a freeze is left to cgroup.events. */
-static void call_failed(SystemdCall *c, const char *address, int r) {
+static void call_failed(SystemdCall *c, int r) {
         Listener *l = c->listener;
-        _cleanup_free_ char *cgroup = TAKE_PTR(c->cgroup);
+        _cleanup_free_ char *cgroup = TAKE_PTR(c->cgroup), *a = TAKE_PTR(c->address);
+        const char *address = a ?: "(its socket)";
         bool freeze = c->freeze, settled = c->settled;
 
         call_free(c);
+        if (early_error)
+                *early_error = r;
+        if (r == -ECANCELED) /* the listener ends */
+                return;
         if (r == link_refused(address)) /* logged once, when refused */
                 log_debug("%s: the systemd manager at %s refused a connect lately: %s", cgroup, address,
                           private_socket_strerror(r));
@@ -382,11 +656,17 @@ static void call_failed(SystemdCall *c, const char *address, int r) {
                 thaw_directly(l, cgroup);
 }
 
-static int call_send(SystemdCall *c, sd_bus *bus) {
+/* Its link takes calls (bus), or will not (r). */
+static void call_ready(void *userdata, sd_bus *bus, uint64_t link, int r) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
+        SystemdCall *c = userdata;
         sd_bus_slot *slot = NULL;
-        int r;
 
+        if (r < 0) {
+                call_failed(c, r);
+                return;
+        }
+        c->link = link; /* let go of when the call ends (call_free) */
         r = sd_bus_message_new_method_call(bus, &msg, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
                                            "org.freedesktop.systemd1.Manager", c->freeze ? "FreezeUnit" : "ThawUnit");
         if (r >= 0)
@@ -395,27 +675,23 @@ static int call_send(SystemdCall *c, sd_bus *bus) {
                 r = sd_bus_call_async(bus, &slot, msg, on_reply, c,
                                       c->freeze ? c->listener->m.config->freeze_timeout : 2 * LISTENER_SYSTEMD_TIMEOUT_USEC);
         if (r < 0) {
-                char *address = NULL;
-                (void) sd_bus_get_address(bus, (const char **) &address);
-                call_failed(c, address ?: "(its socket)", r);
-                return r;
+                call_failed(c, r);
+                return;
         }
         (void) sd_bus_slot_set_destroy_callback(slot, call_free);
         (void) sd_bus_slot_set_floating(slot, true);
         sd_bus_slot_unref(slot);
-        return 0;
 }
 
 int listener_systemd_set_freeze(Listener *l, const char *address, const char *cgroup, bool freeze) {
         SystemdCall *c;
-        SystemdLink *k = NULL;
-        int r;
+        int early = 0, *outer = early_error, r;
 
         c = calloc(1, sizeof(SystemdCall));
         if (!c)
                 return -ENOMEM;
-        *c = (SystemdCall) { .listener = l, .cgroup = strdup(cgroup), .freeze = freeze };
-        r = c->cgroup ? 0 : -ENOMEM;
+        *c = (SystemdCall) { .listener = l, .address = strdup(address), .cgroup = strdup(cgroup), .freeze = freeze };
+        r = c->cgroup && c->address ? 0 : -ENOMEM;
         /* A freeze gets as long as any freeze (FreezeTimeout judges it, by
          * cgroup.events); a thaw only a moment, timed by a loop timer of its
          * own: sd-bus times a call only once its connection is up, and a
@@ -424,19 +700,13 @@ int listener_systemd_set_freeze(Listener *l, const char *address, const char *cg
         if (r >= 0 && !freeze) /* absolute: sd_event_now() is stale on the loop's hot path (loop.c) */
                 r = sd_event_add_time(l->event, &c->timer, CLOCK_MONOTONIC,
                                       now_usec(CLOCK_MONOTONIC) + LISTENER_SYSTEMD_TIMEOUT_USEC, 0, on_thaw_timeout, c);
+        early_error = &early;
         if (r >= 0)
-                r = link_get(l, address, &k);
-        if (r < 0) {
-                call_failed(c, address, r);
-                return freeze ? r : 0;
-        }
-        if (!k->bus) { /* connecting: sent in order once connected */
-                *k->queued_tail = c;
-                k->queued_tail = &c->next_queued;
-                return 0;
-        }
-        r = call_send(c, k->bus);
-        return freeze ? r : 0;
+                r = listener_systemd_acquire(l, address, call_ready, c); /* sent now, or once connected */
+        if (r < 0)
+                call_failed(c, r);
+        early_error = outer;
+        return freeze ? early : 0;
 }
 
 int listener_unit_set_freeze(Listener *l, const char *cgroup, const char *address, int cg_fd, int freeze_fd, bool freeze) {

@@ -109,10 +109,6 @@ void listener_cache_refresh(Listener *l) {
                 }
                 free(c->systemd);
                 c->systemd = j->units[i].systemd ? strdup(j->units[i].systemd) : NULL;
-                /* Connected now, off the event's path, and while its manager
-                 * answers: a ThawUnit then costs one write. */
-                if (c->systemd)
-                        (void) listener_systemd_connect(l, c->systemd, NULL);
                 l->n_cache++;
         }
         for (size_t k = 0; k < n_old; k++) {
@@ -122,6 +118,8 @@ void listener_cache_refresh(Listener *l) {
                 free(old[k].systemd);
         }
         free(old);
+        /* Each manager's spare connected now, off the event's path. */
+        listener_systemd_links_sync(l);
 }
 
 void listener_drop_records(Listener *l) {
