@@ -14,6 +14,7 @@
  * taken in order, so a freeze and a later thaw queued at a stopped manager
  * end thawed when it runs again. A link is authenticated only while it is
  * used (SystemdLink, below). */
+#include <poll.h>
 #include <stddef.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -63,6 +64,7 @@ struct SystemdLink {
         sd_event_source *child_io, *child_timer;
         int failed;               /* the connect's error, for the waiters */
         bool kicking, kick_again; /* link_kick() runs: a nested one only asks for another round */
+        bool lost;                /* its spare closed at once: not connected again ahead */
         LinkWaiter *waiters, **waiters_tail;
         SystemdLink *next;
 };
@@ -92,7 +94,10 @@ static void call_free(void *userdata);
  * socket, no answer) is not tried again for a while: its user could
  * otherwise make the listener fork a child and log a line at every journal
  * change. Its calls fail at once meanwhile, a thaw through cgroup.freeze.
- * One line is logged per refusal, not per try. */
+ * One line is logged per refusal, not per try. Root's sockets (PID 1's,
+ * SystemdAddress=) are never refused so: connecting to them forks nothing,
+ * and a daemon-reexec soon after a connect must not send ten seconds of
+ * calls past systemd. */
 #define LINK_RETRY_USEC (10 * USEC_PER_SEC)
 #define LINK_REFUSALS_MAX 64
 static struct {
@@ -117,8 +122,11 @@ static int link_refused(const char *address) {
 /* Remembers the outcome of a connect to address; logs a refusal once,
  * unless quiet. */
 static void link_note(const char *address, int r, bool quiet) {
+        uid_t uid;
         int i = refusal_find(address);
 
+        if (private_socket_address_uid(address, &uid) < 0)
+                return; /* root's */
         if (r >= 0) {
                 if (i >= 0) {
                         log_info("Connected to the systemd manager at %s again.", address);
@@ -255,8 +263,10 @@ static int on_spare_hangup(sd_event_source *s, int fd, uint32_t revents, void *u
         bool at_once = now_usec(CLOCK_MONOTONIC) - k->connected < LINK_RETRY_USEC;
 
         link_drop_spare(k);
-        if (at_once)
+        if (at_once) { /* not connected again ahead, which could go on in a loop: on use, or at a journal change */
                 link_note_closed_at_once(k->address);
+                k->lost = true;
+        }
         link_kick(k);
         return 0;
 }
@@ -275,8 +285,9 @@ static int link_set_spare(SystemdLink *k, int fd) {
 
         k->spare = fd;
         k->connected = now_usec(CLOCK_MONOTONIC);
-        /* First in its loop round: a manager gone is seen before an event
-         * that would use its spare. */
+        /* A manager gone is seen before the events of its loop round
+         * (those handled ahead of the dispatch ask the socket itself:
+         * spare_hung_up()). */
         r = sd_event_add_io(l->event, &k->spare_watch, fd, EPOLLRDHUP, on_spare_hangup, k);
         if (r >= 0)
                 r = sd_event_source_set_priority(k->spare_watch, SD_EVENT_PRIORITY_IMPORTANT);
@@ -403,8 +414,16 @@ static int link_activate(SystemdLink *k) {
         if (r < 0)
                 return r;
         k->bus = TAKE_PTR(bus);
+        k->lost = false;
         k->listener->stats.systemd_links++;
         return 0;
+}
+
+/* Asked of the socket itself: an event handled ahead of the loop's
+ * dispatch (loop.c) can use a spare before its hang-up is dispatched. */
+static bool spare_hung_up(SystemdLink *k) {
+        struct pollfd p = { .fd = k->spare, .events = POLLRDHUP };
+        return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
 }
 
 /* The waiters served, if they can be. */
@@ -429,7 +448,7 @@ static void link_step(SystemdLink *k) {
                         link_serve(k, 0);
                 return;
         }
-        if (k->spare >= 0 && now_usec(CLOCK_MONOTONIC) - k->connected >= LINK_SPARE_MAX_USEC)
+        if (k->spare >= 0 && (now_usec(CLOCK_MONOTONIC) - k->connected >= LINK_SPARE_MAX_USEC || spare_hung_up(k)))
                 link_drop_spare(k);
         if (k->spare < 0)
                 r = link_connect(k);
@@ -470,7 +489,7 @@ static void link_kick(SystemdLink *k) {
         } while (k->kick_again);
         k->kicking = false;
 
-        if (!k->bus && k->spare < 0 && k->child <= 0 && k->n_users == 0 && link_wanted(k))
+        if (!k->bus && k->spare < 0 && k->child <= 0 && k->n_users == 0 && !k->lost && link_wanted(k))
                 (void) link_connect(k); /* ahead, off the event's path; a refusal waits */
         if (!k->bus && k->spare < 0 && k->child <= 0 && k->n_users == 0 && !k->waiters) {
                 link_discard(k);
