@@ -39,11 +39,13 @@ struct LinkWaiter {
 /* The link to one systemd manager. systemd sends every signal it emits
  * (each job, each property change of every unit) to each of its private
  * connections that has authenticated, asked for or not, and nothing to one
- * that has not. So a link authenticates only to be used, and is closed
- * LINK_IDLE_USEC after its last use; between uses it holds a spare, a
- * connected socket that has not authenticated, and a call costs the
- * authentication's round trip (sd-bus sends it at once and queues the call
- * until the manager answers). systemd drops a socket that has not
+ * that has not. So a link authenticates only to be used, and, once unused,
+ * is closed by the first signal that its calls did not cause (one that
+ * comes LINK_GRACE_USEC after the last call ended): a quiet manager's link
+ * stays open and costs nothing, a busy one's costs one wake-up. Closed, it
+ * holds a spare, a connected socket that has not authenticated, and a call
+ * costs the authentication's round trip (sd-bus sends it at once and
+ * queues the call until the manager answers). systemd drops a socket that has not
  * authenticated after 90 s: a spare is renewed once a minute, and watched
  * for its hang-up alone (its manager restarted) meanwhile, which wakes
  * nothing else. A user manager's socket (/run/user/UID/systemd/private) is
@@ -56,7 +58,9 @@ struct SystemdLink {
         char *address;
         sd_bus *bus;              /* authenticated, or authenticating: in use */
         unsigned n_users;         /* calls in flight, and users holding it (held-job.c) */
-        sd_event_source *idle_timer;  /* the bus unused: closed when it fires */
+        usec_t last_used;         /* when its last user let go */
+        bool unasked;             /* a signal no call caused came while unused: to be closed */
+        sd_event_source *close_timer; /* closes the bus, from the loop rather than from sd-bus's dispatch */
         int spare;                /* connected, not authenticated: systemd sends it nothing */
         usec_t connected;         /* when the socket came (CLOCK_MONOTONIC) */
         sd_event_source *spare_watch, *renew_timer;
@@ -81,9 +85,9 @@ struct SystemdCall {
 
 static void call_free(void *userdata);
 
-/* Events come in bursts (a push and its socket's data, the units of one
- * rule): a link stays authenticated that long after its last use. */
-#define LINK_IDLE_USEC (500 * USEC_PER_MSEC)
+/* Signals a call causes (FreezerState changes) come within milliseconds of
+ * its answer; one later than this after the last call was not caused by it. */
+#define LINK_GRACE_USEC (500 * USEC_PER_MSEC)
 /* A spare is renewed after a minute (within 10 s, to share a wake-up), and
  * one older than 75 s is not used: systemd drops it at 90 s. */
 #define LINK_SPARE_RENEW_USEC (60 * USEC_PER_SEC)
@@ -195,7 +199,8 @@ static void link_drop_spare(SystemdLink *k) {
 }
 
 static void link_close_bus(SystemdLink *k) {
-        k->idle_timer = sd_event_source_disable_unref(k->idle_timer);
+        k->close_timer = sd_event_source_disable_unref(k->close_timer);
+        k->unasked = false;
         if (!k->bus)
                 return;
         k->bus = sd_bus_close_unref(k->bus); /* never waits for a stopped manager */
@@ -249,14 +254,22 @@ void listener_drop_systemd_links(Listener *l) {
         }
 }
 
+static void link_kick(SystemdLink *k);
+
 static int on_link_message(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        Listener *l = userdata;
-        if (sd_bus_message_is_signal(m, NULL, NULL) > 0)
-                l->stats.systemd_signals++; /* what an authenticated link wakes the listener for */
+        SystemdLink *k = userdata;
+
+        if (sd_bus_message_is_signal(m, NULL, NULL) <= 0)
+                return 0;
+        k->listener->stats.systemd_signals++; /* what an authenticated link wakes the listener for */
+        /* sd-bus's own Disconnected: its manager closed it. */
+        if (sd_bus_message_is_signal(m, "org.freedesktop.DBus.Local", "Disconnected") > 0 ||
+            (k->n_users == 0 && now_usec(CLOCK_MONOTONIC) - k->last_used >= LINK_GRACE_USEC)) {
+                k->unasked = true;
+                link_kick(k); /* arms the close timer; nothing is freed while the bus is there */
+        }
         return 0;
 }
-
-static void link_kick(SystemdLink *k);
 
 static int on_spare_hangup(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         SystemdLink *k = userdata;
@@ -406,7 +419,7 @@ static int link_activate(SystemdLink *k) {
                 fd = -EBADF; /* sd-bus's */
         safe_close(fd);
         if (r >= 0)
-                r = sd_bus_add_filter(bus, NULL, on_link_message, k->listener);
+                r = sd_bus_add_filter(bus, NULL, on_link_message, k);
         if (r >= 0)
                 r = sd_bus_start(bus);
         if (r >= 0)
@@ -415,6 +428,7 @@ static int link_activate(SystemdLink *k) {
                 return r;
         k->bus = TAKE_PTR(bus);
         k->lost = false;
+        k->last_used = now_usec(CLOCK_MONOTONIC);
         k->listener->stats.systemd_links++;
         return 0;
 }
@@ -441,7 +455,7 @@ static void link_step(SystemdLink *k) {
                 return;
         }
         if (k->bus) {
-                /* One its manager closed (a restart) is closed by the idle
+                /* One its manager closed (a restart) is closed by the close
                  * timer once its calls have had their errors; then a new
                  * one is connected for these. */
                 if (sd_bus_is_open(k->bus) > 0)
@@ -459,10 +473,10 @@ static void link_step(SystemdLink *k) {
         link_serve(k, r);
 }
 
-static int on_idle(sd_event_source *s, uint64_t usec, void *userdata) {
+static int on_close(sd_event_source *s, uint64_t usec, void *userdata) {
         SystemdLink *k = userdata;
 
-        k->idle_timer = sd_event_source_disable_unref(k->idle_timer);
+        k->close_timer = sd_event_source_disable_unref(k->close_timer);
         if (k->n_users > 0)
                 return 0;
         if (k->bus && sd_bus_is_open(k->bus) <= 0 && now_usec(CLOCK_MONOTONIC) - k->connected < LINK_RETRY_USEC)
@@ -473,8 +487,10 @@ static int on_idle(sd_event_source *s, uint64_t usec, void *userdata) {
 }
 
 /* Moves a link on after any change: its waiters served, a spare connected
- * while its manager froze a cached unit, its bus closed once unused, and
- * the link dropped once it holds nothing. k may be gone after it. */
+ * while its manager froze a cached unit, its bus closed once unused and
+ * either closed by its manager or sent a signal no call caused, and the
+ * link dropped once it holds nothing. k may be gone after it, unless it
+ * has a bus. */
 static void link_kick(SystemdLink *k) {
         Listener *l = k->listener;
 
@@ -495,18 +511,14 @@ static void link_kick(SystemdLink *k) {
                 link_discard(k);
                 return;
         }
-        if (!k->bus || k->n_users > 0) {
-                k->idle_timer = sd_event_source_disable_unref(k->idle_timer);
+        if (!k->bus || k->n_users > 0 || (!k->unasked && sd_bus_is_open(k->bus) > 0)) {
+                k->close_timer = sd_event_source_disable_unref(k->close_timer);
                 return;
         }
-        /* Unused: closed in a while, or at once if its manager closed it
-         * and calls wait for a new one. */
-        usec_t when = now_usec(CLOCK_MONOTONIC) + (sd_bus_is_open(k->bus) > 0 ? LINK_IDLE_USEC : 0);
-        if (!k->idle_timer) {
-                if (sd_event_add_time(l->event, &k->idle_timer, CLOCK_MONOTONIC, when, 0, on_idle, k) < 0)
-                        on_idle(NULL, 0, k); /* closed now rather than kept */
-        } else if (k->waiters)
-                (void) sd_event_source_set_time(k->idle_timer, when);
+        /* Closed in this round of the loop: no wake-up of its own. */
+        if (!k->close_timer &&
+            sd_event_add_time(l->event, &k->close_timer, CLOCK_MONOTONIC, now_usec(CLOCK_MONOTONIC), 0, on_close, k) < 0)
+                link_close_bus(k); /* kept no longer; a spare comes with the next kick */
 }
 
 static SystemdLink *link_new(Listener *l, const char *address) {
@@ -543,8 +555,8 @@ int listener_systemd_acquire(Listener *l, const char *address, SystemdLinkReady 
 void listener_systemd_release(Listener *l, uint64_t link) {
         for (SystemdLink *k = l->systemd_links; k; k = k->next)
                 if (k->id == link) {
-                        if (k->n_users > 0)
-                                k->n_users--;
+                        if (k->n_users > 0 && --k->n_users == 0)
+                                k->last_used = now_usec(CLOCK_MONOTONIC);
                         link_kick(k);
                         return;
                 }
