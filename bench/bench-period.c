@@ -494,6 +494,8 @@ static int run_until(Period *p, const Strategy *s, usec_t t0, usec_t until, size
 
         for (;;) {
                 usec_t now = now_usec(CLOCK_MONOTONIC), wake = until;
+                if (bench_interrupted)
+                        return log_error_errno(-EINTR, "Interrupted: leaving standby and stopping the system");
                 if (now >= until)
                         return 0;
                 if (next_ev && *next_ev < p->n_events) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -63,6 +64,8 @@ void bench_drain(int fd);
 extern Scratch scratch;
 extern char tmpdir[256], config_path[300], state_dir[300];
 extern const char *bench_manager_path, *bench_workload_path, *bench_output;
+/* SIGINT or SIGTERM came: each mode ends early and cleans up. */
+extern volatile sig_atomic_t bench_interrupted;
 /* Runs standby-manager VERB [ARG] on the bench's config and state; returns
  * its wall time, or USEC_INFINITY on failure. */
 usec_t run_manager(const char *verb, const char *arg);

@@ -59,10 +59,10 @@ static Options opt;
 Scratch scratch = { .root_fd = -EBADF };
 char tmpdir[256], config_path[300], state_dir[300];
 const char *bench_manager_path, *bench_workload_path, *bench_output;
-static volatile sig_atomic_t interrupted;
+volatile sig_atomic_t bench_interrupted;
 
 static void on_signal(int sig) {
-        interrupted = 1;
+        bench_interrupted = 1;
 }
 
 static void help(void) {
@@ -181,9 +181,9 @@ int write_config(const char *targets) {
 static bool wait_window(usec_t window) {
         usec_t deadline = now_usec(CLOCK_MONOTONIC) + window;
         struct timespec ts = { (time_t) (deadline / USEC_PER_SEC), (long) (deadline % USEC_PER_SEC) * 1000 };
-        while (!interrupted && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+        while (!bench_interrupted && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
                 ;
-        return !interrupted;
+        return !bench_interrupted;
 }
 
 enum { PHASE_BEFORE, PHASE_STANDBY, PHASE_AFTER, _PHASE_MAX };
@@ -410,7 +410,7 @@ static int measure(const int *fds, size_t n, usec_t window, double *rates, doubl
                         return r;
         } else if (!wait_window(window))
                 return -EINTR;
-        if (interrupted)
+        if (bench_interrupted)
                 return -EINTR;
         t1 = now_usec(CLOCK_MONOTONIC);
         for (size_t i = 0; i < n; i++) {
@@ -1003,7 +1003,7 @@ static int run_enter_exit(void) {
         /* And what any run of the manager costs before and after its work:
          * the same binary spawned for --version, waited for alike. */
         char *version_argv[] = { "standby-manager", "--version", NULL };
-        for (unsigned rep = 0; rep < opt.reps && !interrupted; rep++) {
+        for (unsigned rep = 0; rep < opt.reps && !bench_interrupted; rep++) {
                 usec_t a, b, c, d, v;
                 if (rep % 2 == 0) {
                         a = floor_pass(fds, opt.units, true);
@@ -1031,7 +1031,7 @@ static int run_enter_exit(void) {
         }
         for (unsigned u = 0; u < opt.units; u++)
                 safe_close(fds[u]);
-        if (interrupted)
+        if (bench_interrupted)
                 return -EINTR;
 
         double mfe = stats_median(fe, opt.reps), mfx = stats_median(fx, opt.reps);
@@ -1206,6 +1206,10 @@ int main(int argc, char *argv[]) {
                 if (split_commas(strategies_given ? strategies : PERIOD_STRATEGIES, &period.strategies) < 0)
                         return 1;
                 period.output = opt.output;
+                /* Interrupted, it still stops standby and the system it booted. */
+                struct sigaction sa = { .sa_handler = on_signal };
+                sigaction(SIGINT, &sa, NULL);
+                sigaction(SIGTERM, &sa, NULL);
                 r = bench_period(&period);
                 strv_free(period.strategies);
                 return r < 0 ? 1 : 0;
