@@ -214,8 +214,10 @@ static void link_serve(SystemdLink *k, int r) {
                 k->waiters = w->next;
                 if (!k->waiters)
                         k->waiters_tail = &k->waiters;
-                if (r >= 0)
+                if (r >= 0) {
                         k->n_users++;
+                        k->unasked = false; /* a new use: the next stray signal decides */
+                }
                 w->ready(w->userdata, r >= 0 ? k->bus : NULL, k->id, r);
                 free(w);
         }
