@@ -1192,6 +1192,11 @@ int main(int argc, char *argv[]) {
                         MAX_REPS);
                 return 2;
         }
+        /* From here on every mode, interrupted, still cleans up: leaves
+         * standby, stops what it started (the standby period its system). */
+        struct sigaction sa = { .sa_handler = on_signal };
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
         if (period.seconds > 0) {
                 if (period.seconds > 24 * 3600 || period.recovery_seconds > 3600 || period.thaw_first < 1 ||
                     period.thaw_window < 1) {
@@ -1206,10 +1211,6 @@ int main(int argc, char *argv[]) {
                 if (split_commas(strategies_given ? strategies : PERIOD_STRATEGIES, &period.strategies) < 0)
                         return 1;
                 period.output = opt.output;
-                /* Interrupted, it still stops standby and the system it booted. */
-                struct sigaction sa = { .sa_handler = on_signal };
-                sigaction(SIGINT, &sa, NULL);
-                sigaction(SIGTERM, &sa, NULL);
                 r = bench_period(&period);
                 strv_free(period.strategies);
                 return r < 0 ? 1 : 0;
@@ -1274,10 +1275,6 @@ int main(int argc, char *argv[]) {
             mount("tmpfs", tmpdir, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0700") < 0)
                 fprintf(stderr, "standby-bench: no private tmpfs for the journal (%s); using %s as it is\n",
                         strerror(errno), tmpdir);
-
-        struct sigaction sa = { .sa_handler = on_signal };
-        sigaction(SIGINT, &sa, NULL);
-        sigaction(SIGTERM, &sa, NULL);
 
         r = scratch_create(&scratch);
         if (r < 0)

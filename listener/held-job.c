@@ -326,14 +326,10 @@ static void held_job_ask(HeldJob *h) {
 
         h->populated_watch = sd_event_source_disable_unref(h->populated_watch);
         h->events_fd = safe_close(h->events_fd);
-        h->n_ref++;
+        h->n_ref++; /* the wait's */
         r = listener_systemd_acquire(h->listener, h->address, on_link_ready, h);
-        if (r < 0) {
-                log_debug_errno(r, "%s: cannot ask its manager at %s whether a timer started it: %m", h->cgroup,
-                                h->address);
-                held_job_finish(h);
-                held_job_unref(h);
-        }
+        if (r < 0)
+                on_link_ready(h, NULL, 0, r);
 }
 
 static int on_events(sd_event_source *s, int fd, uint32_t revents, void *userdata) {

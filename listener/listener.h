@@ -322,6 +322,11 @@ CachedUnit *listener_cached_unit(Listener *l, const char *cgroup);
  * if it did, 0 if there was nothing to do, -ENOENT if its cgroup is gone,
  * another negative errno if the thaw failed (logged). */
 int listener_unit_thaw(Listener *l, const char *cgroup, usec_t now, usec_t until);
+/* The kernel's half of a thaw, ahead of its dispatch (sockets.c): written
+ * only where the dispatch would write it, a unit frozen in the listener's
+ * view, through cgroupfs, its cgroup.freeze kept open; its state stays the
+ * dispatch's to change. */
+void listener_unit_thaw_ahead(const CachedUnit *c);
 /* A cgroup of a unit's name made anew (cg_fd: the new one), a unit
  * restarted in standby: the unit's kept fds become the new cgroup's. */
 void listener_unit_made_anew(Listener *l, const char *cgroup, int cg_fd);

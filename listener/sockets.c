@@ -486,11 +486,8 @@ static void thaw_first(Listener *l, const SocketWatch *w) {
         if (!st || !l->standby_active || listener_exiting(l) || st->generation != l->cache_generation ||
             k >= st->n_rule_thaws)
                 return;
-        for (size_t i = 0; i < st->rule_thaws[k].n; i++) {
-                const CachedUnit *c = &l->cache[st->rule_thaws[k].units[i]];
-                if (c->state == UNIT_FROZEN && !c->systemd && c->freeze_fd >= 0)
-                        (void) cgroup_write_freeze(c->freeze_fd, false);
-        }
+        for (size_t i = 0; i < st->rule_thaws[k].n; i++)
+                listener_unit_thaw_ahead(&l->cache[st->rule_thaws[k].units[i]]);
 }
 
 /* By the listener's own view (a thaw it just did counts before the journal

@@ -3375,18 +3375,11 @@ END_TEST
  * SIGKILL), its cgroup, once the kernel says it is empty, removed. The
  * listener's kept fds of it outlive it. */
 static void kill_and_remove(pid_t pid, const char *sub) {
-        _cleanup_close_ int cg = test_cgroup(sub), events = -EBADF;
-        bool frozen, populated = true;
+        _cleanup_close_ int cg = test_cgroup(sub);
 
         ck_assert_int_eq(kill(pid, SIGKILL), 0);
         ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
-        ck_assert_int_ge(cgroup_open_events(cg, &events), 0);
-        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC;
-        while (cgroup_get_frozen(cg, &frozen, &populated) >= 0 && populated && deadline_poll_timeout(deadline) > 0) {
-                struct pollfd p = { .fd = events, .events = POLLPRI };
-                (void) poll(&p, 1, deadline_poll_timeout(deadline)); /* the kernel's notice of a change */
-        }
-        ck_assert(!populated);
+        ck_assert(test_wait_unpopulated(cg, 5 * USEC_PER_SEC));
         ck_assert_int_eq(unlinkat(T.root_fd, test_cgpath(sub), AT_REMOVEDIR), 0);
 }
 

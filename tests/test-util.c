@@ -192,23 +192,24 @@ static int kill_procs(int fd, const char *rel, void *userdata) {
         return CGROUP_WALK_CONTINUE;
 }
 
-static void wait_unpopulated(int dir_fd) {
+bool test_wait_unpopulated(int dir_fd, usec_t timeout) {
         _cleanup_close_ int ev = openat(dir_fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
-        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC;
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + timeout;
 
         while (ev >= 0) {
                 char buf[256] = {};
                 struct pollfd p = { .fd = ev, .events = POLLPRI };
 
                 if (lseek(ev, 0, SEEK_SET) < 0 || read(ev, buf, sizeof(buf) - 1) < 0)
-                        return;
+                        return false;
                 if (strstr(buf, "populated 0"))
-                        return;
+                        return true;
                 int t = deadline_poll_timeout(deadline);
                 if (t == 0)
-                        return;
-                (void) poll(&p, 1, t);
+                        return false;
+                (void) poll(&p, 1, t); /* the kernel's notice of a change */
         }
+        return false;
 }
 
 static void clean_base(int root_fd, const char *base) {
@@ -218,7 +219,7 @@ static void clean_base(int root_fd, const char *base) {
                 return;
         (void) cgroup_walk(root_fd, base, thaw_one, NULL);
         (void) cgroup_walk(root_fd, base, kill_procs, NULL);
-        wait_unpopulated(fd);
+        (void) test_wait_unpopulated(fd, 10 * USEC_PER_SEC);
         (void) cgroup_remove_tree(root_fd, base);
 }
 

@@ -144,6 +144,9 @@ const char *test_bin(const char *name);
 /* Waits (bounded) for cond(userdata) to be true, for conditions the kernel
  * sends no event for (a lock wait appearing in /proc/locks). Checks every 1 ms. */
 bool test_wait_for(bool (*cond)(void *), void *userdata, usec_t timeout);
+/* Waits for cgroup.events of the cgroup dir_fd to say "populated 0",
+ * timeout at most; whether it did. */
+bool test_wait_unpopulated(int dir_fd, usec_t timeout);
 /* A unit's property as `systemctl --user show` prints it, of the manager
  * whose runtime directory is runtime_dir; the caller frees it. */
 char *test_unit_show(const char *runtime_dir, const char *unit, const char *property);
