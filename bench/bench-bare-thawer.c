@@ -4,8 +4,10 @@
  * the frozen service's cgroup.freeze. For a socket event the fd is a
  * duplicate of the server's listening socket; for a D-Bus call it is a bus
  * monitor connection whose only match is a method call to the service's
- * name, so any byte on it is such a call. No rules, no journal, no parsing,
- * no event loop library. What it adds beyond the bench's own thaw
+ * name, so any byte on it is such a call; for a push it is a bus connection
+ * of its own that owns a name and answers a Push call to it, as the
+ * listener's Push does, with sd-bus. No rules, no journal, no credentials
+ * asked, no event loop library. What it adds beyond the bench's own thaw
  * (bench-thawed) is the price of waking a process at all on this machine;
  * what standby-listener adds beyond it is standby-listener's own. */
 #include <fcntl.h>
@@ -17,6 +19,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <systemd/sd-bus.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -71,6 +74,54 @@ static int monitor_calls_to(const char *address, const char *name, int ep, int h
         return 0;
 }
 
+/* Push(s unit, s reason) → b, the listener's signature: thaws, then
+ * answers, as the listener does. */
+static int freeze_fd_for_push = -EBADF;
+static bool pushed;
+
+static int method_push(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        if (cgroup_write_freeze(freeze_fd_for_push, false) < 0)
+                _exit(1);
+        pushed = true;
+        return sd_bus_reply_method_return(m, "b", 1);
+}
+
+static const sd_bus_vtable push_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_METHOD("Push", "ss", "b", method_push, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_VTABLE_END
+};
+
+/* The push thawer's child: owns push_name on address and, armed, answers
+ * one Push call, thawing first; EOF on arm_fd ends it. */
+static _Noreturn void push_thawer_main(int freeze_fd, const BareTarget *target, int arm_fd, int ack_fd) {
+        sd_bus *bus = NULL;
+        char c = 0;
+
+        freeze_fd_for_push = freeze_fd;
+        if (sd_bus_new(&bus) < 0 || sd_bus_set_address(bus, target->bus_address) < 0 ||
+            sd_bus_set_bus_client(bus, 1) < 0 || sd_bus_start(bus) < 0 ||
+            sd_bus_add_object_vtable(bus, NULL, "/org/standby/Listener1", "org.standby.Listener1", push_vtable, NULL) < 0 ||
+            sd_bus_request_name(bus, target->push_name, 0) < 0)
+                _exit(1);
+        if (write(ack_fd, "r", 1) != 1)
+                _exit(1);
+        while (read(arm_fd, &c, 1) == 1) {
+                pushed = false;
+                if (write(ack_fd, "k", 1) != 1)
+                        _exit(1);
+                while (!pushed) {
+                        int r = sd_bus_process(bus, NULL);
+                        if (r == 0)
+                                r = sd_bus_wait(bus, UINT64_MAX);
+                        if (r < 0 && r != -EINTR)
+                                _exit(1);
+                }
+                (void) sd_bus_flush(bus);
+        }
+        _exit(0);
+}
+
 /* The child: armed by one byte on arm_fd (it answers on ack_fd), it thaws
  * once on the next readable fd; EOF on arm_fd ends it. */
 static _Noreturn void thawer_main(int cg_fd, const BareTarget *target, int arm_fd, int ack_fd) {
@@ -82,8 +133,11 @@ static _Noreturn void thawer_main(int cg_fd, const BareTarget *target, int arm_f
         (void) signal(SIGTERM, SIG_DFL);
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
         (void) prctl(PR_SET_NAME, "bare-thawer");
-        if (ep < 0 || cgroup_open_freeze(cg_fd, &freeze_fd) < 0 ||
-            (target->bus_address ? monitor_calls_to(target->bus_address, target->bus_name, ep, held, &n)
+        if (ep < 0 || cgroup_open_freeze(cg_fd, &freeze_fd) < 0)
+                _exit(1);
+        if (target->push_name)
+                push_thawer_main(freeze_fd, target, arm_fd, ack_fd);
+        if ((target->bus_address ? monitor_calls_to(target->bus_address, target->bus_name, ep, held, &n)
                                  : hold_listening_sockets(target->service, ep, held, &n)) < 0)
                 _exit(1);
         if (write(ack_fd, "r", 1) != 1) /* ready: start() returns */

@@ -36,6 +36,13 @@
 #define SERVICE_NAME "org.standby.BenchService"
 /* The same service outside standby's targets, for the references. */
 #define REFERENCE_NAME "org.standby.BenchReference"
+/* The listener's own D-Bus service owns this name as well: a call to it
+ * reaches the same process through the same connection, but not the
+ * listener's monitor, which watches calls to SERVICE_NAME only. */
+#define SAME_NAME "org.standby.BenchServiceSame"
+/* The bare push thawer's name: Push to it thaws the listener's own
+ * push.service, as Push to the listener does. */
+#define BARE_PUSH_NAME "org.standby.BenchBarePush"
 
 char bus_address[400];
 pid_t dbus_pid, listener_pid;
@@ -212,14 +219,16 @@ typedef struct ListenerBench {
         const char *listener_path;
         unsigned samples, idle_seconds, churn_seconds, gap_ms;
         bool systemd, call_rule_socket;
-        /* The socket event's same-service reference: in every round the
-         * listener's own socket.service is also frozen by the bench behind
-         * the journal's back (so the listener holds none of its sockets)
-         * and thawed by a bare thawer: what the listener adds beyond the
-         * least any listener adds, on one service, in one run. */
-        BareThawer socket_thawer;
+        /* The same-service references: in every round each of the
+         * listener's own services is also frozen by the bench behind the
+         * journal's back (so the listener holds none of its sockets) and
+         * thawed by a bare thawer, woken by the same event on the same
+         * service (for dbus-call a call to the service's second name, for
+         * push a Push to the bare thawer's name): what the listener adds
+         * beyond the least any listener adds, on one service, in one run. */
+        BareThawer same_thawer[_KIND_MAX];
         pid_t socket_pid;
-        int socket_cg;
+        int same_cg[_KIND_MAX];
         bool have_same;
 
         int port_socket, port_push, port_reference;
@@ -295,8 +304,9 @@ static int call_stamp(sd_bus *bus, const char *name, int thaw_cg, Timing *ret, d
         return 0;
 }
 
-/* One sample of an event kind: from the event to the service's reply. */
-static int sample(const ListenerBench *lb, int kind, Timing *ret) {
+/* One sample of an event kind: from the event to the service's reply; same:
+ * the event that the same-service bare thawer, not the listener, sees. */
+static int sample(const ListenerBench *lb, int kind, bool same, Timing *ret) {
         usec_t t0 = now_usec(CLOCK_MONOTONIC), t0_real = now_usec(CLOCK_REALTIME), rx = USEC_INFINITY;
         int r;
 
@@ -313,14 +323,14 @@ static int sample(const ListenerBench *lb, int kind, Timing *ret) {
         }
         case KIND_PUSH: {
                 /* The push, then a request on the connection it already has. */
-                r = sd_bus_call_method(lb->bus, "org.standby.Listener1", "/org/standby/Listener1",
+                r = sd_bus_call_method(lb->bus, same ? BARE_PUSH_NAME : "org.standby.Listener1", "/org/standby/Listener1",
                                        "org.standby.Listener1", "Push", NULL, NULL, "ss", kind_units[KIND_PUSH], "bench");
                 if (r >= 0)
                         r = bench_echo_stamped(lb->push_conn, &rx);
                 break;
         }
         default:
-                return call_stamp(lb->bus, SERVICE_NAME, -EBADF, ret, NULL);
+                return call_stamp(lb->bus, same ? SAME_NAME : SERVICE_NAME, -EBADF, ret, NULL);
         }
         timing_set(ret, t0, t0_real, rx);
         return r < 0 ? r : 0;
@@ -625,17 +635,19 @@ static void print_table(FILE *csv, bool reply, unsigned samples, double *base, d
                                 print_added(series[i], series[0], samples);
                 }
                 /* What standby-listener adds beyond the least any listener adds,
-                 * in the same rounds: on the other service, and for the
-                 * socket event on its own (the figure that is the listener's). */
+                 * in the same rounds: on the other service, and on its own
+                 * (beyond same: the figure that is the listener's). */
                 if (series[3])
                         printf("%-10s %-12s %10.1f\n", "", "beyond bare",
                                stats_percentile(series[1], samples, 50) - stats_percentile(series[3], samples, 50));
-                if (k == KIND_SOCKET && same) {
+                if (same) {
+                        double *v = same + k * samples;
                         snprintf(mode, sizeof(mode), "bare-same%s", reply ? "/reply" : "");
-                        print_row(csv, kind_names[k], "bare-same", same, samples, mode);
-                        print_added(same, series[0], samples);
-                        printf("%-10s %-12s %10.1f\n", "", "beyond same",
-                               stats_percentile(series[1], samples, 50) - stats_percentile(same, samples, 50));
+                        print_row(csv, kind_names[k], "bare-same", v, samples, mode);
+                        print_added(v, series[0], samples);
+                        printf("%-10s %-12s %10.1f %10.1f\n", "", "beyond same",
+                               stats_percentile(series[1], samples, 50) - stats_percentile(v, samples, 50),
+                               stats_percentile(series[1], samples, 99) - stats_percentile(v, samples, 99));
                 }
         }
 }
@@ -703,16 +715,16 @@ static int reference_sample(ListenerBench *lb, int kind, bool bare, Timing *ret,
         return bench_hang_up(fd);
 }
 
-/* The socket event on the listener's own socket.service, thawed by the bare
+/* An event on the listener's own service of kind, thawed by the bare
  * thawer: the bench freezes it itself, behind the journal's back, once the
  * listener has recorded every thaw it did (a record still pending would be
  * dropped as overtaken by the freeze, and a journal that says frozen makes
  * the listener hold the service's sockets and thaw it too). Each thaw here
  * is of one unit, so records catch up with thaws; a record dropped would
  * fail the run at the bound, loudly. */
-static int same_sample(ListenerBench *lb, unsigned i, uint64_t *thaws_seen, unsigned *wrong) {
+static int same_sample(ListenerBench *lb, int kind, unsigned i, uint64_t *thaws_seen, unsigned *wrong) {
         usec_t deadline = now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC;
-        int cg = lb->socket_cg, r;
+        int cg = lb->same_cg[kind], r;
         Timing t;
 
         for (;;) {
@@ -728,24 +740,24 @@ static int same_sample(ListenerBench *lb, unsigned i, uint64_t *thaws_seen, unsi
                 (void) poll(NULL, 0, 1);
         }
         if ((r = cgroup_set_freeze(cg, true)) < 0 || (r = cgroup_wait_frozen(&cg, 1, true, deadline, NULL)) < 0)
-                return log_error_errno(r, "Failed to freeze socket.service for the bare thawer: %m");
+                return log_error_errno(r, "Failed to freeze %s for the bare thawer: %m", kind_units[kind]);
         uint64_t events = bench_listener_statistic(lb->bus, "events");
-        if (bare_thawer_arm(&lb->socket_thawer) < 0)
-                return log_error_errno(-EIO, "The bare thawer on socket.service did not answer.");
+        if (bare_thawer_arm(&lb->same_thawer[kind]) < 0)
+                return log_error_errno(-EIO, "The bare thawer on %s did not answer.", kind_units[kind]);
         settle(lb->gap_ms);
-        if ((r = sample(lb, KIND_SOCKET, &t)) < 0)
-                return log_error_errno(r, "socket event got no reply (bare-same): %m");
-        lb->same[i] = t.total;
-        lb->same_reply[i] = t.reply;
+        if ((r = sample(lb, kind, true, &t)) < 0)
+                return log_error_errno(r, "%s event got no reply (bare-same): %m", kind_names[kind]);
+        lb->same[kind * lb->samples + i] = t.total;
+        lb->same_reply[kind * lb->samples + i] = t.reply;
         /* The bare thawer's alone: the listener took no event (it would
          * have written cgroup.freeze even where its dispatch coalesced). */
         uint64_t thaws_now = bench_listener_statistic(lb->bus, "thaws"),
                  events_now = bench_listener_statistic(lb->bus, "events");
         if (thaws_now != *thaws_seen || events_now != events) {
                 (*wrong)++;
-                fprintf(stderr, "[listener] socket bare-same sample %u: %" PRIu64 " events, %" PRIu64
+                fprintf(stderr, "[listener] %s bare-same sample %u: %" PRIu64 " events, %" PRIu64
                                 " thaws by the listener instead of 0\n",
-                        i, events_now - events, thaws_now - *thaws_seen);
+                        kind_names[kind], i, events_now - events, thaws_now - *thaws_seen);
         }
         *thaws_seen = thaws_now;
         return 0;
@@ -758,8 +770,10 @@ static void listener_bench_done(ListenerBench *lb) {
                 bare_thawer_stop(&lb->thawer[k]);
                 safe_close(lb->reference_cg[k]);
         }
-        bare_thawer_stop(&lb->socket_thawer);
-        safe_close(lb->socket_cg);
+        for (int k = 0; k < _KIND_MAX; k++) {
+                bare_thawer_stop(&lb->same_thawer[k]);
+                safe_close(lb->same_cg[k]);
+        }
         safe_close(lb->push_conn);
         sd_bus_flush_close_unref(lb->bus);
         bench_stop_services();
@@ -811,7 +825,7 @@ static int listener_bench_start(ListenerBench *lb) {
         char *srv_push[] = { (char *) bench_workload_path, "echo-server", "--port", port_arg[1], NULL };
         char *srv_reference[] = { (char *) bench_workload_path, "echo-server", "--port", port_arg[2], NULL };
         char *srv_call[] = { (char *) bench_workload_path, "bus-service", "--bus-address", bus_address, "--bus-name",
-                             SERVICE_NAME, NULL };
+                             SERVICE_NAME, "--bus-alias", SAME_NAME, NULL };
         char *srv_call_reference[] = { (char *) bench_workload_path, "bus-service", "--bus-address", bus_address,
                                        "--bus-name", REFERENCE_NAME, NULL };
         if (lb->systemd) {
@@ -851,7 +865,9 @@ static int listener_bench_start(ListenerBench *lb) {
         Timing warm;
         bool serving = false;
         for (int i = 0; i < 500 && lb->push_conn >= 0 &&
-                        !(serving = sample(lb, KIND_SOCKET, &warm) >= 0 && sample(lb, KIND_DBUS_CALL, &warm) >= 0 &&
+                        !(serving = sample(lb, KIND_SOCKET, false, &warm) >= 0 &&
+                                    sample(lb, KIND_DBUS_CALL, false, &warm) >= 0 &&
+                                    call_stamp(lb->bus, SAME_NAME, -EBADF, &warm, NULL) >= 0 &&
                                     (lb->systemd || references_serve(lb)));
              i++)
                 (void) poll(NULL, 0, 10);
@@ -873,9 +889,18 @@ static int listener_bench_start(ListenerBench *lb) {
         for (int k = 0; lb->have_bare && k < _KIND_MAX; k++)
                 if (has_references(k) && bare_thawer_start(&lb->thawer[k], lb->reference_cg[k], &targets[k]) < 0)
                         lb->have_bare = false;
-        lb->have_same = lb->have_bare && lb->socket_pid > 0 &&
-                        scratch_open(&scratch, "units.slice/socket.service", &lb->socket_cg) >= 0 &&
-                        bare_thawer_start(&lb->socket_thawer, lb->socket_cg, &(const BareTarget) { .service = lb->socket_pid }) >= 0;
+        const BareTarget same_targets[_KIND_MAX] = {
+                [KIND_SOCKET] = { .service = lb->socket_pid },
+                [KIND_PUSH] = { .bus_address = bus_address, .push_name = BARE_PUSH_NAME },
+                [KIND_DBUS_CALL] = { .bus_address = bus_address, .bus_name = SAME_NAME },
+        };
+        lb->have_same = lb->have_bare && lb->socket_pid > 0;
+        for (int k = 0; lb->have_same && k < _KIND_MAX; k++) {
+                char unit[64];
+                snprintf(unit, sizeof(unit), "units.slice/%s", kind_units[k]);
+                lb->have_same = scratch_open(&scratch, unit, &lb->same_cg[k]) >= 0 &&
+                                bare_thawer_start(&lb->same_thawer[k], lb->same_cg[k], &same_targets[k]) >= 0;
+        }
         return 0;
 }
 
@@ -894,19 +919,19 @@ static int listener_bench_rounds(ListenerBench *lb) {
                 return -EIO;
         lb->in_standby = true;
         if (!lb->have_same && !lb->systemd)
-                fprintf(stderr, "[listener] no bare thawer on socket.service: no bare-same reference in this run\n");
+                fprintf(stderr, "[listener] no bare thawer on the listener's services: no bare-same references in this run\n");
         /* Each frozen sample must have been answered by one thaw, and each
          * reference by none: a service found running would time a running
          * service, and a thaw in the reference would time a thaw. */
         uint64_t thaws_seen = bench_listener_statistic(lb->bus, "thaws");
         for (unsigned i = 0; i < samples; i++)
                 for (int k = 0; k < _KIND_MAX; k++) {
-                        /* The socket event's same-service reference comes first in
-                         * odd rounds and last in even ones (never in round 0
-                         * before the listener's sample: the enter froze the
-                         * service in the journal). */
-                        bool same = k == KIND_SOCKET && lb->have_same;
-                        if (same && i % 2 == 1 && (r = same_sample(lb, i, &thaws_seen, &wrong)) < 0)
+                        /* The same-service reference comes first in odd rounds
+                         * and last in even ones (never in round 0 before the
+                         * listener's sample: the enter froze the service in
+                         * the journal). */
+                        bool same = lb->have_same;
+                        if (same && i % 2 == 1 && (r = same_sample(lb, k, i, &thaws_seen, &wrong)) < 0)
                                 return r;
                         /* Odd rounds: reference, refreeze, frozen; even: refreeze,
                          * frozen, reference (the service runs between rounds; after
@@ -918,7 +943,7 @@ static int listener_bench_rounds(ListenerBench *lb) {
                                 if (frz && (r = refreeze(lb, k)) < 0)
                                         return r;
                                 settle(lb->gap_ms);
-                                if ((r = sample(lb, k, &t)) < 0)
+                                if ((r = sample(lb, k, false, &t)) < 0)
                                         return log_error_errno(r, "%s event got no reply: %m", kind_names[k]);
                                 (frz ? lb->frozen : lb->base)[k * samples + i] = t.total;
                                 (frz ? lb->frozen_reply : lb->base_reply)[k * samples + i] = t.reply;
@@ -944,12 +969,13 @@ static int listener_bench_rounds(ListenerBench *lb) {
                                 if (by_bench)
                                         lb->floor_write[k * samples + i] = w;
                         }
-                        if (same && i % 2 == 0 && (r = same_sample(lb, i, &thaws_seen, &wrong)) < 0)
+                        if (same && i % 2 == 0 && (r = same_sample(lb, k, i, &thaws_seen, &wrong)) < 0)
                                 return r;
                 }
-        for (int k = 0; k < _KIND_MAX; k++)
+        for (int k = 0; k < _KIND_MAX; k++) {
                 bare_thawer_stop(&lb->thawer[k]);
-        bare_thawer_stop(&lb->socket_thawer);
+                bare_thawer_stop(&lb->same_thawer[k]);
+        }
         if (wrong > 0) {
                 log_error("%u of %u samples had the wrong number of thaws (see above): the figures would not be valid.",
                           wrong, 2 * samples * _KIND_MAX);
@@ -1081,8 +1107,10 @@ static void listener_bench_report(ListenerBench *lb) {
                        "journal, no parsing,\nno event loop). What standby-listener adds beyond it is its own, with the two "
                        "services' difference.\n");
         if (lb->have_same)
-                printf("bare-same: the listener's own echo server, frozen by the bench behind the journal's back and "
-                       "thawed by a bare\nthawer; beyond same is what standby-listener adds on one service.\n");
+                printf("bare-same: the listener's own service, frozen by the bench behind the journal's back and "
+                       "thawed by a bare\nthawer woken by the same event (dbus-call: a call to the service's second "
+                       "name, which the listener\ndoes not watch; push: a Push to the bare thawer's name); beyond "
+                       "same (p50, p99) is what\nstandby-listener adds on one service.\n");
         listener_bench_plot(lb);
 
         printf("\nInside the listener, event received to units thawed: mean %.1f us, max %llu us (%llu thaws)\n",
@@ -1120,7 +1148,6 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
                 .listener_path = listener_path, .samples = samples, .idle_seconds = idle_seconds,
                 .churn_seconds = churn_seconds, .gap_ms = gap_ms,
                 .systemd = systemd, .call_rule_socket = call_rule_socket, .push_conn = -EBADF,
-                .socket_thawer = { .arm_fd = -EBADF, .ack_fd = -EBADF }, .socket_cg = -EBADF,
         };
         int r;
 
@@ -1136,6 +1163,8 @@ int bench_listener(const char *listener_path, unsigned samples, unsigned idle_se
         for (int k = 0; k < _KIND_MAX; k++) {
                 lb.thawer[k] = (BareThawer) { .arm_fd = -EBADF, .ack_fd = -EBADF };
                 lb.reference_cg[k] = -EBADF;
+                lb.same_thawer[k] = (BareThawer) { .arm_fd = -EBADF, .ack_fd = -EBADF };
+                lb.same_cg[k] = -EBADF;
         }
         if ((r = listener_bench_start(&lb)) < 0 || (r = listener_bench_rounds(&lb)) < 0 ||
             (r = listener_bench_storm(&lb)) < 0 || (r = listener_bench_idle(&lb)) < 0)

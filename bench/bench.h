@@ -123,10 +123,11 @@ typedef struct BareThawer {
         int arm_fd, ack_fd;
 } BareThawer;
 /* What the bare thawer waits on: the listening sockets of service, or (with
- * bus_address) a monitor of the method calls to bus_name. */
+ * bus_address) a monitor of the method calls to bus_name, or (with
+ * push_name as well) a Push call to push_name, which it owns. */
 typedef struct BareTarget {
         pid_t service;
-        const char *bus_address, *bus_name;
+        const char *bus_address, *bus_name, *push_name;
 } BareTarget;
 int bare_thawer_start(BareThawer *t, int cg_fd, const BareTarget *target);
 int bare_thawer_arm(BareThawer *t); /* thaw once, on the next event */

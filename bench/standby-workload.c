@@ -271,6 +271,9 @@ static void *loop_push_receiver(void *arg) {
 }
 
 static const char *bus_address, *bus_name = "org.standby.BenchService";
+/* A second name bus-service owns (--bus-alias): calls to it reach the same
+ * process through the same connection, but not a monitor watching bus_name. */
+static const char *bus_alias;
 
 /* Connects to bus_address (default: the system bus) or exits. */
 static sd_bus *bus_connect(void) {
@@ -356,7 +359,7 @@ static void *loop_bus_service(void *arg) {
         sd_bus *bus = bus_connect();
 
         if (sd_bus_add_object_vtable(bus, NULL, "/org/standby/Bench", "org.standby.Bench", bench_vtable, NULL) < 0 ||
-            sd_bus_request_name(bus, bus_name, 0) < 0) {
+            sd_bus_request_name(bus, bus_name, 0) < 0 || (bus_alias && sd_bus_request_name(bus, bus_alias, 0) < 0)) {
                 fprintf(stderr, "standby-workload: cannot serve %s on %s\n", bus_name, bus_address ? bus_address : "the system bus");
                 exit(1);
         }
@@ -447,13 +450,15 @@ static const struct {
 
 static void usage(FILE *f) {
         fprintf(f, "Usage: standby-workload KIND [--period-ms N] [--threads N] [--tick-fd FD] [--port N]\n"
-                   "                        [--bus-address ADDR] [--bus-name NAME] [--netns PATH] [--input PATH]\n"
+                   "                        [--bus-address ADDR] [--bus-name NAME] [--bus-alias NAME]\n"
+                   "                        [--netns PATH] [--input PATH]\n"
                    "Kinds:");
         for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
                 fprintf(f, " %s", kinds[i].name);
         fprintf(f, "\nEach wakeup writes one byte to FD (default: none).\n"
                    "client connects to 127.0.0.1:--port, answers each 'm' with 'r' and sends 'k' at\n"
                    "every multiple of the period (wall clock).\n"
+                   "bus-service owns --bus-name and, given, --bus-alias too.\n"
                    "link-watcher handles rtnetlink link messages (in the namespace at --netns PATH).\n"
                    "input-handler handles KEY_POWER presses read from --input PATH (evdev or FIFO).\n");
 }
@@ -466,6 +471,7 @@ int main(int argc, char *argv[]) {
                 { "port", required_argument, NULL, 'P' },
                 { "bus-address", required_argument, NULL, 'B' },
                 { "bus-name", required_argument, NULL, 'N' },
+                { "bus-alias", required_argument, NULL, 'A' },
                 { "netns", required_argument, NULL, 'n' },
                 { "input", required_argument, NULL, 'i' },
                 { "help", no_argument, NULL, 'h' },
@@ -494,6 +500,9 @@ int main(int argc, char *argv[]) {
                         break;
                 case 'N':
                         bus_name = optarg;
+                        break;
+                case 'A':
+                        bus_alias = optarg;
                         break;
                 case 'n':
                         netns_path = optarg;

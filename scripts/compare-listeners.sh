@@ -27,13 +27,16 @@ done
 out=$(mktemp -d /tmp/standby-compare.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 
-# One run: prints "endpoint kind added_p50" for the frozen rows.
+# One run: prints "endpoint kind added_p50" for the frozen rows and
+# "endpoint-same kind beyond_same_p50" (what the listener adds beyond a
+# bare thawer on the same service, in the same run).
 run() {
         build/standby-bench --listener="$1" --samples "$samples" --idle-seconds 1 --output "$out/res" > "$out/log" 2>&1 ||
                 { echo "$0: the bench failed with $1:" >&2; tail -n 5 "$out/log" >&2; exit 1; }
         awk '/^Until the service replied/ { ep = "reply" } /^Until the client/ { ep = "read" }
              /^(socket|push|dbus-call) / { kind = $1; mode = $2 }
-             /^ +added/ && mode == "frozen" { print ep, kind, $2 }' "$out/log"
+             /^ +added/ && mode == "frozen" { print ep, kind, $2 }
+             /^ +beyond same/ { print ep "-same", kind, $3 }' "$out/log"
 }
 
 # Not in a pipeline: a failed run must end the comparison.
@@ -54,7 +57,8 @@ for i in $(seq 1 "$pairs"); do
 done
 
 echo "Added latency p50 (us), $pairs pairs of $samples samples; old: $old, new: $new"
-printf '%-6s %-10s %10s %10s %16s %12s\n' "end" "event" "old" "new" "new-old (pairs)" "new lower"
+echo "(reply-same, read-same: beyond a bare thawer on the same service, p50)"
+printf '%-10s %-10s %10s %10s %16s %12s\n' "end" "event" "old" "new" "new-old (pairs)" "new lower"
 awk '
 function median(a, n,   i, j, t) {
         for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
@@ -62,8 +66,8 @@ function median(a, n,   i, j, t) {
 }
 { v[$1, $2, $3, $4] = $5; keys[$3 " " $4] = 1; if ($2 > n) n = $2 }
 END {
-        split("reply read", eps, " "); split("socket push dbus-call", kinds, " ")
-        for (e = 1; e <= 2; e++) for (k = 1; k <= 3; k++) {
+        split("reply read reply-same read-same", eps, " "); split("socket push dbus-call", kinds, " ")
+        for (e = 1; e <= 4; e++) for (k = 1; k <= 3; k++) {
                 key = eps[e] " " kinds[k]
                 if (!(key in keys)) continue
                 no = nn = nd = lower = 0
@@ -75,7 +79,7 @@ END {
                                 if (d[nd] < 0) lower++
                         }
                 }
-                printf "%-6s %-10s %10.1f %10.1f %+16.1f %9d/%d\n", eps[e], kinds[k], median(o, no), median(w, nn),
+                printf "%-10s %-10s %10.1f %10.1f %+16.1f %9d/%d\n", eps[e], kinds[k], median(o, no), median(w, nn),
                        median(d, nd), lower, nd
         }
 }' "$out/all"

@@ -172,15 +172,16 @@ static void bus_teardown(void) {
         (void) !system(cmd);
 }
 
-/* The bare thawer sleeps in epoll_wait, its wait for an event: not yet
- * woken by one (after one it blocks on its arm pipe). */
-static bool thawer_waits_in_epoll(void *userdata) {
+/* The bare thawer sleeps in epoll_wait (or, the push thawer, in sd-bus's
+ * ppoll), its wait for an event: not yet woken by one (after one it blocks
+ * reading its arm pipe). */
+static bool thawer_waits_for_event(void *userdata) {
         _cleanup_free_ char *wchan = NULL;
         ProcStat st;
         pid_t pid = *(pid_t *) userdata;
 
         return proc_get_stat(pid, &st) >= 0 && st.state == 'S' && proc_get_wchan(pid, &wchan) >= 0 &&
-               strstr(wchan, "epoll");
+               strstr(wchan, "poll");
 }
 
 /* After the case, in the runner: what a failed test left (its bus was
@@ -228,7 +229,7 @@ START_TEST(test_bare_thawer_dbus) {
          * first), so an arm that kept one would return from epoll_wait at
          * once, thaw, and block reading its arm pipe; it sleeps in epoll
          * instead, and the service stays frozen. */
-        ck_assert(test_wait_for(thawer_waits_in_epoll, &t.pid, 5 * USEC_PER_SEC));
+        ck_assert(test_wait_for(thawer_waits_for_event, &t.pid, 5 * USEC_PER_SEC));
         ck_assert(test_frozen("ref.service"));
 
         /* A call is the event: the service thaws and answers. */
@@ -240,6 +241,79 @@ START_TEST(test_bare_thawer_dbus) {
                         (void) sd_bus_wait(bus, deadline - now_usec(CLOCK_MONOTONIC));
         ck_assert_int_eq(answered, 1);
         ck_assert(!test_frozen("ref.service"));
+
+        bare_thawer_stop(&t);
+        sd_bus_flush_close_unref(bus);
+        safe_close(cg);
+}
+END_TEST
+
+static int on_pushed(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        int b = 0;
+        *(int *) userdata = sd_bus_message_is_method_error(m, NULL) || sd_bus_message_read(m, "b", &b) <= 0 ? -1 : 1 + b;
+        return 0;
+}
+
+static char *name_owner(sd_bus *bus, const char *name) {
+        sd_bus_message *reply = NULL;
+        const char *owner;
+        char *s = NULL;
+
+        if (sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                               "GetNameOwner", NULL, &reply, "s", name) >= 0 &&
+            sd_bus_message_read(reply, "s", &owner) > 0)
+                s = strdup(owner);
+        sd_bus_message_unref(reply);
+        return s;
+}
+
+/* The listener bench's same-service references. bus-service's --bus-alias
+ * is a second name of the same connection (a call to it reaches the frozen
+ * service that the listener's monitor, watching the first name, does not
+ * see). The push thawer, armed, thaws the frozen service on a Push to its
+ * own name and answers true, as the listener's Push does; before that call
+ * it waits and the service stays frozen. */
+START_TEST(test_bare_thawer_push) {
+        char *address = ref_bus_address;
+        BareThawer t;
+        int tick, answered = 0;
+
+        if (!test_need_root_cgroup2())
+                return;
+        char *argv[] = { (char *) test_bin("standby-workload"), "bus-service", "--bus-address", address,
+                         "--bus-name", "org.example.Service", "--bus-alias", "org.example.Alias", "--tick-fd", "3", NULL };
+        test_spawn("push.service", argv, &tick);
+        ck_assert_msg(test_ticks(tick, 1, 10 * USEC_PER_SEC) == 1, "bus-service did not start");
+
+        sd_bus *bus = NULL;
+        ck_assert_int_ge(sd_bus_new(&bus), 0);
+        ck_assert_int_ge(sd_bus_set_address(bus, address), 0);
+        ck_assert_int_ge(sd_bus_set_bus_client(bus, true), 0);
+        ck_assert_int_ge(sd_bus_start(bus), 0);
+        _cleanup_free_ char *owner = name_owner(bus, "org.example.Service"), *alias_owner = name_owner(bus, "org.example.Alias");
+        ck_assert_ptr_nonnull(owner);
+        ck_assert_ptr_nonnull(alias_owner);
+        ck_assert_str_eq(owner, alias_owner);
+
+        int cg = test_cgroup("push.service");
+        ck_assert_int_ge(bare_thawer_start(&t, cg, &(BareTarget) { .bus_address = address,
+                                                                    .push_name = "org.example.BarePush" }), 0);
+        ck_assert_int_eq(cgroup_set_freeze(cg, true), 0);
+        ck_assert_int_eq(cgroup_wait_frozen(&cg, 1, true, now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC, NULL), 0);
+        ck_assert_int_eq(bare_thawer_arm(&t), 0);
+        ck_assert(test_wait_for(thawer_waits_for_event, &t.pid, 5 * USEC_PER_SEC));
+        ck_assert(test_frozen("push.service"));
+
+        ck_assert_int_ge(sd_bus_call_method_async(bus, NULL, "org.example.BarePush", "/org/standby/Listener1",
+                                                  "org.standby.Listener1", "Push", on_pushed, &answered, "ss",
+                                                  "push.service", "test"),
+                         0);
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC;
+        while (answered == 0 && now_usec(CLOCK_MONOTONIC) < deadline)
+                if (sd_bus_process(bus, NULL) == 0)
+                        (void) sd_bus_wait(bus, deadline - now_usec(CLOCK_MONOTONIC));
+        ck_assert_int_eq(answered, 2); /* answered true */
+        ck_assert(!test_frozen("push.service"));
 
         bare_thawer_stop(&t);
         sd_bus_flush_close_unref(bus);
@@ -630,5 +704,6 @@ Suite *bench_suite(void) {
         tcase_add_checked_fixture(tc, bus_setup, bus_teardown);
         tcase_add_unchecked_fixture(tc, NULL, bus_sweep);
         tcase_add_test(tc, test_bare_thawer_dbus);
+        tcase_add_test(tc, test_bare_thawer_push);
         return s;
 }
