@@ -114,6 +114,8 @@ int bench_hold(const char *listener_path, unsigned samples, unsigned gap_ms) {
         for (unsigned i = 0; i < samples; i++) {
                 uint64_t c = 0;
                 double cpu = 0;
+                if ((r = bench_check_interrupted()) < 0)
+                        goto finish;
                 if (getenv("STANDBY_BENCH_DEBUG"))
                         fprintf(stderr, "[hold] trial %u\n", i);
                 r = trial(i, count, &held_us[n], &c, &cpu);

@@ -521,6 +521,8 @@ static int measure_churn(const char *listener_path, sd_bus *bus, unsigned second
         fprintf(stderr, "[listener] standby with link and address changes every second for %u s\n", seconds);
         runs0 = runs(listener_pid);
         for (unsigned i = 0; i < seconds; i++) {
+                if ((r = bench_check_interrupted()) < 0)
+                        goto finish;
                 if ((r = churn_step(&c)) < 0 || (r = churn_drain(&c)) < 0) {
                         log_error_errno(r, "Cannot change the namespace's link and addresses: %m");
                         goto finish;
@@ -926,6 +928,8 @@ static int listener_bench_rounds(ListenerBench *lb) {
         uint64_t thaws_seen = bench_listener_statistic(lb->bus, "thaws");
         for (unsigned i = 0; i < samples; i++)
                 for (int k = 0; k < _KIND_MAX; k++) {
+                        if ((r = bench_check_interrupted()) < 0)
+                                return r;
                         /* The same-service reference comes first in odd rounds
                          * and last in even ones (never in round 0 before the
                          * listener's sample: the enter froze the service in
@@ -992,6 +996,8 @@ static int listener_bench_rounds(ListenerBench *lb) {
 static int listener_bench_storm(ListenerBench *lb) {
         int r;
 
+        if ((r = bench_check_interrupted()) < 0)
+                return r;
         fprintf(stderr, "[listener] storm of 10000 pushes\n");
         if ((r = refreeze(lb, KIND_PUSH)) < 0)
                 return r;
@@ -1030,6 +1036,8 @@ static int listener_bench_idle(ListenerBench *lb) {
         uint64_t runs0 = runs(listener_pid);
         (void) poll(NULL, 0, (int) lb->idle_seconds * 1000);
         lb->idle_runs = runs(listener_pid) - runs0;
+        if ((r = bench_check_interrupted()) < 0)
+                return r;
         if (lb->churn_seconds > 0 && (r = measure_churn(lb->listener_path, lb->bus, lb->churn_seconds, &lb->churn_runs,
                                                         &lb->churn_changes, &lb->churn_seen)) < 0)
                 return r;

@@ -112,6 +112,8 @@ static int loaded_phase(Loaded *t, bool loaded, unsigned samples, unsigned gap_m
 
         for (unsigned i = 0; i < samples; i++)
                 for (int k = 0; k < _LOADED_KIND_MAX; k++) {
+                        if ((r = bench_check_interrupted()) < 0)
+                                return r;
                         if ((r = loaded_refreeze(t, k)) < 0 && loaded)
                                 r = 0; /* a waiting listener answers nothing: the samples tell */
                         if (r < 0)

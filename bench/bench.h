@@ -66,6 +66,8 @@ extern char tmpdir[256], config_path[300], state_dir[300];
 extern const char *bench_manager_path, *bench_workload_path, *bench_output;
 /* SIGINT or SIGTERM came: each mode ends early and cleans up. */
 extern volatile sig_atomic_t bench_interrupted;
+/* -EINTR (said once) if one came, else 0: a mode's loops ask at each step. */
+int bench_check_interrupted(void);
 /* Runs standby-manager VERB [ARG] on the bench's config and state; returns
  * its wall time, or USEC_INFINITY on failure. */
 usec_t run_manager(const char *verb, const char *arg);

@@ -65,6 +65,17 @@ static void on_signal(int sig) {
         bench_interrupted = 1;
 }
 
+int bench_check_interrupted(void) {
+        static bool said;
+
+        if (!bench_interrupted)
+                return 0;
+        if (!said)
+                fprintf(stderr, "standby-bench: interrupted: cleaning up and leaving standby\n");
+        said = true;
+        return -EINTR;
+}
+
 static void help(void) {
         printf("Usage: standby-bench [OPTIONS]\n"
                "\n"
@@ -153,10 +164,21 @@ static usec_t spawn_manager(const char *what, char *const argv[], bool quiet) {
                 (void) posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
         t0 = now_usec(CLOCK_MONOTONIC);
         if (posix_spawn(&pid, opt.manager, &fa, NULL, argv, environ) == 0) {
-                if (waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+                pid_t w;
+                /* A signal the bench handles (SIGINT) interrupts the wait,
+                 * not the manager's run: wait for its real end. */
+                while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+                        ;
+                if (w == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0)
                         t = now_usec(CLOCK_MONOTONIC) - t0;
+                else if (w != pid)
+                        fprintf(stderr, "standby-bench: cannot wait for standby-manager %s: %m\n", what);
+                else if (WIFSIGNALED(status))
+                        fprintf(stderr, "standby-bench: standby-manager %s was killed by SIG%s\n", what,
+                                sigabbrev_np(WTERMSIG(status)) ?: "?");
                 else
-                        fprintf(stderr, "standby-bench: standby-manager %s failed (status 0x%x)\n", what, status);
+                        fprintf(stderr, "standby-bench: standby-manager %s failed (exit status %d)\n", what,
+                                WEXITSTATUS(status));
         }
         posix_spawn_file_actions_destroy(&fa);
         return t;
