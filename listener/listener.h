@@ -157,6 +157,7 @@ typedef struct Listener {
         uint64_t cache_generation;        /* bumped at each rebuild: what indices into it are good for */
         PendingRecord *pending;
         size_t n_pending;
+        char **thaws_in_flight;           /* cgroups asked of systemd to thaw, not yet answered */
         LateAction late[LATE_ACTIONS_MAX];  /* a ring: the newest LATE_ACTIONS_MAX */
         size_t n_late;
         sd_event_source *record_source;   /* a one-shot timer: records pending thaws */
@@ -332,6 +333,12 @@ void listener_unit_thaw_ahead(const CachedUnit *c);
 void listener_unit_made_anew(Listener *l, const char *cgroup, int cg_fd);
 /* Queues the records of thaws done, written a little later. */
 int listener_record_thaws(Listener *l, char **cgroups, usec_t until);
+/* A thaw asked of systemd (ThawUnit) is in flight from the call until its
+ * answer or the cgroupfs fallback (systemd-link.c): until then
+ * cgroup.freeze still reads 1, which is not a freeze again, and the thaw's
+ * record waits. Each sent thaw is settled once. */
+int listener_unit_thaw_sent(Listener *l, const char *cgroup);
+void listener_unit_thaw_settled(Listener *l, const char *cgroup);
 /* A thaw is recorded this long after it, once the woken service and its
  * client have had the CPU: a frozen reply took 0.3-0.5 ms (p50), up to
  * 1.7 ms (p99) here; longer, and the next event of a sequence meets the

@@ -381,6 +381,7 @@ finish:
         sd_event_source_disable_unref(l.state_parent_watch);
         sd_event_source_disable_unref(l.state_rewatch);
         listener_drop_systemd_links(&l);
+        strv_free(l.thaws_in_flight);
         listener_forget_refused_links();
         sd_bus_flush_close_unref(l.bus);
         sd_event_unref(l.event);

@@ -581,6 +581,13 @@ void listener_systemd_links_sync(Listener *l) {
         }
 }
 
+/* A thaw asked of systemd ended, r its outcome: the call that asked for it
+ * is told (report.c), and the unit's record may go (unit-state.c). */
+static void thaw_settled(Listener *l, const char *cgroup, int r) {
+        listener_report_settled(l, cgroup, r);
+        listener_unit_thaw_settled(l, cgroup);
+}
+
 /* The thaw through cgroup.freeze that replaces one systemd did not do:
  * counted (systemd_fallbacks), and, if it fails too, logged and counted as
  * a failure (thaw_failures); its outcome goes to the reply of the call
@@ -593,7 +600,7 @@ static void thaw_directly(Listener *l, const char *cgroup) {
         if (r >= 0)
                 r = cgroup_set_freeze(fd, false);
         if (r == -ENOENT || r == -ENODEV) {
-                listener_report_settled(l, cgroup, -ENOENT); /* gone: nothing to thaw */
+                thaw_settled(l, cgroup, -ENOENT); /* gone: nothing to thaw */
                 return;
         }
         if (r < 0) {
@@ -601,7 +608,7 @@ static void thaw_directly(Listener *l, const char *cgroup) {
                 l->stats.thaw_failures++;
         } else
                 l->stats.systemd_fallbacks++;
-        listener_report_settled(l, cgroup, r);
+        thaw_settled(l, cgroup, r);
 }
 
 static void call_free(void *userdata) {
@@ -635,7 +642,7 @@ static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) 
                 return 0;
         if (!e) {
                 if (!c->freeze)
-                        listener_report_settled(c->listener, c->cgroup, 0);
+                        thaw_settled(c->listener, c->cgroup, 0);
                 return 0;
         }
         /* systemd's view, not the kernel's: a unit stopped while frozen (its
@@ -725,6 +732,8 @@ int listener_systemd_set_freeze(Listener *l, const char *address, const char *cg
                 return -ENOMEM;
         *c = (SystemdCall) { .listener = l, .address = strdup(address), .cgroup = strdup(cgroup), .freeze = freeze };
         r = c->cgroup && c->address ? 0 : -ENOMEM;
+        if (r >= 0 && !freeze) /* settled once, by its answer or its fallback */
+                r = listener_unit_thaw_sent(l, cgroup);
         /* A freeze gets as long as any freeze (FreezeTimeout judges it, by
          * cgroup.events); a thaw only a moment, timed by a loop timer of its
          * own: sd-bus times a call only once its connection is up, and a

@@ -26,11 +26,16 @@
 #include "log.h"
 #include "strv.h"
 
+static bool thaw_in_flight(Listener *l, const char *cgroup) {
+        return strv_contains(l->thaws_in_flight, cgroup);
+}
+
 /* Whether a unit thawed by the listener has been frozen again since
- * (standby-manager freeze): its pending thaw record is then stale. */
-static bool frozen_again(const CachedUnit *c) {
+ * (standby-manager freeze): its pending thaw record is then stale. Not
+ * while its ThawUnit is unanswered: systemd has not written the 0 yet. */
+static bool frozen_again(Listener *l, const CachedUnit *c) {
         bool frozen = false;
-        return c && c->fd >= 0 && cgroup_get_freeze(c->fd, &frozen) >= 0 && frozen;
+        return c && c->fd >= 0 && !thaw_in_flight(l, c->cgroup) && cgroup_get_freeze(c->fd, &frozen) >= 0 && frozen;
 }
 
 CachedUnit *listener_cached_unit(Listener *l, const char *cgroup) {
@@ -102,7 +107,7 @@ void listener_cache_refresh(Listener *l) {
                         if (!streq(l->pending[k].cgroup, c->cgroup) || l->pending[k].since != j->since ||
                             (c->state != UNIT_FROZEN && c->state != UNIT_THAWED))
                                 continue;
-                        if (c->state == UNIT_FROZEN && frozen_again(c))
+                        if (c->state == UNIT_FROZEN && frozen_again(l, c))
                                 continue;
                         c->state = UNIT_THAWED;
                         c->thaw_until = l->pending[k].until;
@@ -173,8 +178,12 @@ void listener_lock_retry(Listener *l) {
         listener_cgroup_watch_retry(l);
 }
 
+/* Writes the pending records, but (unless at the end: wait) those of
+ * thaws still in flight through systemd, which stay pending until settled
+ * (listener_unit_thaw_settled() arms the timer again). */
 static void flush_records(Listener *l, bool wait) {
         bool skipped = false;
+        size_t kept = 0;
         int r;
 
         if (l->n_pending == 0)
@@ -190,8 +199,14 @@ static void flush_records(Listener *l, bool wait) {
                                 skipped = true;
                                 continue;
                         }
+                        if (!wait && thaw_in_flight(l, l->pending[k].cgroup)) {
+                                PendingRecord p = l->pending[kept];
+                                l->pending[kept++] = l->pending[k];
+                                l->pending[k] = p;
+                                continue;
+                        }
                         /* Nor if someone froze it again since (standby-manager freeze). */
-                        if (frozen_again(listener_cached_unit(l, l->pending[k].cgroup))) {
+                        if (frozen_again(l, listener_cached_unit(l, l->pending[k].cgroup))) {
                                 skipped = true;
                                 continue;
                         }
@@ -208,7 +223,13 @@ static void flush_records(Listener *l, bool wait) {
                         l->stats.records += changed;
         }
         manager_unlock_journal(&l->m);
-        listener_drop_records(l);
+        if (r >= 0 && kept > 0) {
+                /* The rest are written: only the kept ones stay. */
+                for (size_t k = kept; k < l->n_pending; k++)
+                        free(l->pending[k].cgroup);
+                l->n_pending = kept;
+        } else
+                listener_drop_records(l);
         /* A thaw overtaken by others: the in-memory view goes back to the
          * journal's (the watches follow at the next journal change, as the
          * manager's refreeze that overtook it is one). */
@@ -299,6 +320,24 @@ void listener_unit_made_anew(Listener *l, const char *cgroup, int cg_fd) {
                 c->fd = -EBADF; /* opened by name at the thaw */
         else
                 (void) cgroup_open_freeze(c->fd, &c->freeze_fd);
+}
+
+int listener_unit_thaw_sent(Listener *l, const char *cgroup) {
+        return strv_extend(&l->thaws_in_flight, cgroup);
+}
+
+void listener_unit_thaw_settled(Listener *l, const char *cgroup) {
+        size_t n = strv_length(l->thaws_in_flight);
+
+        for (size_t i = 0; i < n; i++)
+                if (streq(l->thaws_in_flight[i], cgroup)) {
+                        free(l->thaws_in_flight[i]);
+                        memmove(&l->thaws_in_flight[i], &l->thaws_in_flight[i + 1], (n - i) * sizeof(char *));
+                        break;
+                }
+        /* Its record, kept back while it was in flight. */
+        if (l->n_pending > 0 && arm_record(l) < 0)
+                listener_flush_records(l);
 }
 
 int listener_record_thaws(Listener *l, char **cgroups, usec_t until) {

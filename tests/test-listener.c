@@ -2949,7 +2949,8 @@ static sd_bus *standby_through_user_manager(const char *unit, const char *args, 
 
 /* The systemd manager that froze a unit is stopped (SIGSTOP): a push for
  * the unit is answered at once, and the unit is thawed all the same,
- * through cgroup.freeze, once ThawUnit has had its moment. */
+ * through cgroup.freeze, once ThawUnit has had its moment; the thaw is
+ * recorded then. */
 START_TEST(test_loop_systemd_stopped_thaws_through_cgroupfs) {
         char cmd[8192], sub[600];
         _cleanup_free_ char *pidtext = NULL;
@@ -2971,6 +2972,10 @@ START_TEST(test_loop_systemd_stopped_thaws_through_cgroupfs) {
         /* ThawUnit unanswered: thawed through cgroup.freeze, systemd still stopped. */
         ck_assert(wait_frozen(sub, false));
         ck_assert_uint_eq(statistic(bus, "systemd_fallbacks"), 1);
+        /* Its record waited for that: the 1 that cgroup.freeze read while
+         * ThawUnit was unanswered was no freeze again, and a running unit
+         * is not left recorded as frozen. */
+        ck_assert(wait_journal_state(sub, UNIT_THAWED, 5 * USEC_PER_SEC));
         ck_assert_int_eq(kill(pid, SIGCONT), 0);
 
         ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
