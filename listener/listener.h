@@ -31,6 +31,7 @@ typedef struct Statistics {
         uint64_t systemd_connects; /* connects to a user manager's socket begun (systemd-link.c) */
         uint64_t systemd_links;   /* links to systemd managers authenticated now: systemd sends them every signal */
         uint64_t systemd_signals; /* signals read on those links, none of them asked for */
+        uint64_t systemd_renewals; /* spares replaced before systemd drops them unauthenticated (90 s) */
         uint64_t journal_busy;    /* journal work put off: another process held the journal's lock */
         uint64_t thaw_failures;   /* units an event or a call was to thaw that stayed frozen */
         uint64_t jobs_released;   /* timer jobs of held units cancelled at their manager (held-job.c) */

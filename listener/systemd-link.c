@@ -288,6 +288,7 @@ static int on_spare_hangup(sd_event_source *s, int fd, uint32_t revents, void *u
 
 static int on_spare_renew(sd_event_source *s, uint64_t usec, void *userdata) {
         SystemdLink *k = userdata;
+        k->listener->stats.systemd_renewals++;
         link_drop_spare(k);
         link_kick(k);
         return 0;

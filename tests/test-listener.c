@@ -3376,6 +3376,39 @@ START_TEST(test_loop_systemd_link_closed_when_idle) {
 }
 END_TEST
 
+/* The listener's spare connection to a quiet manager: GetStatistics
+ * answers "systemd_renewals" at least 1. */
+static bool spare_renewed(void *bus) {
+        return statistic(bus, "systemd_renewals") >= 1;
+}
+
+/* systemd drops a private connection that has not authenticated within
+ * 90 s: the spare to a quiet manager is replaced before that (within
+ * 70 s: a minute, and 10 s of timer slack), and the next thaw goes
+ * through systemd, no fallback. */
+START_TEST(test_loop_systemd_spare_renewed) {
+        char cmd[8192], sub[600];
+        int acted;
+
+        if (!test_need_user_manager())
+                return;
+        write_rule("60-r.rule", "[Match]\nEvent=push\nUnit=standby-r.service\n[Action]\nThaw=standby-r.service\n");
+        snprintf(cmd, sizeof(cmd), "%s nanosleep", test_bin("standby-workload"));
+        sd_bus *bus = standby_through_user_manager("standby-r.service", cmd, sub, sizeof(sub));
+        ck_assert(wait_freezer_state("standby-r.service", "frozen"));
+
+        ck_assert_msg(test_wait_for(spare_renewed, bus, 80 * USEC_PER_SEC), "the spare was not renewed within 80 s");
+        char *error = push_within(bus, "standby-r.service", 2 * USEC_PER_SEC, &acted);
+        ck_assert_msg(!error, "a push was not answered: %s", error);
+        ck_assert_int_eq(acted, 1);
+        ck_assert(wait_frozen(sub, false));
+        ck_assert(wait_freezer_state("standby-r.service", "running")); /* systemd thawed it */
+        ck_assert_uint_eq(statistic(bus, "systemd_fallbacks"), 0);
+
+        leave_user_manager_standby(bus, "standby-r.service");
+}
+END_TEST
+
 /* A unit stopped while frozen: its process killed (a frozen task dies of
  * SIGKILL), its cgroup, once the kernel says it is empty, removed. The
  * listener's kept fds of it outlive it. */
@@ -3855,6 +3888,13 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_loop_systemd_thaw_window);
         tcase_add_test(tc, test_loop_systemd_link_closed_when_idle);
         tcase_add_test(tc, test_hold_releases_timer_job);
+        suite_add_tcase(s, tc);
+        /* A minute and more of standby: a case of its own, for its bound. */
+        tc = tcase_create("systemd-spare");
+        tcase_set_timeout(tc, 150);
+        tcase_add_checked_fixture(tc, setup_user_manager, teardown_user_manager);
+        tcase_add_unchecked_fixture(tc, NULL, sweep);
+        tcase_add_test(tc, test_loop_systemd_spare_renewed);
         suite_add_tcase(s, tc);
         return s;
 }
