@@ -184,6 +184,24 @@ static bool thawer_waits_for_event(void *userdata) {
                strstr(wchan, "poll");
 }
 
+/* A client of the references' private bus. */
+static sd_bus *ref_bus_client(void) {
+        sd_bus *bus = NULL;
+        ck_assert_int_ge(sd_bus_new(&bus), 0);
+        ck_assert_int_ge(sd_bus_set_address(bus, ref_bus_address), 0);
+        ck_assert_int_ge(sd_bus_set_bus_client(bus, true), 0);
+        ck_assert_int_ge(sd_bus_start(bus), 0);
+        return bus;
+}
+
+/* Processes bus until *answered is set by a reply's handler, 5 s at most. */
+static void wait_answered(sd_bus *bus, int *answered) {
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC;
+        while (*answered == 0 && now_usec(CLOCK_MONOTONIC) < deadline)
+                if (sd_bus_process(bus, NULL) == 0)
+                        (void) sd_bus_wait(bus, deadline - now_usec(CLOCK_MONOTONIC));
+}
+
 /* After the case, in the runner: what a failed test left (its bus was
  * killed with its process group; a failed assertion skips the teardown). */
 static void bus_sweep(void) {
@@ -211,11 +229,7 @@ START_TEST(test_bare_thawer_dbus) {
         ck_assert_int_ge(bare_thawer_start(&t, cg, &(BareTarget) { .bus_address = address,
                                                                     .bus_name = "org.example.Reference" }), 0);
 
-        sd_bus *bus = NULL;
-        ck_assert_int_ge(sd_bus_new(&bus), 0);
-        ck_assert_int_ge(sd_bus_set_address(bus, address), 0);
-        ck_assert_int_ge(sd_bus_set_bus_client(bus, true), 0);
-        ck_assert_int_ge(sd_bus_start(bus), 0);
+        sd_bus *bus = ref_bus_client();
         /* Two calls while the thawer is disarmed and the service runs. */
         for (int i = 0; i < 2; i++)
                 ck_assert_int_ge(sd_bus_call_method(bus, "org.example.Reference", "/org/standby/Bench",
@@ -235,10 +249,7 @@ START_TEST(test_bare_thawer_dbus) {
         /* A call is the event: the service thaws and answers. */
         ck_assert_int_ge(sd_bus_call_method_async(bus, NULL, "org.example.Reference", "/org/standby/Bench",
                                                   "org.standby.Bench", "Ping", on_pong, &answered, ""), 0);
-        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC;
-        while (answered == 0 && now_usec(CLOCK_MONOTONIC) < deadline)
-                if (sd_bus_process(bus, NULL) == 0)
-                        (void) sd_bus_wait(bus, deadline - now_usec(CLOCK_MONOTONIC));
+        wait_answered(bus, &answered);
         ck_assert_int_eq(answered, 1);
         ck_assert(!test_frozen("ref.service"));
 
@@ -285,11 +296,7 @@ START_TEST(test_bare_thawer_push) {
         test_spawn("push.service", argv, &tick);
         ck_assert_msg(test_ticks(tick, 1, 10 * USEC_PER_SEC) == 1, "bus-service did not start");
 
-        sd_bus *bus = NULL;
-        ck_assert_int_ge(sd_bus_new(&bus), 0);
-        ck_assert_int_ge(sd_bus_set_address(bus, address), 0);
-        ck_assert_int_ge(sd_bus_set_bus_client(bus, true), 0);
-        ck_assert_int_ge(sd_bus_start(bus), 0);
+        sd_bus *bus = ref_bus_client();
         _cleanup_free_ char *owner = name_owner(bus, "org.example.Service"), *alias_owner = name_owner(bus, "org.example.Alias");
         ck_assert_ptr_nonnull(owner);
         ck_assert_ptr_nonnull(alias_owner);
@@ -308,10 +315,7 @@ START_TEST(test_bare_thawer_push) {
                                                   "org.standby.Listener1", "Push", on_pushed, &answered, "ss",
                                                   "push.service", "test"),
                          0);
-        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC;
-        while (answered == 0 && now_usec(CLOCK_MONOTONIC) < deadline)
-                if (sd_bus_process(bus, NULL) == 0)
-                        (void) sd_bus_wait(bus, deadline - now_usec(CLOCK_MONOTONIC));
+        wait_answered(bus, &answered);
         ck_assert_int_eq(answered, 2); /* answered true */
         ck_assert(!test_frozen("push.service"));
 
