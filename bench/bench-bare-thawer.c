@@ -129,8 +129,10 @@ static _Noreturn void thawer_main(int cg_fd, const BareTarget *target, int arm_f
         char c = 0, drain[4096];
 
         /* Not the parent's handlers (a test runner's SIGTERM handler kills
-         * its whole process group): stop() ends it with SIGTERM. */
+         * its whole process group): stop() ends it with SIGTERM. A
+         * terminal's SIGINT is the bench's to handle. */
         (void) signal(SIGTERM, SIG_DFL);
+        (void) signal(SIGINT, SIG_IGN);
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
         (void) prctl(PR_SET_NAME, "bare-thawer");
         if (ep < 0 || cgroup_open_freeze(cg_fd, &freeze_fd) < 0)

@@ -36,9 +36,11 @@
 #define SERVICE_NAME "org.standby.BenchService"
 /* The same service outside standby's targets, for the references. */
 #define REFERENCE_NAME "org.standby.BenchReference"
-/* The listener's own D-Bus service owns this name as well: a call to it
- * reaches the same process through the same connection, but not the
- * listener's monitor, which watches calls to SERVICE_NAME only. */
+/* The listener's own D-Bus service owns this name as well, on a second
+ * connection: a call to it reaches the same process, but not the
+ * listener's monitor, which watches calls to SERVICE_NAME (dbus-daemon
+ * matches a destination against every name of the addressed connection,
+ * so one connection owning both would show the monitor both). */
 #define SAME_NAME "org.standby.BenchServiceSame"
 /* The bare push thawer's name: Push to it thaws the listener's own
  * push.service, as Push to the listener does. */
@@ -743,7 +745,8 @@ static int same_sample(ListenerBench *lb, int kind, unsigned i, uint64_t *thaws_
         }
         if ((r = cgroup_set_freeze(cg, true)) < 0 || (r = cgroup_wait_frozen(&cg, 1, true, deadline, NULL)) < 0)
                 return log_error_errno(r, "Failed to freeze %s for the bare thawer: %m", kind_units[kind]);
-        uint64_t events = bench_listener_statistic(lb->bus, "events");
+        uint64_t events = bench_listener_statistic(lb->bus, "events"),
+                 calls = bench_listener_statistic(lb->bus, "calls_seen");
         if (bare_thawer_arm(&lb->same_thawer[kind]) < 0)
                 return log_error_errno(-EIO, "The bare thawer on %s did not answer.", kind_units[kind]);
         settle(lb->gap_ms);
@@ -752,14 +755,16 @@ static int same_sample(ListenerBench *lb, int kind, unsigned i, uint64_t *thaws_
         lb->same[kind * lb->samples + i] = t.total;
         lb->same_reply[kind * lb->samples + i] = t.reply;
         /* The bare thawer's alone: the listener took no event (it would
-         * have written cgroup.freeze even where its dispatch coalesced). */
+         * have written cgroup.freeze even where its dispatch coalesced),
+         * and its monitor showed it no call. */
         uint64_t thaws_now = bench_listener_statistic(lb->bus, "thaws"),
-                 events_now = bench_listener_statistic(lb->bus, "events");
-        if (thaws_now != *thaws_seen || events_now != events) {
+                 events_now = bench_listener_statistic(lb->bus, "events"),
+                 calls_now = bench_listener_statistic(lb->bus, "calls_seen");
+        if (thaws_now != *thaws_seen || events_now != events || calls_now != calls) {
                 (*wrong)++;
-                fprintf(stderr, "[listener] %s bare-same sample %u: %" PRIu64 " events, %" PRIu64
-                                " thaws by the listener instead of 0\n",
-                        kind_names[kind], i, events_now - events, thaws_now - *thaws_seen);
+                fprintf(stderr, "[listener] %s bare-same sample %u: %" PRIu64 " events, %" PRIu64 " thaws, %" PRIu64
+                                " calls seen by the listener instead of 0\n",
+                        kind_names[kind], i, events_now - events, thaws_now - *thaws_seen, calls_now - calls);
         }
         *thaws_seen = thaws_now;
         return 0;
@@ -1117,7 +1122,7 @@ static void listener_bench_report(ListenerBench *lb) {
         if (lb->have_same)
                 printf("bare-same: the listener's own service, frozen by the bench behind the journal's back and "
                        "thawed by a bare\nthawer woken by the same event (dbus-call: a call to the service's second "
-                       "name, which the listener\ndoes not watch; push: a Push to the bare thawer's name); beyond "
+                       "name, on a connection\nof its own, which the listener's monitor does not see; push: a Push to the bare thawer's name); beyond "
                        "same (p50, p99) is what\nstandby-listener adds on one service.\n");
         listener_bench_plot(lb);
 

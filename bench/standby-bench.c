@@ -154,19 +154,28 @@ static int start_unit(const char *sub, char *const argv[], unsigned procs, int *
  * charge to the manager. With quiet, its stdout goes to /dev/null. */
 static usec_t spawn_manager(const char *what, char *const argv[], bool quiet) {
         posix_spawn_file_actions_t fa;
+        posix_spawnattr_t attr;
         usec_t t0, t = USEC_INFINITY;
         int status = 0;
         pid_t pid;
 
         if (posix_spawn_file_actions_init(&fa) != 0)
                 return USEC_INFINITY;
+        if (posix_spawnattr_init(&attr) != 0) {
+                posix_spawn_file_actions_destroy(&fa);
+                return USEC_INFINITY;
+        }
         if (quiet)
                 (void) posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+        /* A process group of its own: a terminal's SIGINT is the bench's to
+         * handle, and does not end a manager run half way. */
+        (void) posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+        (void) posix_spawnattr_setpgroup(&attr, 0);
         t0 = now_usec(CLOCK_MONOTONIC);
-        if (posix_spawn(&pid, opt.manager, &fa, NULL, argv, environ) == 0) {
+        if (posix_spawn(&pid, opt.manager, &fa, &attr, argv, environ) == 0) {
                 pid_t w;
-                /* A signal the bench handles (SIGINT) interrupts the wait,
-                 * not the manager's run: wait for its real end. */
+                /* A signal the bench handles interrupts the wait, not the
+                 * manager's run: wait for its real end. */
                 while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
                         ;
                 if (w == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0)
@@ -181,6 +190,7 @@ static usec_t spawn_manager(const char *what, char *const argv[], bool quiet) {
                                 WEXITSTATUS(status));
         }
         posix_spawn_file_actions_destroy(&fa);
+        posix_spawnattr_destroy(&attr);
         return t;
 }
 
@@ -1219,6 +1229,9 @@ int main(int argc, char *argv[]) {
         struct sigaction sa = { .sa_handler = on_signal };
         sigaction(SIGINT, &sa, NULL);
         sigaction(SIGTERM, &sa, NULL);
+        /* A helper that a terminal's SIGINT ended is an error to handle
+         * (EPIPE), not the end of the bench before its cleanup. */
+        (void) signal(SIGPIPE, SIG_IGN);
         if (period.seconds > 0) {
                 if (period.seconds > 24 * 3600 || period.recovery_seconds > 3600 || period.thaw_first < 1 ||
                     period.thaw_window < 1) {

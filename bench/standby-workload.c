@@ -271,8 +271,10 @@ static void *loop_push_receiver(void *arg) {
 }
 
 static const char *bus_address, *bus_name = "org.standby.BenchService";
-/* A second name bus-service owns (--bus-alias): calls to it reach the same
- * process through the same connection, but not a monitor watching bus_name. */
+/* A second name bus-service owns (--bus-alias), on a second connection of
+ * the same process: calls to it reach the same process, but not a monitor
+ * watching calls to bus_name (dbus-daemon matches destination= against
+ * every name the addressed connection owns). */
 static const char *bus_alias;
 
 /* Connects to bus_address (default: the system bus) or exits. */
@@ -355,15 +357,32 @@ static const sd_bus_vtable bench_vtable[] = {
         SD_BUS_VTABLE_END
 };
 
-static void *loop_bus_service(void *arg) {
+/* A connection that owns name and serves bench_vtable. */
+static sd_bus *bus_serving(const char *name) {
         sd_bus *bus = bus_connect();
 
         if (sd_bus_add_object_vtable(bus, NULL, "/org/standby/Bench", "org.standby.Bench", bench_vtable, NULL) < 0 ||
-            sd_bus_request_name(bus, bus_name, 0) < 0 || (bus_alias && sd_bus_request_name(bus, bus_alias, 0) < 0)) {
-                fprintf(stderr, "standby-workload: cannot serve %s on %s\n", bus_name, bus_address ? bus_address : "the system bus");
+            sd_bus_request_name(bus, name, 0) < 0) {
+                fprintf(stderr, "standby-workload: cannot serve %s on %s\n", name, bus_address ? bus_address : "the system bus");
                 exit(1);
         }
-        tick(); /* owns its name */
+        return bus;
+}
+
+static void *serve_alias(void *arg) {
+        bus_serve(arg);
+        return NULL;
+}
+
+static void *loop_bus_service(void *arg) {
+        sd_bus *bus = bus_serving(bus_name);
+        pthread_t alias_thread;
+
+        if (bus_alias && pthread_create(&alias_thread, NULL, serve_alias, bus_serving(bus_alias)) != 0) {
+                fprintf(stderr, "standby-workload: cannot start the thread serving %s\n", bus_alias);
+                exit(1);
+        }
+        tick(); /* owns its names */
         bus_serve(bus);
         return NULL;
 }
@@ -458,7 +477,7 @@ static void usage(FILE *f) {
         fprintf(f, "\nEach wakeup writes one byte to FD (default: none).\n"
                    "client connects to 127.0.0.1:--port, answers each 'm' with 'r' and sends 'k' at\n"
                    "every multiple of the period (wall clock).\n"
-                   "bus-service owns --bus-name and, given, --bus-alias too.\n"
+                   "bus-service owns --bus-name and, given, --bus-alias too (on a second connection).\n"
                    "link-watcher handles rtnetlink link messages (in the namespace at --netns PATH).\n"
                    "input-handler handles KEY_POWER presses read from --input PATH (evdev or FIFO).\n");
 }

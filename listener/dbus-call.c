@@ -79,6 +79,7 @@ typedef struct CallState {
         CallMonitor *monitor;
         sd_event_source *source;
         uint64_t undelivered;  /* calls to a frozen unit's BusName= the bus did not deliver */
+        uint64_t calls_seen;   /* method calls the monitor showed, to any watched name, frozen or not */
 } CallState;
 
 extern const ListenerSource listener_source_dbus_call;
@@ -170,6 +171,7 @@ pid_t listener_call_owner_pid(Listener *l, const char *bus_name) {
 static void on_call(Listener *l, const char *dest, const char *sender, uint32_t serial) {
         usec_t received = now_usec(CLOCK_MONOTONIC);
 
+        state_of(l)->calls_seen++;
         for (size_t i = 0; l->rules && i < l->rules->n_rules; i++) {
                 const Rule *rule = &l->rules->rules[i];
                 if (rule->event != &event_kind_dbus_call || !streq(listener_call_rule_bus_name(rule), dest))
@@ -477,7 +479,8 @@ const ListenerSource listener_source_dbus_call = {
         .name = "dbus-call",
         .kinds = (const EventKind * const[]) { &event_kind_dbus_call, NULL },
         .state_size = sizeof(CallState),
-        .statistics = (const ListenerStatistic[]) { LISTENER_SOURCE_STATISTIC(CallState, undelivered), {} },
+        .statistics = (const ListenerStatistic[]) { LISTENER_SOURCE_STATISTIC(CallState, undelivered),
+                                                    LISTENER_SOURCE_STATISTIC(CallState, calls_seen), {} },
         .start = start_call_monitor,
         .reload = reload_call_monitor,
         .stop = drop_monitor,

@@ -337,9 +337,13 @@ int listener_record_thaws(Listener *l, char **cgroups, usec_t until);
 /* A thaw asked of systemd (ThawUnit) is in flight from the call until its
  * answer or the cgroupfs fallback (systemd-link.c): until then
  * cgroup.freeze still reads 1, which is not a freeze again, and the thaw's
- * record waits. Each sent thaw is settled once. */
+ * record waits, and so does a window of the unit that ends meanwhile.
+ * Each sent thaw is settled once, but for calls the listener's end
+ * cancels (their records are then dropped: flush_records()). */
 int listener_unit_thaw_sent(Listener *l, const char *cgroup);
 void listener_unit_thaw_settled(Listener *l, const char *cgroup);
+/* Whether a thaw of one of cgroups is in flight so. */
+bool listener_units_thaw_in_flight(Listener *l, char **cgroups);
 /* A thaw is recorded this long after it, once the woken service and its
  * client have had the CPU: a frozen reply took 0.3-0.5 ms (p50), up to
  * 1.7 ms (p99) here; longer, and the next event of a sequence meets the
@@ -365,7 +369,8 @@ void listener_drop_records(Listener *l);
 
 /* refreeze.c */
 /* A window ends: freezes its units again if nothing superseded it, without
- * waiting (see refreeze.c). */
+ * waiting (see refreeze.c); -EAGAIN while the journal's lock is another's
+ * or a unit's thaw through systemd is in flight (the window is then due). */
 int listener_refreeze_start(Listener *l, char **leaves, usec_t deadline);
 /* An event thaws a unit whose refreeze is in flight: that refreeze lets go
  * of it. Returns whether one had it. */

@@ -327,6 +327,11 @@ int listener_refreeze_start(Listener *l, char **leaves, usec_t deadline) {
         Refreeze *rf = NULL;
         int r;
 
+        /* A unit whose ThawUnit is unanswered has no record yet, and the
+         * refreeze would take the journal's word that it is frozen: the
+         * window waits for the answer (its record then retries it). */
+        if (listener_units_thaw_in_flight(l, leaves))
+                return -EAGAIN;
         listener_flush_records(l);
         r = listener_lock_journal(l);
         if (r == -EAGAIN)

@@ -30,6 +30,13 @@ static bool thaw_in_flight(Listener *l, const char *cgroup) {
         return strv_contains(l->thaws_in_flight, cgroup);
 }
 
+bool listener_units_thaw_in_flight(Listener *l, char **cgroups) {
+        for (char **x = cgroups; x && *x; x++)
+                if (thaw_in_flight(l, *x))
+                        return true;
+        return false;
+}
+
 /* Whether a unit thawed by the listener has been frozen again since
  * (standby-manager freeze): its pending thaw record is then stale. Not
  * while its ThawUnit is unanswered: systemd has not written the 0 yet. */
@@ -178,9 +185,12 @@ void listener_lock_retry(Listener *l) {
         listener_cgroup_watch_retry(l);
 }
 
-/* Writes the pending records, but (unless at the end: wait) those of
- * thaws still in flight through systemd, which stay pending until settled
- * (listener_unit_thaw_settled() arms the timer again). */
+/* Writes the pending records, but not those of thaws still in flight
+ * through systemd: they stay pending until settled
+ * (listener_unit_thaw_settled() arms the timer again), or, at the end
+ * (wait), are dropped, the call perhaps never sent: the journal keeps
+ * saying frozen, and a thaw that lands after all is frozen again by the
+ * next listener (listener_enforce_journal()). */
 static void flush_records(Listener *l, bool wait) {
         bool skipped = false;
         size_t kept = 0;
@@ -199,7 +209,11 @@ static void flush_records(Listener *l, bool wait) {
                                 skipped = true;
                                 continue;
                         }
-                        if (!wait && thaw_in_flight(l, l->pending[k].cgroup)) {
+                        if (thaw_in_flight(l, l->pending[k].cgroup)) {
+                                if (wait) {
+                                        skipped = true;
+                                        continue;
+                                }
                                 PendingRecord p = l->pending[kept];
                                 l->pending[kept++] = l->pending[k];
                                 l->pending[k] = p;
@@ -247,6 +261,8 @@ void listener_flush_records_wait(Listener *l) {
 
 static int on_record(sd_event_source *s, uint64_t usec, void *userdata) {
         listener_flush_records(userdata);
+        /* A window that ended while its thaw was in flight, recorded now. */
+        listener_windows_retry(userdata);
         return 0;
 }
 
@@ -335,9 +351,13 @@ void listener_unit_thaw_settled(Listener *l, const char *cgroup) {
                         memmove(&l->thaws_in_flight[i], &l->thaws_in_flight[i + 1], (n - i) * sizeof(char *));
                         break;
                 }
-        /* Its record, kept back while it was in flight. */
-        if (l->n_pending > 0 && arm_record(l) < 0)
+        /* Its record, kept back while it was in flight, then its window if
+         * that ended meanwhile: from the loop, not from inside the call's
+         * answer. */
+        if (arm_record(l) < 0) {
                 listener_flush_records(l);
+                listener_windows_retry(l);
+        }
 }
 
 int listener_record_thaws(Listener *l, char **cgroups, usec_t until) {

@@ -36,7 +36,8 @@ static int on_window_end(sd_event_source *s, uint64_t usec, void *userdata) {
         Listener *l = w->listener;
 
         /* Started here, finished by loop events (refreeze.c); or, while
-         * another process holds the journal's lock, once it lets go. */
+         * another process holds the journal's lock, once it lets go; or,
+         * while a unit's ThawUnit is unanswered, once it is recorded. */
         if (listener_refreeze_start(l, w->leaves, w->deadline) == -EAGAIN) {
                 w->due = true;
                 return 0;

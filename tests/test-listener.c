@@ -231,6 +231,23 @@ static uint64_t statistic(sd_bus *bus, const char *key) {
         return v;
 }
 
+typedef struct StatisticWant {
+        sd_bus *bus;
+        const char *key;
+        uint64_t min;
+} StatisticWant;
+
+static bool statistic_reached(void *userdata) {
+        const StatisticWant *w = userdata;
+        uint64_t v = statistic(w->bus, w->key);
+        return v != UINT64_MAX && v >= w->min;
+}
+
+/* Whether the listener's statistic key reaches min within timeout. */
+static bool wait_statistic(sd_bus *bus, const char *key, uint64_t min, usec_t timeout) {
+        return test_wait_for(statistic_reached, &(StatisticWant) { bus, key, min }, timeout);
+}
+
 /* The common start: an idle mail.service, the listener, standby entered;
  * returns a client connection to the bus. */
 static sd_bus *standby_with_idle_mail(void) {
@@ -3376,11 +3393,47 @@ START_TEST(test_loop_systemd_link_closed_when_idle) {
 }
 END_TEST
 
-/* The listener's spare connection to a quiet manager: GetStatistics
- * answers "systemd_renewals" at least 1. */
-static bool spare_renewed(void *bus) {
-        return statistic(bus, "systemd_renewals") >= 1;
+
+/* A window that ends while its ThawUnit is unanswered (the manager
+ * stopped, SIGSTOP, for longer than the window) waits for the answer,
+ * and then freezes the unit again: the journal's word that it is frozen,
+ * with the thaw not yet recorded, is not taken. */
+START_TEST(test_loop_systemd_window_waits_for_thaw) {
+        char cmd[8192], sub[600];
+        _cleanup_free_ char *pidtext = NULL;
+        int acted, pid = 0;
+
+        if (!test_need_user_manager())
+                return;
+        write_rule("60-w.rule", "[Match]\nEvent=push\nUnit=standby-w.service\n[Action]\nThaw=standby-w.service\n"
+                                "For=200ms\n");
+        snprintf(cmd, sizeof(cmd), "%s nanosleep", test_bin("standby-workload"));
+        sd_bus *bus = standby_through_user_manager("standby-w.service", cmd, sub, sizeof(sub));
+        ck_assert(wait_freezer_state("standby-w.service", "frozen"));
+
+        snprintf(cmd, sizeof(cmd), "%s/manager.pid", um_dir);
+        ck_assert_int_ge(read_one_lineat(AT_FDCWD, cmd, &pidtext), 0);
+        ck_assert_int_eq(sscanf(pidtext, "%d", &pid), 1);
+        ck_assert_int_eq(kill(pid, SIGSTOP), 0);
+        char *error = push_within(bus, "standby-w.service", 2 * USEC_PER_SEC, &acted);
+        ck_assert_msg(!error, "a push was not answered while systemd was stopped: %s", error);
+        ck_assert_int_eq(acted, 1);
+        /* Past the window's end, before ThawUnit's 1 s fallback: a deadline
+         * to pass, not an absence to show. */
+        (void) poll(NULL, 0, 500);
+        ck_assert_int_eq(kill(pid, SIGCONT), 0);
+
+        /* Thawed (by systemd's answer or the fallback), recorded, and then
+         * the window's refreeze, through systemd. */
+        ck_assert_msg(wait_statistic(bus, "refreezes", 1, 10 * USEC_PER_SEC), "the window never froze the unit again");
+        ck_assert_uint_ge(statistic(bus, "records"), 1);
+        ck_assert(wait_freezer_state("standby-w.service", "frozen"));
+        ck_assert(wait_frozen(sub, true));
+        ck_assert(wait_journal_state(sub, UNIT_FROZEN, 5 * USEC_PER_SEC));
+
+        leave_user_manager_standby(bus, "standby-w.service");
 }
+END_TEST
 
 /* systemd drops a private connection that has not authenticated within
  * 90 s: the spare to a quiet manager is replaced before that (within
@@ -3397,7 +3450,7 @@ START_TEST(test_loop_systemd_spare_renewed) {
         sd_bus *bus = standby_through_user_manager("standby-r.service", cmd, sub, sizeof(sub));
         ck_assert(wait_freezer_state("standby-r.service", "frozen"));
 
-        ck_assert_msg(test_wait_for(spare_renewed, bus, 80 * USEC_PER_SEC), "the spare was not renewed within 80 s");
+        ck_assert_msg(wait_statistic(bus, "systemd_renewals", 1, 80 * USEC_PER_SEC), "the spare was not renewed within 80 s");
         char *error = push_within(bus, "standby-r.service", 2 * USEC_PER_SEC, &acted);
         ck_assert_msg(!error, "a push was not answered: %s", error);
         ck_assert_int_eq(acted, 1);
@@ -3884,6 +3937,7 @@ Suite *listener_suite(void) {
         tcase_add_checked_fixture(tc, setup_user_manager, teardown_user_manager);
         tcase_add_unchecked_fixture(tc, NULL, sweep);
         tcase_add_test(tc, test_loop_systemd_stopped_thaws_through_cgroupfs);
+        tcase_add_test(tc, test_loop_systemd_window_waits_for_thaw);
         tcase_add_test(tc, test_loop_systemd_inactive_thaws_through_cgroupfs);
         tcase_add_test(tc, test_loop_systemd_thaw_window);
         tcase_add_test(tc, test_loop_systemd_link_closed_when_idle);
