@@ -79,6 +79,7 @@ struct SystemdCall {
         char *cgroup;
         bool freeze;
         bool settled;             /* thawed through cgroup.freeze already: the answer is moot */
+        bool in_flight;           /* a thaw counted in flight (unit-state.c), to be settled once */
         uint64_t link;            /* the link it holds, from sending to its end; 0: none */
         sd_event_source *timer;   /* a thaw's own deadline (see listener_systemd_set_freeze) */
 };
@@ -584,16 +585,17 @@ void listener_systemd_links_sync(Listener *l) {
 
 /* A thaw asked of systemd ended, r its outcome: the call that asked for it
  * is told (report.c), and the unit's record may go (unit-state.c). */
-static void thaw_settled(Listener *l, const char *cgroup, int r) {
+static void thaw_settled(Listener *l, const char *cgroup, bool in_flight, int r) {
         listener_report_settled(l, cgroup, r);
-        listener_unit_thaw_settled(l, cgroup);
+        if (in_flight)
+                listener_unit_thaw_settled(l, cgroup);
 }
 
 /* The thaw through cgroup.freeze that replaces one systemd did not do:
  * counted (systemd_fallbacks), and, if it fails too, logged and counted as
  * a failure (thaw_failures); its outcome goes to the reply of the call
  * that asked for it, if one did (report.c). */
-static void thaw_directly(Listener *l, const char *cgroup) {
+static void thaw_directly(Listener *l, const char *cgroup, bool in_flight) {
         _cleanup_close_ int fd = -EBADF;
         int r;
 
@@ -601,7 +603,7 @@ static void thaw_directly(Listener *l, const char *cgroup) {
         if (r >= 0)
                 r = cgroup_set_freeze(fd, false);
         if (r == -ENOENT || r == -ENODEV) {
-                thaw_settled(l, cgroup, -ENOENT); /* gone: nothing to thaw */
+                thaw_settled(l, cgroup, in_flight, -ENOENT); /* gone: nothing to thaw */
                 return;
         }
         if (r < 0) {
@@ -609,7 +611,7 @@ static void thaw_directly(Listener *l, const char *cgroup) {
                 l->stats.thaw_failures++;
         } else
                 l->stats.systemd_fallbacks++;
-        thaw_settled(l, cgroup, r);
+        thaw_settled(l, cgroup, in_flight, r);
 }
 
 static void call_free(void *userdata) {
@@ -630,7 +632,7 @@ static int on_thaw_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         c->settled = true;
         log_warning("%s: systemd did not answer ThawUnit within %s; thawing it through cgroup.freeze.", c->cgroup,
                     format_duration(tbuf, sizeof(tbuf), LISTENER_SYSTEMD_TIMEOUT_USEC));
-        thaw_directly(c->listener, c->cgroup);
+        thaw_directly(c->listener, c->cgroup, c->in_flight);
         return 0;
 }
 
@@ -643,7 +645,7 @@ static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) 
                 return 0;
         if (!e) {
                 if (!c->freeze)
-                        thaw_settled(c->listener, c->cgroup, 0);
+                        thaw_settled(c->listener, c->cgroup, c->in_flight, 0);
                 return 0;
         }
         /* systemd's view, not the kernel's: a unit stopped while frozen (its
@@ -653,7 +655,7 @@ static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) 
                 if (!c->freeze) {
                         log_warning("%s: systemd says %s is not active; thawing it through cgroup.freeze.", c->cgroup,
                                     unit_name_of_cgroup(c->cgroup));
-                        thaw_directly(c->listener, c->cgroup);
+                        thaw_directly(c->listener, c->cgroup, c->in_flight);
                 }
                 return 0;
         }
@@ -663,7 +665,7 @@ static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) 
         }
         log_warning("%s: systemd did not thaw it (%s); thawing it through cgroup.freeze.", c->cgroup,
                     e->message ?: e->name);
-        thaw_directly(c->listener, c->cgroup);
+        thaw_directly(c->listener, c->cgroup, c->in_flight);
         return 0;
 }
 
@@ -677,7 +679,7 @@ static void call_failed(SystemdCall *c, int r) {
         Listener *l = c->listener;
         _cleanup_free_ char *cgroup = TAKE_PTR(c->cgroup), *a = TAKE_PTR(c->address);
         const char *address = a ?: "(its socket)";
-        bool freeze = c->freeze, settled = c->settled;
+        bool freeze = c->freeze, settled = c->settled, in_flight = c->in_flight;
 
         call_free(c);
         if (early_error)
@@ -694,7 +696,7 @@ static void call_failed(SystemdCall *c, int r) {
                 log_warning_errno(r, "%s: cannot ask the systemd manager at %s to thaw it (%s); thawing it through "
                                   "cgroup.freeze.", cgroup, address, private_socket_strerror(r));
         if (!freeze && !settled)
-                thaw_directly(l, cgroup);
+                thaw_directly(l, cgroup, in_flight);
 }
 
 /* Its link takes calls (bus), or will not (r). */
@@ -732,9 +734,17 @@ int listener_systemd_set_freeze(Listener *l, const char *address, const char *cg
         if (!c)
                 return -ENOMEM;
         *c = (SystemdCall) { .listener = l, .address = strdup(address), .cgroup = strdup(cgroup), .freeze = freeze };
-        r = c->cgroup && c->address ? 0 : -ENOMEM;
-        if (r >= 0 && !freeze) /* settled once, by its answer or its fallback */
+        if (!c->cgroup || !c->address) {
+                call_free(c);
+                if (!freeze)
+                        thaw_directly(l, cgroup, false);
+                return freeze ? -ENOMEM : 0;
+        }
+        r = 0;
+        if (!freeze) { /* settled once, by its answer or its fallback */
                 r = listener_unit_thaw_sent(l, cgroup);
+                c->in_flight = r >= 0;
+        }
         /* A freeze gets as long as any freeze (FreezeTimeout judges it, by
          * cgroup.events); a thaw only a moment, timed by a loop timer of its
          * own: sd-bus times a call only once its connection is up, and a

@@ -237,8 +237,9 @@ static void flush_records(Listener *l, bool wait) {
                         l->stats.records += changed;
         }
         manager_unlock_journal(&l->m);
-        if (r >= 0 && kept > 0) {
-                /* The rest are written: only the kept ones stay. */
+        if (kept > 0) {
+                /* The rest are written (or lost with a failed save): the
+                 * kept ones stay, for when their thaws settle. */
                 for (size_t k = kept; k < l->n_pending; k++)
                         free(l->pending[k].cgroup);
                 l->n_pending = kept;
@@ -261,7 +262,15 @@ void listener_flush_records_wait(Listener *l) {
 
 static int on_record(sd_event_source *s, uint64_t usec, void *userdata) {
         listener_flush_records(userdata);
-        /* A window that ended while its thaw was in flight, recorded now. */
+        return 0;
+}
+
+/* After a thaw through systemd settled: its record, kept back while it was
+ * in flight, then a window of its unit that ended meanwhile (due). A timer
+ * of its own: a flush from elsewhere (a window's end) that writes the
+ * record turns the record timer off, and the window must still come. */
+static int on_settled(sd_event_source *s, uint64_t usec, void *userdata) {
+        listener_flush_records(userdata);
         listener_windows_retry(userdata);
         return 0;
 }
@@ -351,13 +360,17 @@ void listener_unit_thaw_settled(Listener *l, const char *cgroup) {
                         memmove(&l->thaws_in_flight[i], &l->thaws_in_flight[i + 1], (n - i) * sizeof(char *));
                         break;
                 }
-        /* Its record, kept back while it was in flight, then its window if
-         * that ended meanwhile: from the loop, not from inside the call's
-         * answer. */
-        if (arm_record(l) < 0) {
-                listener_flush_records(l);
-                listener_windows_retry(l);
-        }
+        /* From the loop, not from inside the call's answer (which can come
+         * synchronously, from inside the thaw that sent the call); when the
+         * woken service has had the CPU, as a record. */
+        usec_t at = now_usec(CLOCK_MONOTONIC) + l->record_delay;
+        int r = l->settle_source ? sd_event_source_set_time(l->settle_source, at)
+                                 : sd_event_add_time(l->event, &l->settle_source, CLOCK_MONOTONIC, at,
+                                                     LISTENER_RECORD_ACCURACY_USEC, on_settled, l);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(l->settle_source, SD_EVENT_ONESHOT);
+        if (r < 0)
+                log_warning_errno(r, "Cannot schedule the record of %s's thaw: %m; it waits for the next one.", cgroup);
 }
 
 int listener_record_thaws(Listener *l, char **cgroups, usec_t until) {
