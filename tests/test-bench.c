@@ -184,14 +184,16 @@ static bool thawer_waits_for_event(void *userdata) {
                strstr(wchan, "poll");
 }
 
-/* A client of the references' private bus. */
-static sd_bus *ref_bus_client(void) {
-        sd_bus *bus = NULL;
-        ck_assert_int_ge(sd_bus_new(&bus), 0);
-        ck_assert_int_ge(sd_bus_set_address(bus, ref_bus_address), 0);
-        ck_assert_int_ge(sd_bus_set_bus_client(bus, true), 0);
-        ck_assert_int_ge(sd_bus_start(bus), 0);
-        return bus;
+/* bus-service as unit on the references' bus, owning name (and alias on a
+ * second connection, if not NULL); returns once it owns them. */
+static void spawn_bus_service(const char *unit, const char *name, const char *alias) {
+        char *argv[] = { (char *) test_bin("standby-workload"), "bus-service", "--bus-address", ref_bus_address,
+                         "--bus-name", (char *) name, "--tick-fd", "3", alias ? "--bus-alias" : NULL,
+                         (char *) alias, NULL };
+        int tick;
+
+        test_spawn(unit, argv, &tick);
+        ck_assert_msg(test_ticks(tick, 1, 10 * USEC_PER_SEC) == 1, "bus-service did not start");
 }
 
 /* Processes bus until *answered is set by a reply's handler, 5 s at most. */
@@ -217,19 +219,16 @@ static void bus_sweep(void) {
 START_TEST(test_bare_thawer_dbus) {
         char *address = ref_bus_address;
         BareThawer t;
-        int tick, answered = 0;
+        int answered = 0;
 
         if (!test_need_root_cgroup2())
                 return;
-        char *argv[] = { (char *) test_bin("standby-workload"), "bus-service", "--bus-address", address,
-                         "--bus-name", "org.example.Reference", "--tick-fd", "3", NULL };
-        test_spawn("ref.service", argv, &tick);
-        ck_assert_msg(test_ticks(tick, 1, 10 * USEC_PER_SEC) == 1, "bus-service did not start");
+        spawn_bus_service("ref.service", "org.example.Reference", NULL);
         int cg = test_cgroup("ref.service");
         ck_assert_int_ge(bare_thawer_start(&t, cg, &(BareTarget) { .bus_address = address,
                                                                     .bus_name = "org.example.Reference" }), 0);
 
-        sd_bus *bus = ref_bus_client();
+        sd_bus *bus = test_bus_client(address);
         /* Two calls while the thawer is disarmed and the service runs. */
         for (int i = 0; i < 2; i++)
                 ck_assert_int_ge(sd_bus_call_method(bus, "org.example.Reference", "/org/standby/Bench",
@@ -299,16 +298,13 @@ static char *name_owner(sd_bus *bus, const char *name) {
 START_TEST(test_bare_thawer_push) {
         char *address = ref_bus_address;
         BareThawer t;
-        int tick, answered = 0;
+        int answered = 0;
 
         if (!test_need_root_cgroup2())
                 return;
-        char *argv[] = { (char *) test_bin("standby-workload"), "bus-service", "--bus-address", address,
-                         "--bus-name", "org.example.Service", "--bus-alias", "org.example.Alias", "--tick-fd", "3", NULL };
-        test_spawn("push.service", argv, &tick);
-        ck_assert_msg(test_ticks(tick, 1, 10 * USEC_PER_SEC) == 1, "bus-service did not start");
+        spawn_bus_service("push.service", "org.example.Service", "org.example.Alias");
 
-        sd_bus *bus = ref_bus_client();
+        sd_bus *bus = test_bus_client(address);
         _cleanup_free_ char *owner = name_owner(bus, "org.example.Service"), *alias_owner = name_owner(bus, "org.example.Alias");
         ck_assert_ptr_nonnull(owner);
         ck_assert_ptr_nonnull(alias_owner);

@@ -186,12 +186,7 @@ static void teardown(void) {
 }
 
 static sd_bus *client(void) {
-        sd_bus *bus = NULL;
-        ck_assert_int_ge(sd_bus_new(&bus), 0);
-        ck_assert_int_ge(sd_bus_set_address(bus, bus_address), 0);
-        ck_assert_int_ge(sd_bus_set_bus_client(bus, true), 0);
-        ck_assert_int_ge(sd_bus_start(bus), 0);
-        return bus;
+        return test_bus_client(bus_address);
 }
 
 /* Push(unit, reason); returns the bus error name, or NULL and *ret_acted. */
@@ -2964,24 +2959,49 @@ static sd_bus *standby_through_user_manager(const char *unit, const char *args, 
         return bus;
 }
 
+static bool wait_freezer_state(const char *unit, const char *want);
+
+/* The test's user manager's PID. */
+static pid_t um_pid(void) {
+        char path[256];
+        _cleanup_free_ char *text = NULL;
+        int pid = 0;
+
+        snprintf(path, sizeof(path), "%s/manager.pid", um_dir);
+        ck_assert_int_ge(read_one_lineat(AT_FDCWD, path, &text), 0);
+        ck_assert_int_eq(sscanf(text, "%d", &pid), 1);
+        return (pid_t) pid;
+}
+
+/* unit, a nanosleep workload of the user manager, with rule (if not NULL)
+ * as its rule file, in standby and frozen through the manager (above). */
+static sd_bus *standby_sleeper(const char *unit, const char *rule, char *ret_sub, size_t size) {
+        char cmd[PATH_MAX + 32], file[128];
+
+        if (rule) {
+                snprintf(file, sizeof(file), "60-%s.rule", unit);
+                write_rule(file, rule);
+        }
+        snprintf(cmd, sizeof(cmd), "%s nanosleep", test_bin("standby-workload"));
+        sd_bus *bus = standby_through_user_manager(unit, cmd, ret_sub, size);
+        ck_assert(wait_freezer_state(unit, "frozen"));
+        return bus;
+}
+
 /* The systemd manager that froze a unit is stopped (SIGSTOP): a push for
  * the unit is answered at once, and the unit is thawed all the same,
  * through cgroup.freeze, once ThawUnit has had its moment; the thaw is
  * recorded then. */
 START_TEST(test_loop_systemd_stopped_thaws_through_cgroupfs) {
-        char cmd[8192], sub[600];
-        _cleanup_free_ char *pidtext = NULL;
-        int acted, pid = 0;
+        char sub[600];
+        int acted;
 
         if (!test_need_user_manager())
                 return;
-        write_rule("60-a.rule", "[Match]\nEvent=push\nUnit=standby-a.service\n[Action]\nThaw=standby-a.service\n");
-        snprintf(cmd, sizeof(cmd), "%s nanosleep", test_bin("standby-workload"));
-        sd_bus *bus = standby_through_user_manager("standby-a.service", cmd, sub, sizeof(sub));
-
-        snprintf(cmd, sizeof(cmd), "%s/manager.pid", um_dir);
-        ck_assert_int_ge(read_one_lineat(AT_FDCWD, cmd, &pidtext), 0);
-        ck_assert_int_eq(sscanf(pidtext, "%d", &pid), 1);
+        sd_bus *bus = standby_sleeper("standby-a.service",
+                                      "[Match]\nEvent=push\nUnit=standby-a.service\n[Action]\nThaw=standby-a.service\n", sub,
+                                      sizeof(sub));
+        pid_t pid = um_pid();
         ck_assert_int_eq(kill(pid, SIGSTOP), 0);
         char *error = push_within(bus, "standby-a.service", 2 * USEC_PER_SEC, &acted);
         ck_assert_msg(!error, "a push was not answered while systemd was stopped: %s", error);
@@ -3313,14 +3333,12 @@ END_TEST
  * command returns (the listener answers once ThawUnit is), and frozen
  * again through systemd when the listener's window ends. */
 START_TEST(test_loop_systemd_thaw_window) {
-        char cmd[8192], sub[600];
+        char sub[600];
         _cleanup_free_ char *out = NULL, *err = NULL;
 
         if (!test_need_user_manager())
                 return;
-        snprintf(cmd, sizeof(cmd), "%s nanosleep", test_bin("standby-workload"));
-        sd_bus *bus = standby_through_user_manager("standby-w.service", cmd, sub, sizeof(sub));
-        ck_assert(wait_freezer_state("standby-w.service", "frozen"));
+        sd_bus *bus = standby_sleeper("standby-w.service", NULL, sub, sizeof(sub));
 
         ck_assert_msg(test_manager(&err, "thaw", test_cgpath(sub), "--for", "1s", "--bus-address", bus_address,
                                    NULL) == EXIT_OK,
@@ -3365,15 +3383,14 @@ static bool link_closed_by_noise(void *bus) {
  * a transient unit of someone else's runs it is closed, and the next push
  * still thaws through systemd, from the spare. */
 START_TEST(test_loop_systemd_link_closed_when_idle) {
-        char cmd[8192], sub[600];
+        char sub[600];
         int acted;
 
         if (!test_need_user_manager())
                 return;
-        write_rule("60-i.rule", "[Match]\nEvent=push\nUnit=standby-i.service\n[Action]\nThaw=standby-i.service\nFor=1s\n");
-        snprintf(cmd, sizeof(cmd), "%s nanosleep", test_bin("standby-workload"));
-        sd_bus *bus = standby_through_user_manager("standby-i.service", cmd, sub, sizeof(sub));
-        ck_assert(wait_freezer_state("standby-i.service", "frozen"));
+        sd_bus *bus = standby_sleeper("standby-i.service",
+                                      "[Match]\nEvent=push\nUnit=standby-i.service\n[Action]\nThaw=standby-i.service\nFor=1s\n",
+                                      sub, sizeof(sub));
         ck_assert_uint_eq(statistic(bus, "systemd_links"), 0); /* a spare, connected at the enter */
 
         for (int round = 0; round < 2; round++) {
@@ -3399,21 +3416,16 @@ END_TEST
  * and then freezes the unit again: the journal's word that it is frozen,
  * with the thaw not yet recorded, is not taken. */
 START_TEST(test_loop_systemd_window_waits_for_thaw) {
-        char cmd[8192], sub[600];
-        _cleanup_free_ char *pidtext = NULL;
-        int acted, pid = 0;
+        char sub[600];
+        int acted;
 
         if (!test_need_user_manager())
                 return;
-        write_rule("60-w.rule", "[Match]\nEvent=push\nUnit=standby-w.service\n[Action]\nThaw=standby-w.service\n"
-                                "For=200ms\n");
-        snprintf(cmd, sizeof(cmd), "%s nanosleep", test_bin("standby-workload"));
-        sd_bus *bus = standby_through_user_manager("standby-w.service", cmd, sub, sizeof(sub));
-        ck_assert(wait_freezer_state("standby-w.service", "frozen"));
-
-        snprintf(cmd, sizeof(cmd), "%s/manager.pid", um_dir);
-        ck_assert_int_ge(read_one_lineat(AT_FDCWD, cmd, &pidtext), 0);
-        ck_assert_int_eq(sscanf(pidtext, "%d", &pid), 1);
+        sd_bus *bus = standby_sleeper("standby-w.service",
+                                      "[Match]\nEvent=push\nUnit=standby-w.service\n[Action]\nThaw=standby-w.service\n"
+                                      "For=200ms\n",
+                                      sub, sizeof(sub));
+        pid_t pid = um_pid();
         ck_assert_int_eq(kill(pid, SIGSTOP), 0);
         char *error = push_within(bus, "standby-w.service", 2 * USEC_PER_SEC, &acted);
         ck_assert_msg(!error, "a push was not answered while systemd was stopped: %s", error);
@@ -3440,15 +3452,14 @@ END_TEST
  * 70 s: a minute, and 10 s of timer slack), and the next thaw goes
  * through systemd, no fallback. */
 START_TEST(test_loop_systemd_spare_renewed) {
-        char cmd[8192], sub[600];
+        char sub[600];
         int acted;
 
         if (!test_need_user_manager())
                 return;
-        write_rule("60-r.rule", "[Match]\nEvent=push\nUnit=standby-r.service\n[Action]\nThaw=standby-r.service\n");
-        snprintf(cmd, sizeof(cmd), "%s nanosleep", test_bin("standby-workload"));
-        sd_bus *bus = standby_through_user_manager("standby-r.service", cmd, sub, sizeof(sub));
-        ck_assert(wait_freezer_state("standby-r.service", "frozen"));
+        sd_bus *bus = standby_sleeper("standby-r.service",
+                                      "[Match]\nEvent=push\nUnit=standby-r.service\n[Action]\nThaw=standby-r.service\n", sub,
+                                      sizeof(sub));
 
         ck_assert_msg(wait_statistic(bus, "systemd_renewals", 1, 80 * USEC_PER_SEC), "the spare was not renewed within 80 s");
         char *error = push_within(bus, "standby-r.service", 2 * USEC_PER_SEC, &acted);

@@ -612,6 +612,15 @@ pid_t test_start_dbus(const char *dir, char *ret_address, size_t size) {
         return pid;
 }
 
+sd_bus *test_bus_client(const char *address) {
+        sd_bus *bus = NULL;
+        ck_assert_int_ge(sd_bus_new(&bus), 0);
+        ck_assert_int_ge(sd_bus_set_address(bus, address), 0);
+        ck_assert_int_ge(sd_bus_set_bus_client(bus, true), 0);
+        ck_assert_int_ge(sd_bus_start(bus), 0);
+        return bus;
+}
+
 void test_stop_pid(pid_t pid) {
         if (pid <= 0)
                 return;

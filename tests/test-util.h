@@ -123,6 +123,8 @@ int test_run_shell(const char *cmd, char **ret_out);
 pid_t test_start_dbus(const char *dir, char *ret_address, size_t size);
 /* SIGTERM to pid, and waits for it; nothing if pid <= 0. */
 void test_stop_pid(pid_t pid);
+/* A client connection to the bus at address (fails the test if none). */
+struct sd_bus *test_bus_client(const char *address);
 
 /* Starts a systemd --user manager (tests/env/user-manager.sh) for the tests
  * of the systemd backend: its files in dir (its private socket
