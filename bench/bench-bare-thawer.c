@@ -74,15 +74,20 @@ static int monitor_calls_to(const char *address, const char *name, int ep, int h
         return 0;
 }
 
+/* The push thawer's cgroup.freeze, and whether the armed Push came. */
+typedef struct PushThawer {
+        int freeze_fd;
+        bool pushed;
+} PushThawer;
+
 /* Push(s unit, s reason) → b, the listener's signature: thaws, then
  * answers, as the listener does. */
-static int freeze_fd_for_push = -EBADF;
-static bool pushed;
-
 static int method_push(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        if (cgroup_write_freeze(freeze_fd_for_push, false) < 0)
+        PushThawer *p = userdata;
+
+        if (cgroup_write_freeze(p->freeze_fd, false) < 0)
                 _exit(1);
-        pushed = true;
+        p->pushed = true;
         return sd_bus_reply_method_return(m, "b", 1);
 }
 
@@ -95,22 +100,22 @@ static const sd_bus_vtable push_vtable[] = {
 /* The push thawer's child: owns push_name on address and, armed, answers
  * one Push call, thawing first; EOF on arm_fd ends it. */
 static _Noreturn void push_thawer_main(int freeze_fd, const BareTarget *target, int arm_fd, int ack_fd) {
+        PushThawer p = { .freeze_fd = freeze_fd };
         sd_bus *bus = NULL;
         char c = 0;
 
-        freeze_fd_for_push = freeze_fd;
         if (sd_bus_new(&bus) < 0 || sd_bus_set_address(bus, target->bus_address) < 0 ||
             sd_bus_set_bus_client(bus, 1) < 0 || sd_bus_start(bus) < 0 ||
-            sd_bus_add_object_vtable(bus, NULL, "/org/standby/Listener1", "org.standby.Listener1", push_vtable, NULL) < 0 ||
+            sd_bus_add_object_vtable(bus, NULL, "/org/standby/Listener1", "org.standby.Listener1", push_vtable, &p) < 0 ||
             sd_bus_request_name(bus, target->push_name, 0) < 0)
                 _exit(1);
         if (write(ack_fd, "r", 1) != 1)
                 _exit(1);
         while (read(arm_fd, &c, 1) == 1) {
-                pushed = false;
+                p.pushed = false;
                 if (write(ack_fd, "k", 1) != 1)
                         _exit(1);
-                while (!pushed) {
+                while (!p.pushed) {
                         int r = sd_bus_process(bus, NULL);
                         if (r == 0)
                                 r = sd_bus_wait(bus, UINT64_MAX);

@@ -162,7 +162,6 @@ typedef struct Listener {
         LateAction late[LATE_ACTIONS_MAX];  /* a ring: the newest LATE_ACTIONS_MAX */
         size_t n_late;
         sd_event_source *record_source;   /* a one-shot timer: records pending thaws */
-        sd_event_source *settle_source;   /* a one-shot timer: after a thaw through systemd settled */
         usec_t record_delay;              /* LISTENER_RECORD_DELAY_USEC; tests stretch it */
         usec_t call_monitor_timeout;      /* LISTENER_CALL_MONITOR_TIMEOUT_USEC; tests shorten it */
         ResolvedUnit *resolved;

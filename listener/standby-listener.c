@@ -363,7 +363,6 @@ finish:
         if (l.m.state_fd >= 0)
                 listener_flush_records_wait(&l); /* a thaw done is a thaw recorded */
         sd_event_source_disable_unref(l.record_source);
-        sd_event_source_disable_unref(l.settle_source);
         listener_forget_late(&l);
         listener_drop_windows(&l);
         listener_drop_refreezes(&l);

@@ -134,11 +134,15 @@ void listener_cache_refresh(Listener *l) {
         listener_systemd_links_sync(l);
 }
 
-void listener_drop_records(Listener *l) {
+static void free_records(Listener *l) {
         for (size_t k = 0; k < l->n_pending; k++)
                 free(l->pending[k].cgroup);
         l->pending = mfree(l->pending);
         l->n_pending = 0;
+}
+
+void listener_drop_records(Listener *l) {
+        free_records(l);
         if (l->record_source)
                 (void) sd_event_source_set_enabled(l->record_source, SD_EVENT_OFF);
 }
@@ -244,7 +248,9 @@ static void flush_records(Listener *l, bool wait) {
                         free(l->pending[k].cgroup);
                 l->n_pending = kept;
         } else
-                listener_drop_records(l);
+                /* Written: the record timer stays as it is, for a window
+                 * due since its thaw settled (on_record()). */
+                free_records(l);
         /* A thaw overtaken by others: the in-memory view goes back to the
          * journal's (the watches follow at the next journal change, as the
          * manager's refreeze that overtook it is one). */
@@ -260,16 +266,10 @@ void listener_flush_records_wait(Listener *l) {
         flush_records(l, true);
 }
 
+/* The pending records, then the windows that ended while a thaw of theirs
+ * was in flight through systemd (due), now that it settled and is
+ * recorded. */
 static int on_record(sd_event_source *s, uint64_t usec, void *userdata) {
-        listener_flush_records(userdata);
-        return 0;
-}
-
-/* After a thaw through systemd settled: its record, kept back while it was
- * in flight, then a window of its unit that ended meanwhile (due). A timer
- * of its own: a flush from elsewhere (a window's end) that writes the
- * record turns the record timer off, and the window must still come. */
-static int on_settled(sd_event_source *s, uint64_t usec, void *userdata) {
         listener_flush_records(userdata);
         listener_windows_retry(userdata);
         return 0;
@@ -360,15 +360,10 @@ void listener_unit_thaw_settled(Listener *l, const char *cgroup) {
                         memmove(&l->thaws_in_flight[i], &l->thaws_in_flight[i + 1], (n - i) * sizeof(char *));
                         break;
                 }
-        /* From the loop, not from inside the call's answer (which can come
-         * synchronously, from inside the thaw that sent the call); when the
-         * woken service has had the CPU, as a record. */
-        usec_t at = now_usec(CLOCK_MONOTONIC) + l->record_delay;
-        int r = l->settle_source ? sd_event_source_set_time(l->settle_source, at)
-                                 : sd_event_add_time(l->event, &l->settle_source, CLOCK_MONOTONIC, at,
-                                                     LISTENER_RECORD_ACCURACY_USEC, on_settled, l);
-        if (r >= 0)
-                r = sd_event_source_set_enabled(l->settle_source, SD_EVENT_ONESHOT);
+        /* Its record, and a window that ended meanwhile: from the record
+         * timer, not from inside the call's answer (which can come
+         * synchronously, from inside the thaw that sent the call). */
+        int r = arm_record(l);
         if (r < 0)
                 log_warning_errno(r, "Cannot schedule the record of %s's thaw: %m; it waits for the next one.", cgroup);
 }
