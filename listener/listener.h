@@ -35,6 +35,7 @@ typedef struct Statistics {
         uint64_t journal_busy;    /* journal work put off: another process held the journal's lock */
         uint64_t thaw_failures;   /* units an event or a call was to thaw that stayed frozen */
         uint64_t jobs_released;   /* timer jobs of held units cancelled at their manager (held-job.c) */
+        uint64_t yields;          /* events after whose first thaw the listener stepped aside (sched_yield) */
         uint64_t thaw_usec_total; /* event received -> units thawed */
         uint64_t thaw_usec_max;
 } Statistics;
@@ -149,6 +150,7 @@ typedef struct Listener {
         LockGuard *guards;
         SystemdLink *systemd_links;
         ThawReport *collecting;           /* the call being handled, while its thaws are done */
+        bool step_aside;                  /* the event being dispatched yields after its first thaw */
         ThawReport *reports;              /* calls waiting for their thaws through systemd */
         pid_t exit_pid;                   /* an ExitStandby= exit running in a child (exit-standby.c) */
         bool leave_pending;               /* or asked of systemd, not yet begun (exit-standby.c) */
@@ -196,6 +198,11 @@ struct Event {
         int key_type, key_code, value;
         const char *subsystem;     /* uevent */
         const Rule *rule;          /* dbus-signal, dbus-call: the rule whose match fired */
+        /* Whether the listener yields its CPU once the event's first thaw is
+         * written (listener_step_aside()): not for a call whose caller waits
+         * for the listener's answer (push), which comes first, nor when the
+         * source has yielded already, after a write of its own (socket). */
+        bool answer_waits, stepped_aside;
 };
 
 /* A statistic: its key in GetStatistics' reply, and where its counter is:
@@ -276,6 +283,8 @@ int listener_thaw(Listener *l, const char *unit, usec_t duration, usec_t receive
  * over the bus (Thaw); what of them is not frozen by standby is noted
  * failed in the report being collected. */
 int listener_thaw_leaves(Listener *l, char **leaves, usec_t duration, usec_t received);
+/* Yields the CPU once, after an event's first thaw (thaw.c). */
+void listener_step_aside(Listener *l);
 
 /* report.c: what a thaw asked over the bus did, for its reply. */
 /* How long a reply waits for the thaws through systemd to settle: the
@@ -327,8 +336,8 @@ int listener_unit_thaw(Listener *l, const char *cgroup, usec_t now, usec_t until
 /* The kernel's half of a thaw, ahead of its dispatch (sockets.c): written
  * only where the dispatch would write it, a unit frozen in the listener's
  * view, through cgroupfs, its cgroup.freeze kept open; its state stays the
- * dispatch's to change. */
-void listener_unit_thaw_ahead(const CachedUnit *c);
+ * dispatch's to change. Returns whether it wrote. */
+bool listener_unit_thaw_ahead(const CachedUnit *c);
 /* A cgroup of a unit's name made anew (cg_fd: the new one), a unit
  * restarted in standby: the unit's kept fds become the new cgroup's. */
 void listener_unit_made_anew(Listener *l, const char *cgroup, int cg_fd);

@@ -9,6 +9,7 @@ int listener_dispatch(Listener *l, const Event *ev, usec_t received) {
         int matched = 0, r;
 
         l->stats.events++;
+        l->step_aside = !ev->answer_waits && !ev->stepped_aside;
         for (size_t i = 0; l->rules && i < l->rules->n_rules; i++) {
                 const Rule *rule = &l->rules->rules[i];
 
@@ -37,5 +38,6 @@ int listener_dispatch(Listener *l, const Event *ev, usec_t received) {
                                 log_warning_errno(r, "Failed to thaw %s (rule %s): %m", *t, rule->path);
                 }
         }
+        l->step_aside = false;
         return matched;
 }

@@ -72,21 +72,24 @@ static void watch_free(SocketWatch *w) {
         free(w);
 }
 
-static void thaw_first(Listener *l, const SocketWatch *w);
+static bool thaw_first(Listener *l, const SocketWatch *w);
 
 static void on_socket_readable(Listener *l, void *userdata) {
         SocketWatch *w = userdata;
         const char *unit = socket_rule_unit(w->rule);
         usec_t received = now_usec(CLOCK_MONOTONIC);
 
-        thaw_first(l, w);
+        bool wrote = thaw_first(l, w);
+        if (wrote)
+                listener_step_aside(l);
         /* Nothing but the thaw before the woken service may run. The watch
          * is edge-triggered, so the socket still readable does not wake the
          * listener again; it is dropped at the next sync, which the thaw's
          * journal record (2 ms later) brings: sd-event's turn comes after
          * this, and a sync here would free the watches of this epoll batch. */
         w->fired = true;
-        (void) listener_dispatch(l, &(Event) { .kind = &event_kind_socket, .unit = unit }, received);
+        (void) listener_dispatch(l, &(Event) { .kind = &event_kind_socket, .unit = unit, .stepped_aside = wrote },
+                                 received);
         log_debug("Socket of %s (%s) became readable.", unit, w->cgroup);
 }
 
@@ -310,6 +313,7 @@ typedef struct SocketState {
         RuleThaws *rule_thaws;     /* by rule index */
         size_t n_rule_thaws;
         uint64_t generation;       /* the cache's, when rule_thaws was taken */
+        uint64_t thawed_first;     /* socket events that wrote cgroup.freeze before their dispatch */
 } SocketState;
 
 extern const ListenerSource listener_source_socket;
@@ -479,15 +483,18 @@ static int rule_thaws_sync(Listener *l, SocketState *st) {
  * is ending, with the cache the set was taken from. The dispatch then does
  * everything else (windows, the record, other rules); its own write to a
  * unit thawed here changes nothing in the kernel. */
-static void thaw_first(Listener *l, const SocketWatch *w) {
+static bool thaw_first(Listener *l, const SocketWatch *w) {
         SocketState *st = state_of(l);
         size_t k = (size_t) (w->rule - l->rules->rules);
+        bool wrote = false;
 
         if (!st || !l->standby_active || listener_exiting(l) || st->generation != l->cache_generation ||
             k >= st->n_rule_thaws)
-                return;
+                return false;
         for (size_t i = 0; i < st->rule_thaws[k].n; i++)
-                listener_unit_thaw_ahead(&l->cache[st->rule_thaws[k].units[i]]);
+                wrote |= listener_unit_thaw_ahead(&l->cache[st->rule_thaws[k].units[i]]);
+        st->thawed_first += wrote;
+        return wrote;
 }
 
 /* By the listener's own view (a thaw it just did counts before the journal
@@ -603,4 +610,5 @@ const ListenerSource listener_source_socket = {
         .before_reload = drop_sockets,
         .reload = listener_sync_sockets,
         .stop = drop_sockets,
+        .statistics = (const ListenerStatistic[]) { LISTENER_SOURCE_STATISTIC(SocketState, thawed_first), {} },
 };

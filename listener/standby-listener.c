@@ -117,6 +117,11 @@ static int state_changed(Listener *l) {
         log_info("Standby %s.", l->standby_active ? "entered" : "left");
         if (l->standby_active) {
                 int r = listener_reconcile(l);
+                /* Its copy of the journal is a new generation of the cache,
+                 * which the socket source's thaw-first sets must follow, or
+                 * the first socket event of the standby would wait for its
+                 * dispatch. */
+                (void) listener_sync_sockets(l);
                 listener_replay_late(l);
                 return r;
         }

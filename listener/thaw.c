@@ -6,6 +6,8 @@
  * of "0" to each unit's kept-open cgroup.freeze, or a ThawUnit sent; the
  * record follows 2 ms later (unit-state.c). A thaw asked over the bus
  * (Thaw, PushEx) notes each unit's outcome for its reply (report.c). */
+#include <sched.h>
+
 #include "listener.h"
 #include "log.h"
 #include "strv.h"
@@ -30,6 +32,18 @@ static void note_outcome(Listener *l, const char *cgroup, int r) {
                 listener_report_note(l, cgroup, -ENOENT);
 }
 
+/* After an event's first thaw the listener yields its CPU once: a thawed
+ * task woken on it (the kernel wakes it on the writer's CPU when its own is
+ * busy) would otherwise wait for the listener's bookkeeping, the record,
+ * the window and the return to the loop, which the scheduler lets run to
+ * the end of its slice. Where the woken task went to another CPU, it
+ * costs one system call. */
+void listener_step_aside(Listener *l) {
+        l->step_aside = false;
+        l->stats.yields++;
+        (void) sched_yield();
+}
+
 int listener_thaw_leaves(Listener *l, char **leaves, usec_t duration, usec_t received) {
         usec_t now = now_usec(CLOCK_MONOTONIC);
         usec_t until = duration >= USEC_INFINITY - now ? USEC_INFINITY : now + duration;
@@ -50,6 +64,8 @@ int listener_thaw_leaves(Listener *l, char **leaves, usec_t duration, usec_t rec
         /* A thaw that failed is no coalesced event: it is counted, and
          * listener_unit_thaw() logged it. */
         l->stats.thaw_failures += failed;
+        if (done && l->step_aside)
+                listener_step_aside(l);
         if (!done) {
                 /* Coalesced: every unit it names is in its open window. */
                 if (failed == 0 && gone == 0)

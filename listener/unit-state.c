@@ -327,9 +327,9 @@ int listener_unit_thaw(Listener *l, const char *cgroup, usec_t now, usec_t until
         return 1;
 }
 
-void listener_unit_thaw_ahead(const CachedUnit *c) {
-        if (c->state == UNIT_FROZEN && !c->systemd && c->freeze_fd >= 0)
-                (void) cgroup_write_freeze(c->freeze_fd, false);
+bool listener_unit_thaw_ahead(const CachedUnit *c) {
+        return c->state == UNIT_FROZEN && !c->systemd && c->freeze_fd >= 0 &&
+               cgroup_write_freeze(c->freeze_fd, false) >= 0;
 }
 
 void listener_unit_made_anew(Listener *l, const char *cgroup, int cg_fd) {
