@@ -131,7 +131,8 @@ $(LISTENER): $(call obj,listener/standby-listener.c) $(LISTENER_LIB) $(FREEZER_L
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LISTENER_LIBS) -pthread
 
-$(BENCH): $(call obj,$(BENCH_SRC)) $(LIB)
+# The checked bare thawer walks D-Bus headers as the listener does.
+$(BENCH): $(call obj,$(BENCH_SRC) listener/dbus-wire.c) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 

@@ -6,7 +6,11 @@
  * monitor connection whose only match is a method call to the service's
  * name, so any byte on it is such a call; for a push it is a bus connection
  * of its own that owns a name and answers a Push call to it, as the
- * listener's Push does, with sd-bus. No rules, no journal, no credentials
+ * listener's Push does, with sd-bus. The monitor thawer on the listener's
+ * own D-Bus service is checked: before its write it reads the call from the
+ * monitor and finds it unread in the service's bus connection (duplicated
+ * once, at the start), the least that a correct listener does, for a
+ * monitor is shown calls the bus then refuses. No rules, no journal, no credentials
  * asked, no event loop library. What it adds beyond the bench's own thaw
  * (bench-thawed) is the price of waking a process at all on this machine;
  * what standby-listener adds beyond it is standby-listener's own. */
@@ -14,10 +18,12 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <systemd/sd-bus.h>
 #include <unistd.h>
@@ -25,6 +31,7 @@
 #include "bench.h"
 #include "bus-monitor.h"
 #include "cgroup.h"
+#include "../listener/dbus-wire.h"
 #include "fileio.h"
 #include "macro.h"
 
@@ -72,6 +79,61 @@ static int monitor_calls_to(const char *address, const char *name, int ep, int h
                 return -errno;
         *ret_n = 1;
         return 0;
+}
+
+/* The bus connections of pid: its connected Unix stream sockets whose peer
+ * is the bus's path (address's unix:path=). */
+static int hold_bus_connections(pid_t pid, const char *address, int conns[static MAX_HELD], int *ret_n) {
+        _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        const char *prefix = "unix:path=";
+        struct sockaddr_un bus = { .sun_family = AF_UNIX };
+        size_t path_len;
+        int n = 0;
+
+        if (pidfd < 0)
+                return -errno;
+        if (strncmp(address, prefix, strlen(prefix)) != 0)
+                return -EAFNOSUPPORT;
+        path_len = strcspn(address + strlen(prefix), ",");
+        if (path_len >= sizeof(bus.sun_path))
+                return -ENAMETOOLONG;
+        memcpy(bus.sun_path, address + strlen(prefix), path_len);
+        for (int fd = 3; fd < 256 && n < MAX_HELD; fd++) {
+                int dup = (int) syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+                struct sockaddr_un peer = {};
+                socklen_t len = sizeof(peer);
+
+                if (dup < 0)
+                        continue;
+                if (getpeername(dup, (struct sockaddr *) &peer, &len) < 0 || peer.sun_family != AF_UNIX ||
+                    strncmp(peer.sun_path, bus.sun_path, sizeof(bus.sun_path)) != 0) {
+                        close(dup);
+                        continue;
+                }
+                conns[n++] = dup;
+        }
+        *ret_n = n;
+        return n > 0 ? 0 : -ENOTCONN;
+}
+
+/* The checked thawer's test: the monitor's next message is a call (whole:
+ * the bus writes a message in one piece to a monitor this idle), and it is
+ * unread in one of the service's bus connections. */
+static bool call_delivered(int monitor, const char *bus_name, const int conns[], int n) {
+        static uint8_t msg[64 * 1024], unread[256 * 1024];
+        char sender[256];
+        DBusHeader h;
+        ssize_t k = recv(monitor, msg, sizeof(msg), MSG_DONTWAIT);
+
+        if (k <= 0 || dbus_wire_header(msg, (size_t) k, &h) != 1 || h.header_size > (size_t) k ||
+            dbus_wire_field(msg, &h, DBUS_FIELD_SENDER, sender, sizeof(sender)) != 1)
+                return false;
+        for (int i = 0; i < n; i++) {
+                ssize_t u = recv(conns[i], unread, sizeof(unread), MSG_PEEK | MSG_DONTWAIT);
+                if (u > 0 && dbus_wire_holds_call(unread, (size_t) u, bus_name, sender, h.serial))
+                        return true;
+        }
+        return false;
 }
 
 /* The push thawer's cgroup.freeze, and whether the armed Push came. */
@@ -130,7 +192,8 @@ static _Noreturn void push_thawer_main(int freeze_fd, const BareTarget *target, 
 /* The child: armed by one byte on arm_fd (it answers on ack_fd), it thaws
  * once on the next readable fd; EOF on arm_fd ends it. */
 static _Noreturn void thawer_main(int cg_fd, const BareTarget *target, int arm_fd, int ack_fd) {
-        int ep = epoll_create1(EPOLL_CLOEXEC), freeze_fd = -EBADF, held[MAX_HELD], n = 0;
+        int ep = epoll_create1(EPOLL_CLOEXEC), freeze_fd = -EBADF, held[MAX_HELD], n = 0, conns[MAX_HELD], n_conns = 0;
+        bool checked = target->bus_address && target->service > 0;
         char c = 0, drain[4096];
 
         /* Not the parent's handlers (a test runner's SIGTERM handler kills
@@ -146,6 +209,8 @@ static _Noreturn void thawer_main(int cg_fd, const BareTarget *target, int arm_f
                 push_thawer_main(freeze_fd, target, arm_fd, ack_fd);
         if ((target->bus_address ? monitor_calls_to(target->bus_address, target->bus_name, ep, held, &n)
                                  : hold_listening_sockets(target->service, ep, held, &n)) < 0)
+                _exit(1);
+        if (checked && hold_bus_connections(target->service, target->bus_address, conns, &n_conns) < 0)
                 _exit(1);
         if (write(ack_fd, "r", 1) != 1) /* ready: start() returns */
                 _exit(1);
@@ -167,8 +232,11 @@ static _Noreturn void thawer_main(int cg_fd, const BareTarget *target, int arm_f
                 while (epoll_wait(ep, &out, 1, -1) < 0)
                         if (errno != EINTR)
                                 _exit(1);
-                /* A monitor the bus dropped is no event: fail, loudly. */
-                if (out.events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR) || cgroup_write_freeze(freeze_fd, false) < 0)
+                /* A monitor the bus dropped is no event, nor is a call the
+                 * checked thawer cannot find delivered: fail, loudly. */
+                if (out.events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR) ||
+                    (checked && !call_delivered(held[0], target->bus_name, conns, n_conns)) ||
+                    cgroup_write_freeze(freeze_fd, false) < 0)
                         _exit(1);
         }
         _exit(0);

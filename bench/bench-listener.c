@@ -229,7 +229,7 @@ typedef struct ListenerBench {
          * push a Push to the bare thawer's name): what the listener adds
          * beyond the least any listener adds, on one service, in one run. */
         BareThawer same_thawer[_KIND_MAX];
-        pid_t socket_pid;
+        pid_t socket_pid, call_pid;
         int same_cg[_KIND_MAX];
         bool have_same;
 
@@ -250,7 +250,7 @@ typedef struct ListenerBench {
         double *base, *frozen, *base_reply, *frozen_reply;
         double *floor, *floor_write, *floor_reply, *bare, *bare_reply;
         double *same, *same_reply;      /* socket only: [sample] */
-        uint64_t rss_after_events, n_thaws, thaw_total, thaw_max;
+        uint64_t rss_after_events, n_thaws, thaw_total, thaw_max, thawed_first, yields;
         usec_t storm_sent, storm_handled;
         uint64_t storm_thaws, storm_coalesced, rss_after_storm;
         uint64_t idle_runs;
@@ -841,7 +841,7 @@ static int listener_bench_start(ListenerBench *lb) {
         } else {
                 if ((r = scratch_spawn(&scratch, "units.slice/socket.service", srv_socket, &lb->socket_pid)) < 0 ||
                     (r = scratch_spawn(&scratch, "units.slice/push.service", srv_push, NULL)) < 0 ||
-                    (r = scratch_spawn(&scratch, "units.slice/call.service", srv_call, NULL)) < 0 ||
+                    (r = scratch_spawn(&scratch, "units.slice/call.service", srv_call, &lb->call_pid)) < 0 ||
                     (r = scratch_spawn(&scratch, "references.slice/socket.service", srv_reference, &lb->reference_pid)) < 0 ||
                     (r = scratch_spawn(&scratch, "references.slice/call.service", srv_call_reference, NULL)) < 0)
                         return log_error_errno(r, "Failed to start the bench's services: %m");
@@ -899,9 +899,11 @@ static int listener_bench_start(ListenerBench *lb) {
         const BareTarget same_targets[_KIND_MAX] = {
                 [KIND_SOCKET] = { .service = lb->socket_pid },
                 [KIND_PUSH] = { .bus_address = bus_address, .push_name = BARE_PUSH_NAME },
-                [KIND_DBUS_CALL] = { .bus_address = bus_address, .bus_name = SAME_NAME },
+                /* Checked: it thaws on a call it finds unread in the
+                 * service's bus connection, as the listener does. */
+                [KIND_DBUS_CALL] = { .service = lb->call_pid, .bus_address = bus_address, .bus_name = SAME_NAME },
         };
-        lb->have_same = lb->have_bare && lb->socket_pid > 0;
+        lb->have_same = lb->have_bare && lb->socket_pid > 0 && lb->call_pid > 0;
         for (int k = 0; lb->have_same && k < _KIND_MAX; k++) {
                 char unit[64];
                 snprintf(unit, sizeof(unit), "units.slice/%s", kind_units[k]);
@@ -992,6 +994,8 @@ static int listener_bench_rounds(ListenerBench *lb) {
         }
         lb->rss_after_events = bench_rss_kib(listener_pid);
         lb->n_thaws = bench_listener_statistic(lb->bus, "thaws");
+        lb->thawed_first = bench_listener_statistic(lb->bus, "thawed_first");
+        lb->yields = bench_listener_statistic(lb->bus, "yields");
         lb->thaw_total = bench_listener_statistic(lb->bus, "thaw_usec_total");
         lb->thaw_max = bench_listener_statistic(lb->bus, "thaw_usec_max");
         return 0;
@@ -1129,6 +1133,8 @@ static void listener_bench_report(ListenerBench *lb) {
         printf("\nInside the listener, event received to units thawed: mean %.1f us, max %llu us (%llu thaws)\n",
                lb->n_thaws ? (double) lb->thaw_total / (double) lb->n_thaws : 0.0, (unsigned long long) lb->thaw_max,
                (unsigned long long) lb->n_thaws);
+        printf("Socket events thawed before their dispatch: %llu of %u; thaws after which the listener yielded: %llu\n",
+               (unsigned long long) lb->thawed_first, samples, (unsigned long long) lb->yields);
         printf("Listener RSS: %llu KiB after the events, %llu KiB after the storm\n",
                (unsigned long long) lb->rss_after_events, (unsigned long long) lb->rss_after_storm);
         printf("Storm: 10000 pushes sent in %.1f ms, handled in %.1f ms: %llu thaw(s), %llu coalesced\n",

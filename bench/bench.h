@@ -126,7 +126,10 @@ typedef struct BareThawer {
 } BareThawer;
 /* What the bare thawer waits on: the listening sockets of service, or (with
  * bus_address) a monitor of the method calls to bus_name, or (with
- * push_name as well) a Push call to push_name, which it owns. */
+ * push_name as well) a Push call to push_name, which it owns. A monitor
+ * with service set too is checked: it thaws only on a call it finds unread
+ * in one of service's bus connections, as the listener does, so that a
+ * call the bus's policy refused would thaw nothing. */
 typedef struct BareTarget {
         pid_t service;
         const char *bus_address, *bus_name, *push_name;

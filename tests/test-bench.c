@@ -334,6 +334,66 @@ START_TEST(test_bare_thawer_push) {
 }
 END_TEST
 
+static bool thawer_exited(void *userdata) {
+        BareThawer *t = userdata;
+        int status;
+
+        if (waitpid(t->pid, &status, WNOHANG) != t->pid)
+                return false;
+        t->pid = 0; /* reaped: nothing left for bare_thawer_stop() to end */
+        return WIFEXITED(status) && WEXITSTATUS(status) == 1;
+}
+
+/* The checked monitor thawer (the dbus-call same-service reference) thaws
+ * on a call the bus delivered to the service: found unread in the
+ * service's bus connection. A call the bus's policy refused
+ * (tests/data/dbus-test.conf denies the member Refused) reaches its monitor
+ * all the same, but not the service: it is no event, and the thawer fails
+ * loudly instead of thawing. */
+START_TEST(test_bare_thawer_dbus_checked) {
+        char *address = ref_bus_address;
+        BareThawer t;
+        int answered = 0;
+
+        if (!test_need_root_cgroup2())
+                return;
+        spawn_bus_service("checked.service", "org.example.Checked", NULL);
+        sd_bus *bus = test_bus_client(address);
+        int cg = test_cgroup("checked.service");
+        ck_assert_int_ge(bare_thawer_start(&t, cg, &(BareTarget) { .service = (pid_t) owner_pid(bus, "org.example.Checked"),
+                                                                    .bus_address = address,
+                                                                    .bus_name = "org.example.Checked" }), 0);
+
+        ck_assert_int_eq(cgroup_set_freeze(cg, true), 0);
+        ck_assert_int_eq(cgroup_wait_frozen(&cg, 1, true, now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC, NULL), 0);
+        ck_assert_int_eq(bare_thawer_arm(&t), 0);
+        ck_assert(test_wait_for(thawer_waits_for_event, &t.pid, 5 * USEC_PER_SEC));
+        ck_assert_int_ge(sd_bus_call_method_async(bus, NULL, "org.example.Checked", "/org/standby/Bench",
+                                                  "org.standby.Bench", "Ping", on_pong, &answered, ""), 0);
+        wait_answered(bus, &answered);
+        ck_assert_int_eq(answered, 1);
+        ck_assert(!test_frozen("checked.service"));
+
+        ck_assert_int_eq(cgroup_set_freeze(cg, true), 0);
+        ck_assert_int_eq(cgroup_wait_frozen(&cg, 1, true, now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC, NULL), 0);
+        ck_assert_int_eq(bare_thawer_arm(&t), 0);
+        ck_assert(test_wait_for(thawer_waits_for_event, &t.pid, 5 * USEC_PER_SEC));
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        ck_assert_int_lt(sd_bus_call_method(bus, "org.example.Checked", "/org/standby/Bench", "org.standby.Bench",
+                                            "Refused", &error, NULL, ""), 0);
+        ck_assert_str_eq(error.name, SD_BUS_ERROR_ACCESS_DENIED);
+        sd_bus_error_free(&error);
+        ck_assert_msg(test_wait_for(thawer_exited, &t, 5 * USEC_PER_SEC),
+                      "the checked thawer did not fail on a call the bus refused");
+        ck_assert(test_frozen("checked.service"));
+
+        ck_assert_int_eq(cgroup_set_freeze(cg, false), 0);
+        bare_thawer_stop(&t);
+        sd_bus_flush_close_unref(bus);
+        safe_close(cg);
+}
+END_TEST
+
 /* Runs build/standby-bench (as root, its output in T.state_dir/out) with
  * env before it and args after; returns its exit status and what it wrote
  * to stderr (caller frees). */
@@ -718,5 +778,6 @@ Suite *bench_suite(void) {
         tcase_add_unchecked_fixture(tc, NULL, bus_sweep);
         tcase_add_test(tc, test_bare_thawer_dbus);
         tcase_add_test(tc, test_bare_thawer_push);
+        tcase_add_test(tc, test_bare_thawer_dbus_checked);
         return s;
 }
