@@ -8,9 +8,11 @@
  * of its own that owns a name and answers a Push call to it, as the
  * listener's Push does, with sd-bus. The monitor thawer on the listener's
  * own D-Bus service is checked: before its write it reads the call from the
- * monitor and finds it unread in the service's bus connection (duplicated
- * once, at the start), the least that a correct listener does, for a
- * monitor is shown calls the bus then refuses. No rules, no journal, no credentials
+ * monitor and finds it unread in the service's bus connections, for a
+ * monitor is shown calls the bus then refuses. A lower bound of what a
+ * correct listener does: it trusts the connections it duplicated at its
+ * start, where the listener takes the name's owner's afresh at each call
+ * and checks each one's peer. No rules, no journal, no credentials
  * asked, no event loop library. What it adds beyond the bench's own thaw
  * (bench-thawed) is the price of waking a process at all on this machine;
  * what standby-listener adds beyond it is standby-listener's own. */

@@ -278,6 +278,9 @@ void listener_forget_late(Listener *l);
 /* Thaws the units a rule's unit name stands for, for duration (received:
  * when the event came, for the statistics). */
 int listener_thaw(Listener *l, const char *unit, usec_t duration, usec_t received);
+/* Thaws every unit of the rule's Thaw= for its For=: all written before
+ * the listener steps aside and records them. */
+int listener_thaw_rule(Listener *l, const Rule *rule, usec_t received);
 
 /* Thaws leaves (cgroups), those standby froze, for duration, as asked
  * over the bus (Thaw); what of them is not frozen by standby is noted

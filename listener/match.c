@@ -32,11 +32,9 @@ int listener_dispatch(Listener *l, const Event *ev, usec_t received) {
                         listener_exit_standby(l, rule->path);
                         break; /* nothing left to thaw */
                 }
-                for (char **t = rule->thaw; t && *t; t++) {
-                        r = listener_thaw(l, *t, rule->duration, received);
-                        if (r < 0)
-                                log_warning_errno(r, "Failed to thaw %s (rule %s): %m", *t, rule->path);
-                }
+                r = listener_thaw_rule(l, rule, received);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to thaw the units of rule %s: %m", rule->path);
         }
         l->step_aside = false;
         return matched;

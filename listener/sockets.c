@@ -80,8 +80,12 @@ static void on_socket_readable(Listener *l, void *userdata) {
         usec_t received = now_usec(CLOCK_MONOTONIC);
 
         bool wrote = thaw_first(l, w);
-        if (wrote)
+        if (wrote) {
+                usec_t before = now_usec(CLOCK_MONOTONIC);
                 listener_step_aside(l);
+                /* The thaw statistics time the listener, not what ran meanwhile. */
+                received += now_usec(CLOCK_MONOTONIC) - before;
+        }
         /* Nothing but the thaw before the woken service may run. The watch
          * is edge-triggered, so the socket still readable does not wake the
          * listener again; it is dropped at the next sync, which the thaw's

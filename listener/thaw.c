@@ -32,63 +32,128 @@ static void note_outcome(Listener *l, const char *cgroup, int r) {
                 listener_report_note(l, cgroup, -ENOENT);
 }
 
-/* After an event's first thaw the listener yields its CPU once: a thawed
- * task woken on it (the kernel wakes it on the writer's CPU when its own is
- * busy) would otherwise wait for the listener's bookkeeping, the record,
- * the window and the return to the loop, which the scheduler lets run to
- * the end of its slice. Where the woken task went to another CPU, it
- * costs one system call. */
+/* After an event's first thaws the listener yields its CPU once: a thawed
+ * task that the kernel placed on it (no other CPU idle) would otherwise
+ * wait for the listener's bookkeeping, the record, the window and the
+ * return to the loop, which the scheduler lets run to the end of its
+ * slice. Where the woken task went to another CPU, it costs one system
+ * call. */
 void listener_step_aside(Listener *l) {
         l->step_aside = false;
         l->stats.yields++;
         (void) sched_yield();
 }
 
-int listener_thaw_leaves(Listener *l, char **leaves, usec_t duration, usec_t received) {
-        usec_t now = now_usec(CLOCK_MONOTONIC);
-        usec_t until = duration >= USEC_INFINITY - now ? USEC_INFINITY : now + duration;
-        _cleanup_strv_free_ char **done = NULL;
-        size_t failed = 0, gone = 0;
-        int r;
+/* What one list of units' writes did, for the bookkeeping after them. */
+typedef struct ThawDone {
+        char **done;         /* thawed now: to record, and to window */
+        size_t failed, gone;
+        usec_t thawed;       /* when the writes ended */
+} ThawDone;
+
+/* Returns 0, or -ENOMEM with the writes cut short (what was thawed before
+ * is still recorded). */
+static int thaw_write(Listener *l, char **leaves, usec_t now, usec_t until, ThawDone *d) {
+        int ret = 0;
 
         for (char **x = leaves; x && *x; x++) {
-                r = listener_unit_thaw(l, *x, now, until);
+                int r = listener_unit_thaw(l, *x, now, until);
                 note_outcome(l, *x, r);
                 if (r == -ENOENT)
-                        gone++;
+                        d->gone++;
                 else if (r < 0)
-                        failed++;
-                else if (r > 0 && (r = strv_extend(&done, *x)) < 0)
-                        return r;
+                        d->failed++;
+                else if (r > 0 && strv_extend(&d->done, *x) < 0) {
+                        ret = -ENOMEM;
+                        break;
+                }
         }
+        d->thawed = now_usec(CLOCK_MONOTONIC);
+        return ret;
+}
+
+static int thaw_settle(Listener *l, ThawDone *d, usec_t until, usec_t received) {
+        int r;
+
         /* A thaw that failed is no coalesced event: it is counted, and
          * listener_unit_thaw() logged it. */
-        l->stats.thaw_failures += failed;
-        if (done && l->step_aside)
-                listener_step_aside(l);
-        if (!done) {
+        l->stats.thaw_failures += d->failed;
+        if (!d->done) {
                 /* Coalesced: every unit it names is in its open window. */
-                if (failed == 0 && gone == 0)
+                if (d->failed == 0 && d->gone == 0)
                         l->stats.coalesced++;
-                return failed > 0 ? -EIO : 0;
+                return d->failed > 0 ? -EIO : 0;
         }
-        usec_t took = now_usec(CLOCK_MONOTONIC) - received;
+        /* The listener's own time: the yield, if any, came after. */
+        usec_t took = d->thawed - received;
         l->stats.thaws++;
         l->stats.thaw_usec_total += took;
         l->stats.thaw_usec_max = MAX(l->stats.thaw_usec_max, took);
-        log_debug("Thawed %zu cgroups, %.3f ms after the event.", strv_length(done), (double) took / 1000.0);
+        log_debug("Thawed %zu cgroups, %.3f ms after the event.", strv_length(d->done), (double) took / 1000.0);
 
         /* The record, once this event is answered. */
-        r = listener_record_thaws(l, done, until);
+        r = listener_record_thaws(l, d->done, until);
         if (r < 0)
                 return r;
         if (until == USEC_INFINITY)
                 return 0;
-        return listener_add_window(l, done, until);
+        return listener_add_window(l, d->done, until);
+}
+
+static usec_t window_end(usec_t now, usec_t duration) {
+        return duration >= USEC_INFINITY - now ? USEC_INFINITY : now + duration;
+}
+
+int listener_thaw_leaves(Listener *l, char **leaves, usec_t duration, usec_t received) {
+        usec_t now = now_usec(CLOCK_MONOTONIC), until = window_end(now, duration);
+        ThawDone d = {};
+        int r, k;
+
+        r = thaw_write(l, leaves, now, until, &d);
+        if (d.done && l->step_aside)
+                listener_step_aside(l);
+        k = thaw_settle(l, &d, until, received);
+        strv_free(d.done);
+        return r < 0 ? r : k;
 }
 
 /* Thaws the units a rule's unit name stands for, for duration, unless
  * their window is open. */
 int listener_thaw(Listener *l, const char *unit, usec_t duration, usec_t received) {
         return listener_thaw_leaves(l, listener_resolve_unit(l, unit), duration, received);
+}
+
+int listener_thaw_rule(Listener *l, const Rule *rule, usec_t received) {
+        size_t n = strv_length(rule->thaw);
+        usec_t now, until;
+        ThawDone *d;
+        bool any = false;
+        int r = 0, k;
+
+        if (n <= 1)
+                return n == 1 ? listener_thaw(l, rule->thaw[0], rule->duration, received) : 0;
+        d = calloc(n, sizeof(ThawDone));
+        if (!d) {
+                /* Name by name: each name's bookkeeping before the next one's writes. */
+                for (size_t i = 0; i < n; i++)
+                        if ((k = listener_thaw(l, rule->thaw[i], rule->duration, received)) < 0)
+                                r = k;
+                return r;
+        }
+        now = now_usec(CLOCK_MONOTONIC);
+        until = window_end(now, rule->duration);
+        for (size_t i = 0; i < n; i++) {
+                if ((k = thaw_write(l, listener_resolve_unit(l, rule->thaw[i]), now, until, &d[i])) < 0)
+                        r = k;
+                any = any || d[i].done;
+        }
+        if (any && l->step_aside)
+                listener_step_aside(l);
+        for (size_t i = 0; i < n; i++) {
+                if ((k = thaw_settle(l, &d[i], until, received)) < 0 && r >= 0)
+                        r = k;
+                strv_free(d[i].done);
+        }
+        free(d);
+        return r;
 }

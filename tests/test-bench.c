@@ -345,8 +345,9 @@ static bool thawer_exited(void *userdata) {
 }
 
 /* The checked monitor thawer (the dbus-call same-service reference) thaws
- * on a call the bus delivered to the service: found unread in the
- * service's bus connection. A call the bus's policy refused
+ * on a call the bus delivered to the service's second name, on the second
+ * of its bus connections, as in the bench: found unread there. A call the
+ * bus's policy refused
  * (tests/data/dbus-test.conf denies the member Refused) reaches its monitor
  * all the same, but not the service: it is no event, and the thawer fails
  * loudly instead of thawing. */
@@ -357,18 +358,18 @@ START_TEST(test_bare_thawer_dbus_checked) {
 
         if (!test_need_root_cgroup2())
                 return;
-        spawn_bus_service("checked.service", "org.example.Checked", NULL);
+        spawn_bus_service("checked.service", "org.example.Checked", "org.example.CheckedAlias");
         sd_bus *bus = test_bus_client(address);
         int cg = test_cgroup("checked.service");
         ck_assert_int_ge(bare_thawer_start(&t, cg, &(BareTarget) { .service = (pid_t) owner_pid(bus, "org.example.Checked"),
                                                                     .bus_address = address,
-                                                                    .bus_name = "org.example.Checked" }), 0);
+                                                                    .bus_name = "org.example.CheckedAlias" }), 0);
 
         ck_assert_int_eq(cgroup_set_freeze(cg, true), 0);
         ck_assert_int_eq(cgroup_wait_frozen(&cg, 1, true, now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC, NULL), 0);
         ck_assert_int_eq(bare_thawer_arm(&t), 0);
         ck_assert(test_wait_for(thawer_waits_for_event, &t.pid, 5 * USEC_PER_SEC));
-        ck_assert_int_ge(sd_bus_call_method_async(bus, NULL, "org.example.Checked", "/org/standby/Bench",
+        ck_assert_int_ge(sd_bus_call_method_async(bus, NULL, "org.example.CheckedAlias", "/org/standby/Bench",
                                                   "org.standby.Bench", "Ping", on_pong, &answered, ""), 0);
         wait_answered(bus, &answered);
         ck_assert_int_eq(answered, 1);
@@ -379,7 +380,7 @@ START_TEST(test_bare_thawer_dbus_checked) {
         ck_assert_int_eq(bare_thawer_arm(&t), 0);
         ck_assert(test_wait_for(thawer_waits_for_event, &t.pid, 5 * USEC_PER_SEC));
         sd_bus_error error = SD_BUS_ERROR_NULL;
-        ck_assert_int_lt(sd_bus_call_method(bus, "org.example.Checked", "/org/standby/Bench", "org.standby.Bench",
+        ck_assert_int_lt(sd_bus_call_method(bus, "org.example.CheckedAlias", "/org/standby/Bench", "org.standby.Bench",
                                             "Refused", &error, NULL, ""), 0);
         ck_assert_str_eq(error.name, SD_BUS_ERROR_ACCESS_DENIED);
         sd_bus_error_free(&error);

@@ -331,6 +331,38 @@ START_TEST(test_push_thaws_for_window) {
 }
 END_TEST
 
+/* A rule with two Thaw= names thaws both for one event, each unit for the
+ * window, and both freeze again at its end. */
+START_TEST(test_push_thaws_every_name) {
+        int mail, other, acted;
+
+        if (!test_need_root_cgroup2())
+                return;
+        write_rule("70-pair.rule", "[Match]\nEvent=push\nUnit=pair.service\n[Action]\n"
+                                   "Thaw=mail.service other.service\nFor=1s\n");
+        test_spawn_workload("mail.service", "nanosleep", 10, 1, &mail);
+        test_spawn_workload("other.service", "nanosleep", 10, 1, &other);
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        (void) statistic(bus, "events"); /* the journal change is taken before a call */
+        ck_assert(test_frozen("mail.service"));
+        ck_assert(test_frozen("other.service"));
+
+        ck_assert_ptr_null(push(bus, "pair.service", &acted));
+        ck_assert_int_eq(acted, 1);
+        ck_assert(!test_frozen("mail.service"));
+        ck_assert(!test_frozen("other.service"));
+        ck_assert_uint_eq(statistic(bus, "thaws"), 2);
+        ck_assert(wait_frozen("mail.service", true));
+        ck_assert(wait_frozen("other.service", true));
+
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        ck_assert(!test_anything_frozen());
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* Waits (bounded) for the journal to give sub this state (-1: not listed):
  * re-read on every rename into the state directory, which is how each save
  * lands, and on its removal. */
@@ -3879,6 +3911,7 @@ Suite *listener_suite(void) {
         Suite *s = suite_create("listener");
         TCase *tc = listener_tcase(s, "dbus", 60);
         tcase_add_test(tc, test_push_thaws_for_window);
+        tcase_add_test(tc, test_push_thaws_every_name);
         tcase_add_test(tc, test_refreeze_before_record);
         tcase_add_test(tc, test_push_storm_coalesces);
         tcase_add_test(tc, test_thaw_recorded);
