@@ -1990,6 +1990,58 @@ START_TEST(test_dbus_call_unread_at_enter) {
 }
 END_TEST
 
+/* standby-manager freezes a service that an event had thawed for a window,
+ * and a call reaches it, both while the listener is stopped: the call is
+ * judged by the journal as it is now, delivered to a frozen unit, and
+ * thaws it. Judged by the listener's view before the change (the service
+ * running, its window open), it would be left unread in a frozen service. */
+START_TEST(test_dbus_call_with_its_freeze_in_one_wakeup) {
+        sd_bus_slot *slot = NULL;
+        int answered = 0;
+
+        if (!test_need_root_cgroup2())
+                return;
+        write_rule("80-call.rule", "[Match]\nEvent=dbus-call\nBusName=org.example.Mail\n[Action]\n"
+                                   "Thaw=mail.service\nFor=60s\n");
+        pid_t service = spawn_mail_bus_service();
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert_int_ge(sd_bus_call_method(bus, "org.example.Mail", "/org/standby/Bench", "org.standby.Bench", "Ping",
+                                            NULL, NULL, ""), 0);
+        ck_assert(wait_statistic(bus, "records", 1, 5 * USEC_PER_SEC)); /* thawed, in the journal too */
+        ck_assert(!test_frozen("mail.service"));
+
+        ck_assert_int_eq(kill(listener_pid, SIGSTOP), 0);
+        ck_assert(test_wait_for(is_stopped, &listener_pid, 5 * USEC_PER_SEC));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "freeze", test_cgpath("mail.service"), NULL), EXIT_OK);
+        ck_assert(test_frozen("mail.service"));
+        ck_assert_int_ge(sd_bus_call_method_async(bus, &slot, "org.example.Mail", "/org/standby/Bench", "org.standby.Bench",
+                                                  "Ping", on_pong, &answered, ""), 0);
+        ck_assert_int_ge(sd_bus_flush(bus), 0);
+        ck_assert_msg(test_wait_for(has_unread, &service, 5 * USEC_PER_SEC), "the call never reached the service");
+        /* The bus handles one message whole, its monitors' copies too,
+         * before the next: once this is answered, the listener's copy waits. */
+        ck_assert_int_ge(sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                            "GetId", NULL, NULL, ""), 0);
+        ck_assert_int_eq(kill(listener_pid, SIGCONT), 0);
+
+        for (usec_t deadline = now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC;;) {
+                int t = deadline_poll_timeout(deadline);
+                ck_assert_msg(t > 0, "the call to the frozen service was not answered");
+                ck_assert_int_ge(sd_bus_process(bus, NULL), 0);
+                if (answered != 0)
+                        break;
+                (void) sd_bus_wait(bus, (uint64_t) t * USEC_PER_MSEC);
+        }
+        ck_assert_int_eq(answered, 1);
+        ck_assert_uint_eq(statistic(bus, "thaws"), 2);
+        sd_bus_slot_unref(slot);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* Who may borrow the listener: root or Group= as the bus saw the
  * caller's connection, nothing that a process sends without a connection. */
 
@@ -3940,6 +3992,7 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_socket_wakes_server);
         tcase_add_test(tc, test_input_stream_lid);
         tcase_add_test(tc, test_dbus_call_thaws_owner);
+        tcase_add_test(tc, test_dbus_call_with_its_freeze_in_one_wakeup);
         tcase_add_test(tc, test_dbus_call_unread_at_enter);
         tcase_add_test(tc, test_bus_loss_exits);
         tcase_add_test(tc, test_bus_loss_exits_with_monitor);
