@@ -196,14 +196,6 @@ static void spawn_bus_service(const char *unit, const char *name, const char *al
         ck_assert_msg(test_ticks(tick, 1, 10 * USEC_PER_SEC) == 1, "bus-service did not start");
 }
 
-/* Processes bus until *answered is set by a reply's handler, 5 s at most. */
-static void wait_answered(sd_bus *bus, int *answered) {
-        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC;
-        while (*answered == 0 && now_usec(CLOCK_MONOTONIC) < deadline)
-                if (sd_bus_process(bus, NULL) == 0)
-                        (void) sd_bus_wait(bus, deadline - now_usec(CLOCK_MONOTONIC));
-}
-
 /* After the case, in the runner: what a failed test left (its bus was
  * killed with its process group; a failed assertion skips the teardown). */
 static void bus_sweep(void) {
@@ -248,7 +240,7 @@ START_TEST(test_bare_thawer_dbus) {
         /* A call is the event: the service thaws and answers. */
         ck_assert_int_ge(sd_bus_call_method_async(bus, NULL, "org.example.Reference", "/org/standby/Bench",
                                                   "org.standby.Bench", "Ping", on_pong, &answered, ""), 0);
-        wait_answered(bus, &answered);
+        ck_assert(test_bus_wait_answered(bus, &answered, 5 * USEC_PER_SEC));
         ck_assert_int_eq(answered, 1);
         ck_assert(!test_frozen("ref.service"));
 
@@ -324,7 +316,7 @@ START_TEST(test_bare_thawer_push) {
                                                   "org.standby.Listener1", "Push", on_pushed, &answered, "ss",
                                                   "push.service", "test"),
                          0);
-        wait_answered(bus, &answered);
+        ck_assert(test_bus_wait_answered(bus, &answered, 5 * USEC_PER_SEC));
         ck_assert_int_eq(answered, 2); /* answered true */
         ck_assert(!test_frozen("push.service"));
 
@@ -371,7 +363,7 @@ START_TEST(test_bare_thawer_dbus_checked) {
         ck_assert(test_wait_for(thawer_waits_for_event, &t.pid, 5 * USEC_PER_SEC));
         ck_assert_int_ge(sd_bus_call_method_async(bus, NULL, "org.example.CheckedAlias", "/org/standby/Bench",
                                                   "org.standby.Bench", "Ping", on_pong, &answered, ""), 0);
-        wait_answered(bus, &answered);
+        ck_assert(test_bus_wait_answered(bus, &answered, 5 * USEC_PER_SEC));
         ck_assert_int_eq(answered, 1);
         ck_assert(!test_frozen("checked.service"));
 

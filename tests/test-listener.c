@@ -1974,14 +1974,8 @@ START_TEST(test_dbus_call_unread_at_enter) {
         ck_assert_int_eq(kill(service, SIGCONT), 0); /* it stays frozen: the signal waits */
 
         /* answered is set by on_pong(), from within sd_bus_process(). */
-        for (usec_t deadline = now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC;;) {
-                int t = deadline_poll_timeout(deadline);
-                ck_assert_msg(t > 0, "the call was not answered during standby");
-                ck_assert_int_ge(sd_bus_process(bus, NULL), 0);
-                if (answered != 0)
-                        break;
-                (void) sd_bus_wait(bus, (uint64_t) t * USEC_PER_MSEC);
-        }
+        ck_assert_msg(test_bus_wait_answered(bus, &answered, 5 * USEC_PER_SEC),
+                      "the call was not answered during standby");
         ck_assert_int_eq(answered, 1);
         ck_assert_uint_ge(statistic(bus, "replayed"), 1);
         sd_bus_slot_unref(slot);
@@ -2026,14 +2020,8 @@ START_TEST(test_dbus_call_with_its_freeze_in_one_wakeup) {
                                             "GetId", NULL, NULL, ""), 0);
         ck_assert_int_eq(kill(listener_pid, SIGCONT), 0);
 
-        for (usec_t deadline = now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC;;) {
-                int t = deadline_poll_timeout(deadline);
-                ck_assert_msg(t > 0, "the call to the frozen service was not answered");
-                ck_assert_int_ge(sd_bus_process(bus, NULL), 0);
-                if (answered != 0)
-                        break;
-                (void) sd_bus_wait(bus, (uint64_t) t * USEC_PER_MSEC);
-        }
+        ck_assert_msg(test_bus_wait_answered(bus, &answered, 5 * USEC_PER_SEC),
+                      "the call to the frozen service was not answered");
         ck_assert_int_eq(answered, 1);
         ck_assert_uint_eq(statistic(bus, "thaws"), 2);
         sd_bus_slot_unref(slot);

@@ -621,6 +621,17 @@ sd_bus *test_bus_client(const char *address) {
         return bus;
 }
 
+bool test_bus_wait_answered(sd_bus *bus, const int *answered, usec_t timeout) {
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + timeout;
+
+        while (*answered == 0 && now_usec(CLOCK_MONOTONIC) < deadline) {
+                ck_assert_int_ge(sd_bus_process(bus, NULL), 0);
+                if (*answered == 0)
+                        (void) sd_bus_wait(bus, deadline - MIN(deadline, now_usec(CLOCK_MONOTONIC)));
+        }
+        return *answered != 0;
+}
+
 void test_stop_pid(pid_t pid) {
         if (pid <= 0)
                 return;

@@ -125,6 +125,9 @@ pid_t test_start_dbus(const char *dir, char *ret_address, size_t size);
 void test_stop_pid(pid_t pid);
 /* A client connection to the bus at address (fails the test if none). */
 struct sd_bus *test_bus_client(const char *address);
+/* Processes bus until *answered is set (by a reply's handler), timeout at
+ * most; returns whether it was. */
+bool test_bus_wait_answered(struct sd_bus *bus, const int *answered, usec_t timeout);
 
 /* Starts a systemd --user manager (tests/env/user-manager.sh) for the tests
  * of the systemd backend: its files in dir (its private socket
