@@ -35,7 +35,7 @@ typedef struct Statistics {
         uint64_t journal_busy;    /* journal work put off: another process held the journal's lock */
         uint64_t thaw_failures;   /* units an event or a call was to thaw that stayed frozen */
         uint64_t jobs_released;   /* timer jobs of held units cancelled at their manager (held-job.c) */
-        uint64_t yields;          /* events after whose first thaw the listener stepped aside (sched_yield) */
+        uint64_t yields;          /* events after whose thaws the listener stepped aside (sched_yield) */
         uint64_t thaw_usec_total; /* event received -> units thawed */
         uint64_t thaw_usec_max;
 } Statistics;
@@ -150,7 +150,7 @@ typedef struct Listener {
         LockGuard *guards;
         SystemdLink *systemd_links;
         ThawReport *collecting;           /* the call being handled, while its thaws are done */
-        bool step_aside;                  /* the event being dispatched yields after its first thaw */
+        bool step_aside;                  /* the event being dispatched yields after its thaws */
         ThawReport *reports;              /* calls waiting for their thaws through systemd */
         pid_t exit_pid;                   /* an ExitStandby= exit running in a child (exit-standby.c) */
         bool leave_pending;               /* or asked of systemd, not yet begun (exit-standby.c) */
@@ -198,7 +198,7 @@ struct Event {
         int key_type, key_code, value;
         const char *subsystem;     /* uevent */
         const Rule *rule;          /* dbus-signal, dbus-call: the rule whose match fired */
-        /* Whether the listener yields its CPU once the event's first thaw is
+        /* Whether the listener yields its CPU once the event's thaws are
          * written (listener_step_aside()): not for a call whose caller waits
          * for the listener's answer (push), which comes first, nor when the
          * source has yielded already, after a write of its own (socket). */
@@ -286,7 +286,7 @@ int listener_thaw_rule(Listener *l, const Rule *rule, usec_t received);
  * over the bus (Thaw); what of them is not frozen by standby is noted
  * failed in the report being collected. */
 int listener_thaw_leaves(Listener *l, char **leaves, usec_t duration, usec_t received);
-/* Yields the CPU once, after an event's first thaw (thaw.c). */
+/* Yields the CPU once, after an event's thaws (thaw.c). */
 void listener_step_aside(Listener *l);
 
 /* report.c: what a thaw asked over the bus did, for its reply. */

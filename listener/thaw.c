@@ -32,12 +32,13 @@ static void note_outcome(Listener *l, const char *cgroup, int r) {
                 listener_report_note(l, cgroup, -ENOENT);
 }
 
-/* After an event's first thaws the listener yields its CPU once: a thawed
- * task that the kernel placed on it (no other CPU idle) would otherwise
- * wait for the listener's bookkeeping, the record, the window and the
- * return to the loop, which the scheduler lets run to the end of its
- * slice. Where the woken task went to another CPU, it costs one system
- * call. */
+/* After an event's thaws (the first matching rule's, all its Thaw= units
+ * written, or their ThawUnit sent) the listener yields its CPU once: a
+ * thawed task that the kernel placed on it (no other CPU idle) would
+ * otherwise wait for the listener's bookkeeping, the record, the window
+ * and the return to the loop, which the scheduler lets run to the end of
+ * its slice. Where the woken task went to another CPU, it costs one
+ * system call. */
 void listener_step_aside(Listener *l) {
         l->step_aside = false;
         l->stats.yields++;
