@@ -11,8 +11,8 @@
  * monitor and finds it unread in the service's bus connections, for a
  * monitor is shown calls the bus then refuses. A lower bound of what a
  * correct listener does: it trusts the connections it duplicated at its
- * start, where the listener takes the name's owner's afresh at each call
- * and checks each one's peer. No rules, no journal, no credentials
+ * start, where the listener looks only at the name's owner's, found and
+ * checked anew at every journal change. No rules, no journal, no credentials
  * asked, no event loop library. What it adds beyond the bench's own thaw
  * (bench-thawed) is the price of waking a process at all on this machine;
  * what standby-listener adds beyond it is standby-listener's own. */

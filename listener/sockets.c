@@ -283,15 +283,20 @@ bool listener_unit_has_unread_call(Listener *l, const char *cgroup, const char *
         return w.found;
 }
 
-/* The bus connections of a frozen leaf of a dbus-call rule's Thaw= units,
- * by process and descriptor number: nothing of them is held (a held
- * duplicate would keep the connection, and the names it owns, alive after
- * its process died), and each is taken again, by pidfd_getfd(), when the
- * monitor reports a call. */
+/* The bus connections of a frozen leaf of a dbus-call rule's Thaw= units:
+ * each held, a duplicate checked once to be the bus's, so that a call the
+ * monitor reports is looked for with one peek, and watched through its
+ * process's pidfd: a held duplicate would keep the connection, and the
+ * names it owns, alive after its process died (a frozen process still
+ * dies of SIGKILL), so the process's exit drops it. Without the watch the
+ * connection is not held, but taken again, by pidfd_getfd(), and checked
+ * at each call. */
 typedef struct BusConnRef {
         pid_t pid;
         int pidfd;
-        int fd;
+        int fd;                       /* its number in the process */
+        int conn;                     /* the held duplicate, or -EBADF */
+        sd_event_source *exit_watch;  /* on pidfd: the process's end drops conn */
 } BusConnRef;
 
 typedef struct CallTarget {
@@ -328,8 +333,11 @@ static SocketState *state_of(Listener *l) {
 }
 
 static void call_target_free(CallTarget *t) {
-        for (size_t i = 0; i < t->n; i++)
+        for (size_t i = 0; i < t->n; i++) {
+                sd_event_source_disable_unref(t->conns[i].exit_watch);
+                safe_close(t->conns[i].conn);
                 safe_close(t->conns[i].pidfd);
+        }
         free(t->conns);
         free(t->cgroup);
         free(t);
@@ -350,8 +358,24 @@ static int add_if_bus_connection(const SocketRef *s, void *userdata) {
         pidfd = fcntl(s->pidfd, F_DUPFD_CLOEXEC, 3);
         if (pidfd < 0)
                 return -errno;
-        t->conns[t->n++] = (BusConnRef) { .pid = s->pid, .pidfd = pidfd, .fd = s->fd };
+        t->conns[t->n++] = (BusConnRef) { .pid = s->pid, .pidfd = pidfd, .fd = s->fd, .conn = s->dup };
+        return 1; /* the duplicate is kept */
+}
+
+static int on_conn_owner_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        BusConnRef *c = userdata;
+
+        c->conn = safe_close(c->conn);
+        c->exit_watch = sd_event_source_disable_unref(c->exit_watch);
         return 0;
+}
+
+/* Once a target's connections are all found (the array is final). */
+static void watch_conn_owners(Listener *l, CallTarget *t) {
+        for (size_t i = 0; i < t->n; i++)
+                if (sd_event_add_io(l->event, &t->conns[i].exit_watch, t->conns[i].pidfd, EPOLLIN, on_conn_owner_exit,
+                                    &t->conns[i]) < 0)
+                        t->conns[i].conn = safe_close(t->conns[i].conn); /* taken afresh at each call */
 }
 
 int listener_call_delivered(Listener *l, const Rule *rule, const char *sender, uint32_t serial) {
@@ -369,6 +393,11 @@ int listener_call_delivered(Listener *l, const Rule *rule, const char *sender, u
                          * what it chose to leave (dbus-call.c). */
                         if (owner <= 0 || t->conns[i].pid != owner)
                                 continue;
+                        if (t->conns[i].conn >= 0) {
+                                if (socket_holds_call(t->conns[i].conn, &q))
+                                        return 1;
+                                continue;
+                        }
                         _cleanup_close_ int fd = pidfd_getfd_(t->conns[i].pidfd, t->conns[i].fd);
                         /* The same socket still: the process is frozen, but
                          * its descriptor table might be shared. */
@@ -416,6 +445,7 @@ static int sync_call_targets(Listener *l, SocketState *st) {
                                 st->call_targets = t;
                                 (void) for_each_socket(l, t->cgroup, add_if_bus_connection,
                                                        &(BusWalk) { .listener = l, .target = t });
+                                watch_conn_owners(l, t);
                                 log_debug("%zu bus connections of %s for calls to %s.", t->n, t->cgroup,
                                           listener_call_rule_bus_name(rule));
                         }

@@ -2030,6 +2030,40 @@ START_TEST(test_dbus_call_with_its_freeze_in_one_wakeup) {
 }
 END_TEST
 
+static bool mail_unowned(void *userdata) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        int r = sd_bus_call_method(userdata, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                   "GetNameOwner", &error, NULL, "s", "org.example.Mail");
+        bool unowned = r < 0 && sd_bus_error_has_name(&error, "org.freedesktop.DBus.Error.NameHasNoOwner");
+        sd_bus_error_free(&error);
+        return unowned;
+}
+
+/* The listener holds a duplicate of a frozen owner's bus connection; the
+ * owner killed (SIGKILL reaches a frozen process), the duplicate goes with
+ * it, and the bus sees the connection close and frees the name at once,
+ * with nothing else changing: a held one would keep the name owned, and
+ * a restarted service could not take it. */
+START_TEST(test_dbus_call_owner_killed_frees_its_name) {
+        if (!test_need_root_cgroup2())
+                return;
+        write_rule("80-call.rule", "[Match]\nEvent=dbus-call\nBusName=org.example.Mail\n[Action]\n"
+                                   "Thaw=mail.service\nFor=1s\n");
+        pid_t service = spawn_mail_bus_service();
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        (void) statistic(bus, "events"); /* the journal change is taken before a call: the connection held */
+        ck_assert(test_frozen("mail.service"));
+        ck_assert(!mail_unowned(bus));
+
+        ck_assert_int_eq(kill(service, SIGKILL), 0);
+        ck_assert_msg(test_wait_for(mail_unowned, bus, 5 * USEC_PER_SEC), "the killed owner's name stayed owned");
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* Who may borrow the listener: root or Group= as the bus saw the
  * caller's connection, nothing that a process sends without a connection. */
 
@@ -3981,6 +4015,7 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_input_stream_lid);
         tcase_add_test(tc, test_dbus_call_thaws_owner);
         tcase_add_test(tc, test_dbus_call_with_its_freeze_in_one_wakeup);
+        tcase_add_test(tc, test_dbus_call_owner_killed_frees_its_name);
         tcase_add_test(tc, test_dbus_call_unread_at_enter);
         tcase_add_test(tc, test_bus_loss_exits);
         tcase_add_test(tc, test_bus_loss_exits_with_monitor);
