@@ -260,7 +260,8 @@ static bool socket_holds_call(int fd, const CallQuery *q) {
 typedef struct BusWalk {
         Listener *listener;
         const char *bus_name;        /* find_unread_call(): the call's destination */
-        pid_t owner;                 /* find_unread_call(): the process owning it */
+        pid_t owner;                 /* the process owning it: find_unread_call() looks at its
+                                      * connections alone, add_if_bus_connection() holds them */
         bool found;
         struct CallTarget *target;         /* add_if_bus_connection(): where they go */
 } BusWalk;
@@ -283,14 +284,16 @@ bool listener_unit_has_unread_call(Listener *l, const char *cgroup, const char *
         return w.found;
 }
 
-/* The bus connections of a frozen leaf of a dbus-call rule's Thaw= units:
- * each held, a duplicate checked once to be the bus's, so that a call the
- * monitor reports is looked for with one peek, and watched through its
- * process's pidfd: a held duplicate would keep the connection, and the
- * names it owns, alive after its process died (a frozen process still
- * dies of SIGKILL), so the process's exit drops it. Without the watch the
- * connection is not held, but taken again, by pidfd_getfd(), and checked
- * at each call. */
+/* The bus connections of a frozen leaf of a dbus-call rule's Thaw= units.
+ * Those of the process that owns the rule's BusName= are held, each socket
+ * once (a process may hold one under many numbers), a duplicate checked
+ * once to be the bus's, so that a call the monitor reports is looked for
+ * with one peek; and watched through the process's pidfd: a held
+ * duplicate would keep the connection, and the names it owns, alive after
+ * its process died (a frozen process still dies of SIGKILL), so the
+ * process's exit drops it. The rest (another process's; any, while the
+ * owner is not known, or without the watch) are taken again, by
+ * pidfd_getfd(), and checked at each call. */
 typedef struct BusConnRef {
         pid_t pid;
         int pidfd;
@@ -351,6 +354,15 @@ static int add_if_bus_connection(const SocketRef *s, void *userdata) {
 
         if (!is_bus_connection(w->listener, s->dup))
                 return 0;
+        bool hold = s->pid == w->owner;
+        struct stat st;
+        if (hold && fstat(s->dup, &st) >= 0)
+                for (size_t i = 0; i < t->n; i++) {
+                        struct stat held;
+                        if (t->conns[i].conn >= 0 && fstat(t->conns[i].conn, &held) >= 0 && held.st_ino == st.st_ino &&
+                            held.st_dev == st.st_dev)
+                                return 0; /* the same socket, held already: its one peek covers it */
+                }
         nc = realloc(t->conns, (t->n + 1) * sizeof(BusConnRef));
         if (!nc)
                 return -ENOMEM;
@@ -358,8 +370,8 @@ static int add_if_bus_connection(const SocketRef *s, void *userdata) {
         pidfd = fcntl(s->pidfd, F_DUPFD_CLOEXEC, 3);
         if (pidfd < 0)
                 return -errno;
-        t->conns[t->n++] = (BusConnRef) { .pid = s->pid, .pidfd = pidfd, .fd = s->fd, .conn = s->dup };
-        return 1; /* the duplicate is kept */
+        t->conns[t->n++] = (BusConnRef) { .pid = s->pid, .pidfd = pidfd, .fd = s->fd, .conn = hold ? s->dup : -EBADF };
+        return hold; /* the duplicate kept, or closed */
 }
 
 static int on_conn_owner_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -373,7 +385,8 @@ static int on_conn_owner_exit(sd_event_source *s, int fd, uint32_t revents, void
 /* Once a target's connections are all found (the array is final). */
 static void watch_conn_owners(Listener *l, CallTarget *t) {
         for (size_t i = 0; i < t->n; i++)
-                if (sd_event_add_io(l->event, &t->conns[i].exit_watch, t->conns[i].pidfd, EPOLLIN, on_conn_owner_exit,
+                if (t->conns[i].conn >= 0 &&
+                    sd_event_add_io(l->event, &t->conns[i].exit_watch, t->conns[i].pidfd, EPOLLIN, on_conn_owner_exit,
                                     &t->conns[i]) < 0)
                         t->conns[i].conn = safe_close(t->conns[i].conn); /* taken afresh at each call */
 }
@@ -444,7 +457,9 @@ static int sync_call_targets(Listener *l, SocketState *st) {
                                 t->next = st->call_targets;
                                 st->call_targets = t;
                                 (void) for_each_socket(l, t->cgroup, add_if_bus_connection,
-                                                       &(BusWalk) { .listener = l, .target = t });
+                                                       &(BusWalk) { .listener = l, .target = t,
+                                                                    .owner = listener_call_owner_pid(
+                                                                            l, listener_call_rule_bus_name(rule)) });
                                 watch_conn_owners(l, t);
                                 log_debug("%zu bus connections of %s for calls to %s.", t->n, t->cgroup,
                                           listener_call_rule_bus_name(rule));

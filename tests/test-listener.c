@@ -2056,9 +2056,12 @@ START_TEST(test_dbus_call_owner_killed_frees_its_name) {
         (void) statistic(bus, "events"); /* the journal change is taken before a call: the connection held */
         ck_assert(test_frozen("mail.service"));
         ck_assert(!mail_unowned(bus));
+        server_pid = service;
+        ck_assert_int_eq(count_held(), 1); /* its bus connection, once */
 
         ck_assert_int_eq(kill(service, SIGKILL), 0);
         ck_assert_msg(test_wait_for(mail_unowned, bus, 5 * USEC_PER_SEC), "the killed owner's name stayed owned");
+        server_pid = 0;
         ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
         sd_bus_flush_close_unref(bus);
 }
