@@ -1947,6 +1947,20 @@ static int on_pong(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         return 0;
 }
 
+/* An Event=dbus-call rule for org.example.Mail that thaws mail.service for
+ * window, the service (its process in *ret_service), the listener and a
+ * client of the bus: returns the client. */
+static sd_bus *start_mail_call_rule(const char *window, pid_t *ret_service) {
+        char rule[256];
+
+        snprintf(rule, sizeof(rule), "[Match]\nEvent=dbus-call\nBusName=org.example.Mail\n[Action]\n"
+                                     "Thaw=mail.service\nFor=%s\n", window);
+        write_rule("80-call.rule", rule);
+        *ret_service = spawn_mail_bus_service();
+        start_listener();
+        return client();
+}
+
 /* A D-Bus call that reached the service before standby began, and that it
  * had not read when it froze (it was stopped, SIGSTOP), is answered: once
  * standby is entered the listener finds the call waiting in the frozen
@@ -1957,11 +1971,8 @@ START_TEST(test_dbus_call_unread_at_enter) {
 
         if (!test_need_root_cgroup2())
                 return;
-        write_rule("80-call.rule", "[Match]\nEvent=dbus-call\nBusName=org.example.Mail\n[Action]\n"
-                                   "Thaw=mail.service\nFor=1s\n");
-        pid_t service = spawn_mail_bus_service();
-        start_listener();
-        sd_bus *bus = client();
+        pid_t service;
+        sd_bus *bus = start_mail_call_rule("1s", &service);
 
         ck_assert_int_eq(kill(service, SIGSTOP), 0);
         ck_assert(test_wait_for(is_stopped, &service, 5 * USEC_PER_SEC));
@@ -1995,11 +2006,8 @@ START_TEST(test_dbus_call_with_its_freeze_in_one_wakeup) {
 
         if (!test_need_root_cgroup2())
                 return;
-        write_rule("80-call.rule", "[Match]\nEvent=dbus-call\nBusName=org.example.Mail\n[Action]\n"
-                                   "Thaw=mail.service\nFor=60s\n");
-        pid_t service = spawn_mail_bus_service();
-        start_listener();
-        sd_bus *bus = client();
+        pid_t service;
+        sd_bus *bus = start_mail_call_rule("60s", &service);
         ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
         ck_assert_int_ge(sd_bus_call_method(bus, "org.example.Mail", "/org/standby/Bench", "org.standby.Bench", "Ping",
                                             NULL, NULL, ""), 0);
@@ -2047,11 +2055,8 @@ static bool mail_unowned(void *userdata) {
 START_TEST(test_dbus_call_owner_killed_frees_its_name) {
         if (!test_need_root_cgroup2())
                 return;
-        write_rule("80-call.rule", "[Match]\nEvent=dbus-call\nBusName=org.example.Mail\n[Action]\n"
-                                   "Thaw=mail.service\nFor=1s\n");
-        pid_t service = spawn_mail_bus_service();
-        start_listener();
-        sd_bus *bus = client();
+        pid_t service;
+        sd_bus *bus = start_mail_call_rule("1s", &service);
         ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
         (void) statistic(bus, "events"); /* the journal change is taken before a call: the connection held */
         ck_assert(test_frozen("mail.service"));
