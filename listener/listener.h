@@ -198,11 +198,9 @@ struct Event {
         int key_type, key_code, value;
         const char *subsystem;     /* uevent */
         const Rule *rule;          /* dbus-signal, dbus-call: the rule whose match fired */
-        /* Whether the listener yields its CPU once the event's thaws are
-         * written (listener_step_aside()): not for a call whose caller waits
-         * for the listener's answer (push), which comes first, nor when the
-         * source has yielded already, after a write of its own (socket). */
-        bool answer_waits, stepped_aside;
+        /* The source yielded its CPU already, after a write of its own
+         * (socket): the dispatch does not again (listener_step_aside()). */
+        bool stepped_aside;
 };
 
 /* A statistic: its key in GetStatistics' reply, and where its counter is:

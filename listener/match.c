@@ -9,7 +9,7 @@ int listener_dispatch(Listener *l, const Event *ev, usec_t received) {
         int matched = 0, r;
 
         l->stats.events++;
-        l->step_aside = !ev->answer_waits && !ev->stepped_aside;
+        l->step_aside = !ev->kind->answers_caller && !ev->stepped_aside;
         for (size_t i = 0; l->rules && i < l->rules->n_rules; i++) {
                 const Rule *rule = &l->rules->rules[i];
 

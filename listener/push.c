@@ -312,7 +312,7 @@ static int method_push(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         r = push_read(l, msg, method_push, &unit, error);
         if (r != 0)
                 return r;
-        r = listener_dispatch(l, &(Event) { .kind = &event_kind_push, .unit = unit, .answer_waits = true }, received);
+        r = listener_dispatch(l, &(Event) { .kind = &event_kind_push, .unit = unit }, received);
         return sd_bus_reply_method_return(msg, "b", r > 0);
 }
 
@@ -330,8 +330,7 @@ static int method_push_ex(sd_bus_message *msg, void *userdata, sd_bus_error *err
         r = listener_report_begin(l, msg);
         if (r < 0)
                 return r;
-        (void) listener_dispatch(l, &(Event) { .kind = &event_kind_push, .unit = unit, .answer_waits = true },
-                                 received);
+        (void) listener_dispatch(l, &(Event) { .kind = &event_kind_push, .unit = unit }, received);
         return listener_report_end(l);
 }
 
@@ -504,6 +503,7 @@ static const EventKind event_kind_push = {
         .keys = (const RuleKey[]) { { "Unit", parse_push_unit }, {} },
         .describe = describe_push,
         .matches = match_push,
+        .answers_caller = true, /* Push, PushEx */
 };
 
 /* The bus connection itself outlives every source: closed last. */

@@ -38,6 +38,9 @@ typedef struct EventKind {
         char *(*describe)(const Rule *rule);
         /* Whether ev (of this kind) matches rule; a key left out matches anything. */
         bool (*matches)(const Rule *rule, const Event *ev);
+        /* Its events are calls whose caller waits for the listener's answer,
+         * which comes before the listener yields its CPU (thaw.c). */
+        bool answers_caller;
 } EventKind;
 
 /* listener/sources.c: the kind of an Event= value, or NULL; and every kind
