@@ -39,30 +39,45 @@
 
 #define MAX_HELD 16
 
-/* Duplicates of the listening sockets of pid, added (disarmed) to ep. */
-static int hold_listening_sockets(pid_t pid, int ep, int held[static MAX_HELD], int *ret_n) {
+/* Duplicates of pid's descriptors 3-255 that keep() accepts (arg: its
+ * own), at most MAX_HELD. */
+static int dup_fds_of(pid_t pid, bool (*keep)(int fd, const void *arg), const void *arg, int held[static MAX_HELD],
+                      int *ret_n) {
         _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
         int n = 0;
 
         if (pidfd < 0)
                 return -errno;
         for (int fd = 3; fd < 256 && n < MAX_HELD; fd++) {
-                int dup = (int) syscall(SYS_pidfd_getfd, pidfd, fd, 0), listening = 0;
-                socklen_t len = sizeof(listening);
-
+                int dup = (int) syscall(SYS_pidfd_getfd, pidfd, fd, 0);
                 if (dup < 0)
                         continue;
-                if (getsockopt(dup, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) < 0 || !listening) {
+                if (keep(dup, arg))
+                        held[n++] = dup;
+                else
                         close(dup);
-                        continue;
-                }
-                struct epoll_event ev = { .events = 0, .data.fd = dup };
-                if (epoll_ctl(ep, EPOLL_CTL_ADD, dup, &ev) < 0)
-                        return -errno;
-                held[n++] = dup;
         }
         *ret_n = n;
-        return n > 0 ? 0 : -ENOTSOCK;
+        return 0;
+}
+
+static bool is_listening(int fd, const void *arg) {
+        int listening = 0;
+        socklen_t len = sizeof(listening);
+        return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) >= 0 && listening;
+}
+
+/* Duplicates of the listening sockets of pid, added (disarmed) to ep. */
+static int hold_listening_sockets(pid_t pid, int ep, int held[static MAX_HELD], int *ret_n) {
+        int r = dup_fds_of(pid, is_listening, NULL, held, ret_n);
+        if (r < 0)
+                return r;
+        for (int i = 0; i < *ret_n; i++) {
+                struct epoll_event ev = { .events = 0, .data.fd = held[i] };
+                if (epoll_ctl(ep, EPOLL_CTL_ADD, held[i], &ev) < 0)
+                        return -errno;
+        }
+        return *ret_n > 0 ? 0 : -ENOTSOCK;
 }
 
 /* A monitor connection (the listener's own kind: bus-monitor.c) that is sent
@@ -83,39 +98,29 @@ static int monitor_calls_to(const char *address, const char *name, int ep, int h
         return 0;
 }
 
+static bool is_connected_to(int fd, const void *bus) {
+        struct sockaddr_un peer = {};
+        socklen_t len = sizeof(peer);
+        return getpeername(fd, (struct sockaddr *) &peer, &len) >= 0 && peer.sun_family == AF_UNIX &&
+               strncmp(peer.sun_path, ((const struct sockaddr_un *) bus)->sun_path, sizeof(peer.sun_path)) == 0;
+}
+
 /* The bus connections of pid: its connected Unix stream sockets whose peer
  * is the bus's path (address's unix:path=). */
 static int hold_bus_connections(pid_t pid, const char *address, int conns[static MAX_HELD], int *ret_n) {
-        _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
         const char *prefix = "unix:path=";
         struct sockaddr_un bus = { .sun_family = AF_UNIX };
         size_t path_len;
-        int n = 0;
+        int r;
 
-        if (pidfd < 0)
-                return -errno;
         if (strncmp(address, prefix, strlen(prefix)) != 0)
                 return -EAFNOSUPPORT;
         path_len = strcspn(address + strlen(prefix), ",");
         if (path_len >= sizeof(bus.sun_path))
                 return -ENAMETOOLONG;
         memcpy(bus.sun_path, address + strlen(prefix), path_len);
-        for (int fd = 3; fd < 256 && n < MAX_HELD; fd++) {
-                int dup = (int) syscall(SYS_pidfd_getfd, pidfd, fd, 0);
-                struct sockaddr_un peer = {};
-                socklen_t len = sizeof(peer);
-
-                if (dup < 0)
-                        continue;
-                if (getpeername(dup, (struct sockaddr *) &peer, &len) < 0 || peer.sun_family != AF_UNIX ||
-                    strncmp(peer.sun_path, bus.sun_path, sizeof(bus.sun_path)) != 0) {
-                        close(dup);
-                        continue;
-                }
-                conns[n++] = dup;
-        }
-        *ret_n = n;
-        return n > 0 ? 0 : -ENOTCONN;
+        r = dup_fds_of(pid, is_connected_to, &bus, conns, ret_n);
+        return r < 0 ? r : *ret_n > 0 ? 0 : -ENOTCONN;
 }
 
 /* The checked thawer's test: the monitor's next message is a call (whole:
