@@ -6,6 +6,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
+scripts/check-license.sh
 make clean
 make -j"$(nproc)" WERROR=1 all
 # Each parser's fuzz target for a short while (clang's libFuzzer).
