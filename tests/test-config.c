@@ -237,8 +237,17 @@ START_TEST(test_durations) {
                 const char *s;
                 usec_t v;
         } ok[] = { { "5", 5 * USEC_PER_SEC }, { "500ms", 500 * USEC_PER_MSEC }, { "2min", 120 * USEC_PER_SEC },
-                   { "1h 1s", 3601 * USEC_PER_SEC }, { "250us", 250 }, { "30 s", 30 * USEC_PER_SEC } };
-        static const char * const bad[] = { "", "x", "5parsecs", "-1s", "1s x" };
+                   { "1h 1s", 3601 * USEC_PER_SEC }, { "250us", 250 }, { "30 s", 30 * USEC_PER_SEC },
+                   /* systemd.time(7)'s units and fractions */
+                   { "2d", 2 * 86400 * USEC_PER_SEC }, { "1w", 7 * 86400 * USEC_PER_SEC },
+                   { "1 day 2hr", 93600 * USEC_PER_SEC }, { "3 weeks", 21 * 86400 * USEC_PER_SEC },
+                   { "1M", 2629800 * USEC_PER_SEC }, { "2 months", 2 * 2629800 * USEC_PER_SEC },
+                   { "1y", 31557600 * USEC_PER_SEC }, { "1 year", 31557600 * USEC_PER_SEC },
+                   { "1.5h", 5400 * USEC_PER_SEC }, { "0.25s", 250 * USEC_PER_MSEC }, { "2.5", 2500 * USEC_PER_MSEC },
+                   { "1.0000000009s", USEC_PER_SEC }, { "7\xce\xbcs", 7 }, { "1m", 60 * USEC_PER_SEC },
+                   { "1min 30s", 90 * USEC_PER_SEC } };
+        static const char * const bad[] = { "", "x", "5parsecs", "-1s", "1s x", "1.s", ".5s", "2 fortnights", "1\xce\xbc",
+                                            "1\xc3\xa9" };
         usec_t v;
         char buf[32];
 
@@ -249,6 +258,8 @@ START_TEST(test_durations) {
         for (size_t i = 0; i < ELEMENTSOF(bad); i++)
                 ck_assert_msg(parse_duration(bad[i], &v) < 0, "\"%s\" should not parse", bad[i]);
         ck_assert_int_eq(parse_duration("99999999999999999999h", &v), -ERANGE);
+        ck_assert_int_eq(parse_duration("600000y", &v), -ERANGE);
+        ck_assert_int_eq(parse_duration("584553y 1.5y", &v), -ERANGE);
         ck_assert_str_eq(format_duration(buf, sizeof(buf), 30 * USEC_PER_SEC), "30s");
         ck_assert_str_eq(format_duration(buf, sizeof(buf), 1500 * USEC_PER_MSEC), "1500ms");
         ck_assert_str_eq(format_duration(buf, sizeof(buf), 120 * USEC_PER_SEC), "2min");
