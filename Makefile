@@ -15,6 +15,7 @@ MANDIR ?= $(PREFIX)/share/man
 SYSCONFDIR ?= /etc
 DOCDIR ?= $(PREFIX)/share/doc/standby
 RULESLIBDIR ?= $(PREFIX)/lib/standby/rules.d
+CONFDLIBDIR ?= $(PREFIX)/lib/standby/standby.conf.d
 # Where systemd, systemd-tmpfiles and the system bus look, whatever PREFIX is:
 # under /usr/local they would never be read.
 SYSTEMDUNITDIR ?= $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
@@ -61,6 +62,7 @@ CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check)
 
 ALL_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(OPTFLAGS) $(WARNFLAGS) -fstack-protector-strong \
 	-DSTANDBY_SYSCONFDIR='"$(SYSCONFDIR)"' -DSTANDBY_LIBEXECDIR='"$(LIBEXECDIR)"' -DSTANDBY_RULES_LIBDIR='"$(RULESLIBDIR)"' \
+	-DSTANDBY_CONFD_LIBDIR='"$(CONFDLIBDIR)"' \
 	-Icommon -Ifreezer $(SANFLAGS) $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
 ALL_LDFLAGS := $(SANFLAGS) $(LDFLAGS)
 

@@ -13,6 +13,10 @@
 #define STANDBY_RULES_LIBDIR "/usr/lib/standby/rules.d"
 #endif
 
+#ifndef STANDBY_CONFD_LIBDIR
+#define STANDBY_CONFD_LIBDIR "/usr/lib/standby/standby.conf.d"
+#endif
+
 #define STANDBY_CONFIG_PATH STANDBY_SYSCONFDIR "/standby/standby.conf"
 #define STANDBY_STATE_DIR "/run/standby"
 

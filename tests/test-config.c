@@ -5,6 +5,7 @@
 
 #include "config.h"
 #include "macro.h"
+#include "standby.h"
 #include "strv.h"
 #include "test-util.h"
 
@@ -266,6 +267,75 @@ START_TEST(test_durations) {
 }
 END_TEST
 
+static void put_file(const char *path, const char *text) {
+        FILE *f = fopen(path, "we");
+        ck_assert_ptr_nonnull(f);
+        fputs(text, f);
+        ck_assert_int_eq(fclose(f), 0);
+}
+
+/* standby.conf.d: each drop-in is read after the file, in file-name order;
+ * list keys append, other keys win; a link to /dev/null hides nothing but
+ * is read as no file; a drop-in directory others may write is refused. */
+START_TEST(test_dropins) {
+        char d[] = "/tmp/standby-dropins-XXXXXX", conf[128], dropins[160], p[256];
+        _cleanup_config_ Config *c = NULL, *only = NULL;
+        _cleanup_free_ char *err = NULL, *err2 = NULL, *err3 = NULL;
+        Config *none = NULL;
+
+        ck_assert_ptr_nonnull(mkdtemp(d));
+        snprintf(conf, sizeof(conf), "%s/standby.conf", d);
+        snprintf(dropins, sizeof(dropins), "%s.d", conf);
+        ck_assert_int_eq(mkdir(dropins, 0755), 0);
+
+        /* No file, drop-ins only: they are read all the same. */
+        snprintf(p, sizeof(p), "%s/20-timeout.conf", dropins);
+        put_file(p, "[Standby]\nFreezeTimeout=1.5s\nExempt=b.service\n");
+        ck_assert_msg(config_load(conf, true, &only, &err) == 0, "%s", err);
+        ck_assert_uint_eq(only->freeze_timeout, 1500 * USEC_PER_MSEC);
+        ck_assert_str_eq(only->exempt[0], "b.service"); /* the first assignment replaced the default */
+
+        put_file(conf, "[Standby]\nExempt=a.service\nStrategy=slack\nFreezeTimeout=9s\n");
+        snprintf(p, sizeof(p), "%s/10-freeze.conf", dropins);
+        put_file(p, "[Standby]\nStrategy=freeze\n");
+        snprintf(p, sizeof(p), "%s/ignored.txt", dropins);
+        put_file(p, "not a drop-in\n");
+        ck_assert_msg(config_load(conf, false, &c, &err) == 0, "%s", err);
+        ck_assert_int_eq(c->strategy, STRATEGY_FREEZE);
+        ck_assert_uint_eq(c->freeze_timeout, 1500 * USEC_PER_MSEC);
+        ck_assert_str_eq(c->exempt[0], "a.service");
+        ck_assert_str_eq(c->exempt[1], "b.service");
+        ck_assert_ptr_null(c->exempt[2]);
+
+        /* A bad drop-in fails the whole load with its own FILE:LINE. */
+        snprintf(p, sizeof(p), "%s/30-bad.conf", dropins);
+        put_file(p, "[Standby]\n# comment\nBackend=zfs\n");
+        ck_assert_int_eq(config_load(conf, false, &none, &err2), -EINVAL);
+        ck_assert_ptr_null(none);
+        ck_assert_msg(strstr(err2, "standby.conf.d/30-bad.conf:3: Backend=zfs"), "%s", err2);
+        ck_assert_int_eq(unlink(p), 0);
+
+        if (geteuid() == 0) {
+                ck_assert_int_eq(chmod(dropins, 0775), 0);
+                ck_assert_int_eq(config_load(conf, false, &none, &err3), -EPERM);
+                ck_assert_ptr_null(none);
+                ck_assert_msg(strstr(err3, "standby.conf.d"), "%s", err3);
+        }
+
+        /* The installed file's drop-ins come from /etc, /run and /usr/lib. */
+        _cleanup_strv_free_ char **dirs = NULL;
+        ck_assert_int_eq(config_dropin_dirs(STANDBY_CONFIG_PATH, &dirs), 0);
+        ck_assert_uint_eq(strv_length(dirs), 3);
+        ck_assert_str_eq(dirs[0], STANDBY_CONFIG_PATH ".d");
+        ck_assert_str_eq(dirs[1], "/run/standby/standby.conf.d");
+        ck_assert_str_eq(dirs[2], STANDBY_CONFD_LIBDIR);
+
+        char cmd[160];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", d);
+        ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 Suite *config_suite(void) {
         Suite *s = suite_create("config");
         TCase *tc = tcase_create("parse");
@@ -276,6 +346,7 @@ Suite *config_suite(void) {
         tcase_add_test(tc, test_errors_table);
         tcase_add_test(tc, test_missing_explicit_file);
         tcase_add_test(tc, test_durations);
+        tcase_add_test(tc, test_dropins);
         tcase_add_test(tc, test_long_line);
         tcase_add_test(tc, test_ownership);
         suite_add_tcase(s, tc);
