@@ -63,7 +63,7 @@ CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check)
 ALL_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(OPTFLAGS) $(WARNFLAGS) -fstack-protector-strong \
 	-DSTANDBY_SYSCONFDIR='"$(SYSCONFDIR)"' -DSTANDBY_LIBEXECDIR='"$(LIBEXECDIR)"' -DSTANDBY_RULES_LIBDIR='"$(RULESLIBDIR)"' \
 	-DSTANDBY_CONFD_LIBDIR='"$(CONFDLIBDIR)"' \
-	-Icommon -Ifreezer $(SANFLAGS) $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
+	-Icommon -Ifreezer $(SANFLAGS) $(PKG_CFLAGS) $(CPPFLAGS) $(CFLAGS) -MMD -MP
 ALL_LDFLAGS := $(SANFLAGS) $(LDFLAGS)
 
 ifeq ($(V),1)
@@ -199,8 +199,9 @@ fuzz:
 		grep -E '^stat::(number_of_executed_units|new_units_added)' build-fuzz/$$n.log | tr '\n' ' '; echo; \
 	done
 
-# A booted Debian with systemd as PID 1 under systemd-nspawn, standby installed
-# into it (root; debootstrap and systemd-container; the rootfs is cached in
+# A booted Debian with systemd as PID 1 under systemd-nspawn, standby's .deb
+# (scripts/build-deb.sh) installed into it, upgraded, removed and purged
+# (root; debootstrap, systemd-container, debhelper; the rootfs is cached in
 # /var/tmp/standby-system-test).
 check-system: $(PROGRAMS) $(HELPERS) man
 	tests/system/nspawn-test.sh
