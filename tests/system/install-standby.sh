@@ -18,7 +18,10 @@ mkdir -p "$root/var/cache/standby-test"
 cp "$deb" "$root/var/cache/standby-test/standby.deb"
 # An earlier run's standby.conf is the test's and is written again: kept
 # without a question (dpkg asks about a conffile that differs).
-chroot "$root" dpkg --force-confdef --force-confold -i /var/cache/standby-test/standby.deb > /dev/null
+# /proc mounted for the postinst's systemd-tmpfiles (its /run/standby is
+# hidden by the booted system's /run).
+unshare -m --propagation private sh -c 'mount -t proc proc "$0/proc" &&
+        exec chroot "$0" dpkg --force-confdef --force-confold -i /var/cache/standby-test/standby.deb' "$root" > /dev/null
 install -m 0755 build/standby-workload "$root/usr/local/bin/"
 cat > "$root/etc/systemd/system/mail.service" <<'UNIT'
 [Unit]

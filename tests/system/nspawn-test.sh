@@ -967,7 +967,9 @@ package_checks() {
         out=$(leftover)
         check "$sc: no path of the package left ($(echo $out))" [ -z "$out" ]
         check "$sc: no /etc/standby, no /run/standby" in_ct sh -c '! [ -e /etc/standby ] && ! [ -e /run/standby ]'
-        out=$(in_ct find /etc/systemd /var/lib/systemd/deb-systemd-helper-enabled -name '*standby*' 2>/dev/null || true)
+        out=$(in_ct sh -c 'find /etc/systemd -lname "*standby*"
+                find /var/lib/systemd/deb-systemd-helper-enabled /var/lib/systemd/deb-systemd-helper-masked \
+                        -name "*standby*"' 2>/dev/null || true)
         check "$sc: no unit enabled, nothing in deb-systemd-helper's state ($(echo $out))" [ -z "$out" ]
         check "$sc: dpkg knows no standby" in_ct sh -c '! dpkg-query -W standby > /dev/null 2>&1'
 
@@ -986,16 +988,24 @@ package_checks() {
         [ "$code" = 0 ] || say "$out" | tail -n 8 | sed 's/^/     /'
         check "$sc: the listener started" [ "$(in_ct systemctl is-active standby-listener.service)" = active ]
         check "$sc: and enabled" [ "$(in_ct systemctl is-enabled standby-listener.service)" = enabled ]
+        check "$sc: at the first start (no restart: the bus had the new policy)" \
+                [ "$(in_ct systemctl show -p NRestarts --value standby-listener.service)" = 0 ]
         check "$sc: /run/standby made root's, 0700" [ "$(in_ct stat -c '%U %a' /run/standby)" = "root 700" ]
         out=$(in_ct busctl call org.standby.Listener1 /org/standby/Listener1 org.standby.Listener1 Push ss \
                 mail.service test 2>&1 || true)
         check "$sc: it answers a push ($out)" answered
         check "$sc: standby not entered" [ "$(in_ct systemctl is-active standby.target standby-enter.service \
                 standby-leave.service | tr '\n' ' ')" = "inactive inactive inactive " ]
-        check "$sc: dpkg -P standby" in_ct dpkg -P standby
+        local during
+        during=$(snapshot)
+        check "$sc: the file list has the package's files" grep -q ' /usr/sbin/standby-listener$' <<< "$during"
+        out=$(in_ct dpkg -P standby 2>&1) && code=0 || code=$?
+        check "$sc: dpkg -P standby ($code)" [ "$code" = 0 ]
+        [ "$code" = 0 ] || say "$out" | tail -n 8 | sed 's/^/     /'
         after=$(snapshot)
         out=$(diff <(echo "$before") <(echo "$after") || true)
-        check "$sc: purged, the file lists before and after are the same" [ -z "$out" ]
+        same() { [ -n "$before" ] && [ -z "$out" ]; }
+        check "$sc: purged, the file lists before and after are the same ($(echo "$after" | wc -l) paths)" same
         [ -z "$out" ] || say "$out" | head -n 20 | sed 's/^/     /'
 }
 package_checks
