@@ -141,6 +141,42 @@ int parse_duration(const char *s, usec_t *ret) {
         return 0;
 }
 
+const char *format_timespan(char *buf, size_t size, usec_t t) {
+        static const struct {
+                const char *suffix;
+                usec_t usec;
+        } units[] = {
+                { "y", USEC_PER_YEAR }, { "M", USEC_PER_MONTH }, { "w", USEC_PER_WEEK }, { "d", USEC_PER_DAY },
+                { "h", USEC_PER_HOUR }, { "min", USEC_PER_MINUTE }, { "s", USEC_PER_SEC }, { "ms", USEC_PER_MSEC },
+                { "us", 1 },
+        };
+        size_t n = 0;
+        int parts = 0;
+
+        if (t == USEC_INFINITY) {
+                snprintf(buf, size, "infinity");
+                return buf;
+        }
+        buf[0] = 0;
+        for (size_t i = 0; i < ELEMENTSOF(units) && parts < 2 && n < size; i++) {
+                if (t < units[i].usec) {
+                        if (parts > 0)
+                                break; /* "1h 5s" would skip a unit: "1h" */
+                        continue;
+                }
+                int k = snprintf(buf + n, size - n, "%s%llu%s", parts ? " " : "",
+                                 (unsigned long long) (t / units[i].usec), units[i].suffix);
+                if (k < 0)
+                        break;
+                n += (size_t) k;
+                t %= units[i].usec;
+                parts++;
+        }
+        if (parts == 0)
+                snprintf(buf, size, "0");
+        return buf;
+}
+
 const char *format_duration(char *buf, size_t size, usec_t t) {
         if (t == USEC_INFINITY)
                 snprintf(buf, size, "infinity");

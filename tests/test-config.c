@@ -264,6 +264,14 @@ START_TEST(test_durations) {
         ck_assert_str_eq(format_duration(buf, sizeof(buf), 30 * USEC_PER_SEC), "30s");
         ck_assert_str_eq(format_duration(buf, sizeof(buf), 1500 * USEC_PER_MSEC), "1500ms");
         ck_assert_str_eq(format_duration(buf, sizeof(buf), 120 * USEC_PER_SEC), "2min");
+        /* For people: the two largest units, as systemd writes a timespan. */
+        ck_assert_str_eq(format_timespan(buf, sizeof(buf), 50 * USEC_PER_SEC), "50s");
+        ck_assert_str_eq(format_timespan(buf, sizeof(buf), 5400 * USEC_PER_SEC + 7), "1h 30min");
+        ck_assert_str_eq(format_timespan(buf, sizeof(buf), 3605 * USEC_PER_SEC), "1h");
+        ck_assert_str_eq(format_timespan(buf, sizeof(buf), 1500), "1ms 500us");
+        ck_assert_str_eq(format_timespan(buf, sizeof(buf), 0), "0");
+        ck_assert_str_eq(format_timespan(buf, sizeof(buf), UINT64_MAX / 1000), "584y 6M");
+        ck_assert_str_eq(format_timespan(buf, sizeof(buf), USEC_INFINITY), "infinity");
 }
 END_TEST
 
