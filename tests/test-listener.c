@@ -3521,7 +3521,10 @@ START_TEST(test_loop_systemd_link_closed_when_idle) {
         if (!test_need_user_manager())
                 return;
         sd_bus *bus = standby_sleeper("standby-i.service",
-                                      "[Match]\nEvent=push\nUnit=standby-i.service\n[Action]\nThaw=standby-i.service\nFor=1s\n",
+                                      /* A window long enough that systemd's "running"
+                                       * is still there to be read on a loaded host
+                                       * (under ASan a 1 s window had closed by then). */
+                                      "[Match]\nEvent=push\nUnit=standby-i.service\n[Action]\nThaw=standby-i.service\nFor=3s\n",
                                       sub, sizeof(sub));
         ck_assert_uint_eq(statistic(bus, "systemd_links"), 0); /* a spare, connected at the enter */
 
