@@ -3813,6 +3813,137 @@ START_TEST(test_hold_with_journal_locked) {
 }
 END_TEST
 
+/* The user of the hold-budget test: a chain of HOLD_DEPTH slices of
+ * 255-byte names and HOLD_LEAVES units at its bottom, 1 KiB each once
+ * escaped (spaces take four bytes in the journal), made as uid 65534 in
+ * the slice fd, delegated to it. */
+#define HOLD_DEPTH 60
+#define HOLD_LEAVES 24
+
+static void hold_name(char *buf, bool slice, int i) {
+        if (slice) {
+                memset(buf, ' ', NAME_MAX - 6);
+                strcpy(buf + NAME_MAX - 6, ".slice");
+        } else {
+                memset(buf, ' ', NAME_MAX - 11);
+                snprintf(buf + NAME_MAX - 11, 12, "%03d.service", i);
+        }
+}
+
+/* The chain's bottom below fd, opened (a path longer than PATH_MAX). */
+static int hold_bottom(int fd) {
+        char name[NAME_MAX + 1];
+        int d = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+
+        hold_name(name, true, 0);
+        for (int k = 0; k < HOLD_DEPTH && d >= 0; k++) {
+                int n = openat(d, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                close(d);
+                d = n;
+        }
+        return d;
+}
+
+typedef struct HoldSeen {
+        sd_bus *bus;
+        uint64_t want;
+} HoldSeen;
+
+static bool hold_seen(void *userdata) {
+        HoldSeen *h = userdata;
+        return statistic(h->bus, "held") + statistic(h->bus, "not_held") >= h->want;
+}
+
+/* A user's cgroups made during standby cannot fill the journal: they are
+ * held up to their owner's share of it (JOURNAL_HELD_UID_BUDGET), the rest
+ * left running and counted; root's new unit is held all the same, the
+ * journal stays readable (status), a rule still thaws, exit thaws all. */
+START_TEST(test_hold_budget_per_user) {
+        _cleanup_close_ int slice = -EBADF, bottom = -EBADF;
+        _cleanup_free_ char *path = NULL, *err = NULL;
+        char name[NAME_MAX + 1];
+        size_t len = 0;
+        int status, acted = 0;
+        sd_bus *bus;
+
+        if (!test_need_root_cgroup2())
+                return;
+        bus = standby_with_idle_mail();
+        slice = test_cgroup("user-65534.slice");
+        ck_assert_int_eq(fchown(slice, 65534, 65534), 0);
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+                        _exit(2);
+                int d = fcntl(slice, F_DUPFD_CLOEXEC, 3);
+                hold_name(name, true, 0);
+                for (int k = 0; k < HOLD_DEPTH; k++) {
+                        if (mkdirat(d, name, 0755) < 0)
+                                _exit(3);
+                        int n = openat(d, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                        close(d);
+                        if ((d = n) < 0)
+                                _exit(4);
+                }
+                for (int i = 0; i < HOLD_LEAVES; i++) {
+                        hold_name(name, false, i);
+                        if (mkdirat(d, name, 0755) < 0)
+                                _exit(5);
+                }
+                _exit(0);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the user's mkdirs: wait status 0x%x", status);
+        /* The mkdirs are done: their events are pending in the listener
+         * before these calls are, and taken first (the watch's priority). */
+        ck_assert_msg(test_wait_for(hold_seen, &(HoldSeen) { bus, HOLD_LEAVES }, 20 * USEC_PER_SEC),
+                      "the listener did not see the user's %d units", HOLD_LEAVES);
+
+        /* Every leaf's journal line is as long: so many fit the share. */
+        path = malloc(strlen(T.base) + (HOLD_DEPTH + 2) * (NAME_MAX + 1) + 32);
+        ck_assert_ptr_nonnull(path);
+        len = (size_t) sprintf(path, "%s/user-65534.slice", T.base);
+        hold_name(name, true, 0);
+        for (int k = 0; k < HOLD_DEPTH; k++)
+                len += (size_t) sprintf(path + len, "/%s", name);
+        hold_name(name, false, 0);
+        sprintf(path + len, "/%s", name);
+        size_t line = JOURNAL_HELD_LINE_SIZE(path), fit = JOURNAL_HELD_UID_BUDGET / line;
+        ck_assert_uint_lt(fit, HOLD_LEAVES);
+        ck_assert_uint_gt(fit, 0);
+
+        bottom = hold_bottom(slice);
+        ck_assert_int_ge(bottom, 0);
+        size_t frozen = 0;
+        for (int i = 0; i < HOLD_LEAVES; i++) {
+                _cleanup_close_ int leaf = -EBADF;
+                uint64_t f = 0;
+                hold_name(name, false, i);
+                leaf = openat(bottom, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                ck_assert_int_ge(leaf, 0);
+                ck_assert_int_eq(read_u64at(leaf, "cgroup.freeze", &f), 0);
+                frozen += f == 1;
+        }
+        ck_assert_msg(frozen == fit, "%zu of the user's %d units held, %zu fit its share", frozen, HOLD_LEAVES, fit);
+        /* Counted each time a walk meets one again. */
+        ck_assert_uint_ge(statistic(bus, "not_held"), HOLD_LEAVES - fit);
+
+        /* Root's new unit is not kept out by the user's. */
+        _cleanup_close_ int late = test_cgroup("late.service");
+        ck_assert_msg(wait_frozen("late.service", true), "root's unit was not held after the user's share ran out");
+        ck_assert(wait_journal_state("late.service", UNIT_FROZEN, 10 * USEC_PER_SEC));
+
+        ck_assert_msg(test_manager(&err, "--quiet", "status", NULL) == EXIT_OK, "status: %s", err);
+        ck_assert_ptr_null(push(bus, "mail.service", &acted));
+        ck_assert(acted);
+        ck_assert(wait_frozen("mail.service", false));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        ck_assert(!test_anything_frozen());
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* Not held: an exempt unit, and units made below one the journal names (a
  * frozen unit's child is frozen by the kernel, a thawed one's is its
  * window's); shown by the listener's count of what it left running. A
@@ -4074,6 +4205,7 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_hold_own_units_by_place);
         tcase_add_test(tc, test_hold_in_new_slice);
         tcase_add_test(tc, test_hold_with_journal_locked);
+        tcase_add_test(tc, test_hold_budget_per_user);
         tc = listener_tcase(s, "user-socket", 60);
         tcase_add_test(tc, test_loop_user_socket_link_refused);
         tcase_add_test(tc, test_loop_user_socket_connect_waits);
