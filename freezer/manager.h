@@ -123,6 +123,8 @@ int freeze_record(Manager *m, const char *cgroup, unsigned expect, UnitState sta
  * once. A cgroup the journal lists already is frozen again only if it says
  * frozen or freezing (a unit recreated under its old name); one it lists
  * otherwise (thawed for a window, skipped, a lock holder) is that unit's.
+ * A new one past the journal's budget for held units (its owner's share, or
+ * all of it) is left running, said once per cgroup.
  * Returns 1 if it held it, 0 if not its to hold, or a negative errno
  * (-ENOENT: gone meanwhile, and forgotten). */
 int freeze_hold(Manager *m, const char *cgroup, int cg_fd);
