@@ -5,6 +5,7 @@
 #   make fuzz [FUZZ_SECONDS=30]     build the libFuzzer targets (clang) into build-fuzz/, run each
 #   make bench                      the default benchmark comparison (README's main job)
 #   make install [PREFIX=/usr/local] [DESTDIR=]   make uninstall (same variables)
+#   make install-bench              standby-bench, standby-workload and standby-bench(1)
 #   make man | format | lint | clean
 
 PREFIX ?= /usr/local
@@ -101,7 +102,7 @@ PROGRAMS := $(MANAGER) $(LISTENER) $(BENCH) $(WORKLOAD)
 
 obj = $(patsubst %.c,$(B)/%.o,$(1))
 
-.PHONY: all check check-plain check-san check-system check-vm test test-binaries fuzz fuzz-binaries bench install uninstall man format lint clean
+.PHONY: all check check-plain check-san check-system check-vm test test-binaries fuzz fuzz-binaries bench install install-bench uninstall man format lint clean
 all: $(PROGRAMS) $(TESTS) $(HELPERS) man
 
 $(B)/%.o: %.c
@@ -239,6 +240,14 @@ install: $(MANAGER) $(LISTENER) man
 	@# notices the new policy file by itself (it watches its directories).
 	if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
 		systemd-tmpfiles --create $(TMPFILESDIR)/standby.conf && systemctl daemon-reload; fi
+
+# The harness and its workloads with their man page, for a machine that
+# benchmarks an installed standby (not part of `install`: a distribution
+# ships the daemons, not the harness).
+install-bench: $(BENCH) $(WORKLOAD) man
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 0755 $(BENCH) $(WORKLOAD) $(DESTDIR)$(BINDIR)/
+	install -m 0644 $(B)/man/standby-bench.1 $(DESTDIR)$(MANDIR)/man1/
 
 # Removes what install put, except /etc/standby (the administrator's
 # configuration and rules, which a package manager also keeps) and
