@@ -8,9 +8,10 @@
  * armed before standby began). Two figures per timer:
  *  - its range, read from /proc/timer_list (hard minus soft expiry): the
  *    slack the kernel gave that timer, exact and independent of load;
- *  - its lateness, which is at most the range: a timer fires at the first
- *    timer interrupt of its CPU after the soft expiry, so on a busy CPU it is
- *    barely late, and only on an idle one does it wait out the whole range. */
+ *  - its lateness, which is at most the range: a CPU's timers are run in
+ *    order of hard expiry, each only once its soft expiry has passed, so a
+ *    slacked timer runs early only when every timer ahead of it may run too;
+ *    most fire near their hard expiry. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>

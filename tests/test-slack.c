@@ -55,7 +55,7 @@ END_TEST
  * child process whose slack is set from here, as standby sets it; the slack
  * a timer got is its range in /proc/timer_list (hard minus soft expiry),
  * exact whatever the load. How late it fires is at most that range and
- * depends on what else wakes the CPU, so it is only bounded here. */
+ * depends on the CPU's other timers, so it is only bounded here. */
 #define KIND_DUE_NS (200 * 1000000ULL)
 #define KIND_SLACK_NS (300 * 1000000ULL)
 /* Scheduling noise of a shared machine on top of the range. */
