@@ -59,7 +59,7 @@ END_TEST
 #define KIND_DUE_NS (200 * 1000000ULL)
 #define KIND_SLACK_NS (300 * 1000000ULL)
 /* Scheduling noise of a shared machine on top of the range. */
-#define KIND_NOISE_NS (100 * 1000000LL)
+#define KIND_NOISE_NS (200 * 1000000LL)
 
 typedef struct KindProbe {
         uint64_t reads_back;    /* the thread's timerslack_ns after the set */
