@@ -78,7 +78,7 @@ FREEZER_SRC := $(filter-out freezer/standby-manager.c,$(wildcard freezer/*.c))
 MANAGER_SRC := freezer/standby-manager.c
 LISTENER_SRC := $(filter-out listener/standby-listener.c,$(wildcard listener/*.c))
 BENCH_SRC := bench/standby-bench.c bench/bench-workloads.c bench/bench-stats.c bench/bench-listener.c bench/bench-hold.c bench/bench-selfcheck.c bench/bench-events.c \
-	bench/bench-bare-thawer.c bench/bench-loaded.c bench/bench-period.c bench/bench-period-stats.c
+	bench/bench-bare-thawer.c bench/bench-loaded.c bench/bench-period.c bench/bench-period-stats.c bench/bench-slack-kinds.c
 WORKLOAD_SRC := bench/standby-workload.c
 TEST_SRC := $(wildcard tests/*.c)
 FUZZ_SRC := $(wildcard tests/fuzz/*.c)
@@ -149,7 +149,8 @@ $(B)/helpers/%: $(B)/tests/helpers/%.o $(LIB)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -pthread
 
 $(B)/tests/%.o: ALL_CFLAGS += $(CHECK_CFLAGS)
-$(TESTS): $(call obj,$(TEST_SRC)) $(call obj,bench/bench-stats.c bench/bench-period-stats.c bench/bench-bare-thawer.c) $(LISTENER_LIB) $(FREEZER_LIB) $(LIB)
+$(TESTS): $(call obj,$(TEST_SRC)) $(call obj,bench/bench-stats.c bench/bench-period-stats.c bench/bench-bare-thawer.c \
+	bench/bench-slack-kinds.c) $(LISTENER_LIB) $(FREEZER_LIB) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) $(CHECK_LIBS) -lm -pthread
 
