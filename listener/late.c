@@ -10,47 +10,50 @@
 
 /* Remembered while standby is inactive: an event that comes while the
  * manager is still freezing would otherwise be lost (a push for a unit just
- * frozen, the lid opened during enter). */
-void listener_remember_late(Listener *l, const char *unit, usec_t duration) {
-        LateAction *a = &l->late[l->n_late % LATE_ACTIONS_MAX];
-        char *u = unit ? strdup(unit) : NULL;
-
-        if (unit && !u)
-                return;
-        if (l->n_late >= LATE_ACTIONS_MAX)
-                free(a->unit);
-        *a = (LateAction) { .unit = u, .duration = duration, .realtime = now_usec(CLOCK_REALTIME) };
-        l->n_late++;
+ * frozen, the lid opened during enter). Per rule, the latest event's time
+ * alone: all a replay asks is whether one came after the enter began, and
+ * a rule set's size bounds what any number of events can cost. */
+void listener_remember_late(Listener *l, const Rule *rule) {
+        if (l->late_rules != l->rules) { /* a new rule set: nothing of the old one holds */
+                l->late = mfree(l->late);
+                l->late_rules = NULL;
+        }
+        if (!l->late) {
+                l->late = calloc(l->rules->n_rules, sizeof(usec_t));
+                if (!l->late) {
+                        log_warning("Out of memory: an event during enter (%s) is not carried out once standby begins.",
+                                    rule->path);
+                        return;
+                }
+                l->late_rules = l->rules;
+        }
+        l->late[rule - l->rules->rules] = now_usec(CLOCK_REALTIME);
 }
 
 void listener_forget_late(Listener *l) {
-        for (size_t i = 0; i < MIN(l->n_late, (size_t) LATE_ACTIONS_MAX); i++)
-                free(l->late[i].unit);
-        l->n_late = 0;
+        l->late = mfree(l->late);
+        l->late_rules = NULL;
 }
 
 void listener_replay_late(Listener *l) {
-        size_t n = MIN(l->n_late, (size_t) LATE_ACTIONS_MAX);
         usec_t since = l->m.journal ? l->m.journal->since : USEC_INFINITY;
         if (l->told && l->told_realtime > 0 && l->told_realtime < since)
                 since = l->told_realtime;
         bool exit = false;
 
-        for (size_t i = 0; i < n; i++) {
-                LateAction *a = &l->late[i];
-                if (l->standby_active && a->realtime >= since) {
-                        l->stats.replayed++;
-                        if (!a->unit)
-                                exit = true;
-                        else if (listener_thaw(l, a->unit, a->duration, now_usec(CLOCK_MONOTONIC)) < 0)
-                                log_warning("Failed to thaw %s for an event that came during enter.", a->unit);
-                        else
-                                log_info("Thawed %s for an event that came while standby was being entered.", a->unit);
-                }
-                free(a->unit);
-                a->unit = NULL;
+        for (size_t i = 0; l->late && l->late_rules == l->rules && i < l->rules->n_rules; i++) {
+                const Rule *rule = &l->rules->rules[i];
+                if (!l->standby_active || l->late[i] == 0 || l->late[i] < since)
+                        continue;
+                l->stats.replayed++;
+                if (rule->exit_standby)
+                        exit = true;
+                else if (listener_thaw_rule(l, rule, now_usec(CLOCK_MONOTONIC)) < 0)
+                        log_warning("%s: failed to thaw for an event that came during enter.", rule->path);
+                else
+                        log_info("%s: thawed for an event that came while standby was being entered.", rule->path);
         }
-        l->n_late = 0;
+        listener_forget_late(l);
         if (exit) {
                 log_info("Ending standby: an ExitStandby= event came while it was being entered.");
                 listener_exit_standby(l, "an event during enter");

@@ -68,14 +68,6 @@ typedef struct ResolvedUnit {
         struct ResolvedUnit *next;
 } ResolvedUnit;
 
-/* What a rule asked for while standby was not (yet) active: replayed if
- * standby turns out to have begun before it (see thaw.c). */
-typedef struct LateAction {
-        char *unit;               /* NULL: ExitStandby= */
-        usec_t duration;
-        usec_t realtime;          /* when the event came, CLOCK_REALTIME as the journal's since */
-} LateAction;
-#define LATE_ACTIONS_MAX 32
 
 /* A thaw done but not yet in the journal (see thaw.c). */
 typedef struct PendingRecord {
@@ -168,8 +160,12 @@ typedef struct Listener {
         PendingRecord *pending;
         size_t n_pending;
         char **thaws_in_flight;           /* cgroups asked of systemd to thaw, not yet answered */
-        LateAction late[LATE_ACTIONS_MAX];  /* a ring: the newest LATE_ACTIONS_MAX */
-        size_t n_late;
+        /* What rules asked for while standby was not (yet) active, one entry
+         * per rule of late_rules (late.c): when its latest event came,
+         * CLOCK_REALTIME as the journal's since, 0 for none. One a rule, so
+         * no rule's events can push out another's. */
+        usec_t *late;
+        const RuleSet *late_rules;
         sd_event_source *record_source;   /* a one-shot timer: records pending thaws */
         usec_t record_delay;              /* LISTENER_RECORD_DELAY_USEC; tests stretch it */
         usec_t call_monitor_timeout;      /* LISTENER_CALL_MONITOR_TIMEOUT_USEC; tests shorten it */
@@ -273,9 +269,8 @@ int listener_loop_run(Listener *l);
 int listener_dispatch(Listener *l, const Event *ev, usec_t received);
 
 /* late.c */
-/* Remembers what a rule asked for while standby was not active (unit NULL:
- * ExitStandby=). */
-void listener_remember_late(Listener *l, const char *unit, usec_t duration);
+/* Remembers that rule (of l->rules) matched while standby was not active. */
+void listener_remember_late(Listener *l, const Rule *rule);
 /* Standby just became active: carries out what events asked for since it
  * began (while the manager was still freezing), then forgets the rest. */
 void listener_replay_late(Listener *l);

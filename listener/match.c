@@ -19,10 +19,7 @@ int listener_dispatch(Listener *l, const Event *ev, usec_t received) {
                 l->stats.matched++;
 
                 if (!l->standby_active) {
-                        if (rule->exit_standby)
-                                listener_remember_late(l, NULL, 0);
-                        for (char **t = rule->thaw; !rule->exit_standby && t && *t; t++)
-                                listener_remember_late(l, *t, rule->duration);
+                        listener_remember_late(l, rule);
                         continue;
                 }
                 /* While an exit runs, what any event asks for is under way. */

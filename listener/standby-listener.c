@@ -96,6 +96,7 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
                                   error ? error : "cannot load the rules");
                 else {
                         warn_processless(set);
+                        listener_forget_late(l); /* kept per rule of the old set */
                         listener_sources_reload(l, TAKE_PTR(set));
                         log_info("Reloaded %zu rules.", l->rules->n_rules);
                 }

@@ -1297,6 +1297,45 @@ START_TEST(test_push_during_enter_replayed) {
 }
 END_TEST
 
+/* Events during enter are kept per rule: however many events another rule
+ * matches meanwhile (broadcast signals any user may send, say), a late
+ * ExitStandby= is not pushed out, and standby ends once it is entered. */
+START_TEST(test_late_exit_kept_per_rule) {
+        int status;
+
+        if (!test_need_root_cgroup2() || !test_have_fuse())
+                return;
+        test_write_config("FreezeTimeout=1s\n");
+        test_spawn_workload("mail.service", "idle", 100, 1, NULL);
+        test_start_stuck_client("stuck.service");
+        start_listener();
+        sd_bus *bus = client();
+
+        pid_t enter = fork();
+        ck_assert_int_ge(enter, 0);
+        if (enter == 0) {
+                execl(test_bin("standby-manager"), "standby-manager", "--quiet", "--config", T.config, "--state-dir",
+                      T.state_dir, "enter", NULL);
+                _exit(127);
+        }
+        ck_assert(wait_frozen("mail.service", true));
+        /* The lid first, then more events of another rule than any ring
+         * kept (it held 32). */
+        ck_assert_ptr_null(push(bus, "lid.service", NULL));
+        for (int i = 0; i < 100; i++)
+                ck_assert_ptr_null(push(bus, "mail.service", NULL));
+        ck_assert_int_eq(waitpid(enter, &status, 0), enter);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == EXIT_OK, "enter: status 0x%x", status);
+
+        /* Both rules are carried out once: mail thawed, then standby left. */
+        ck_assert(wait_journal_state("mail.service", -1, 10 * USEC_PER_SEC));
+        ck_assert(!test_anything_frozen());
+        ck_assert_uint_eq(statistic(bus, "replayed"), 2);
+        ck_assert_uint_eq(statistic(bus, "exits"), 1);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* Event=dbus-signal: a signal that matches the rule's Match= thaws its units;
  * another signal, which the listener does receive (another rule's match
  * takes it), thaws only that rule's units. */
@@ -4330,6 +4369,7 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_same_unit_of_two_users);
         tcase_add_test(tc, test_restart_enforces_journal);
         tcase_add_test(tc, test_push_during_enter_replayed);
+        tcase_add_test(tc, test_late_exit_kept_per_rule);
         tcase_add_test(tc, test_network_events);
         tcase_add_test(tc, test_network_overrun_resync);
         tcase_add_test(tc, test_network_only_what_rules_need);
