@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cgroup.h"
@@ -754,36 +755,74 @@ typedef struct ExitWalk {
         char **cgroups;
         size_t n, cap;
         size_t failed;
+        size_t target_depth;   /* '/'s in the target walked */
+        size_t deep;           /* cgroups CGROUP_DEPTH_MAX levels down walked below (by exit_walk_deep) */
+        const char *deep_rel;  /* the one being walked below */
 } ExitWalk;
 
-static int exit_walk_one(int fd, const char *rel, void *userdata) {
-        ExitWalk *w = userdata;
-        bool frozen;
-        int r;
-
-        if (cgroup_get_freeze(fd, &frozen) < 0 || !frozen)
-                return CGROUP_WALK_CONTINUE; /* gone, or the root of a tree (no cgroup.freeze) */
-        r = cgroup_set_freeze(fd, false);
+/* A cgroup found frozen: thawed, and kept to wait for. */
+static void exit_walk_thaw(ExitWalk *w, int fd, const char *rel) {
+        int r = cgroup_set_freeze(fd, false);
         if (r == -ENOENT)
-                return CGROUP_WALK_CONTINUE;
+                return;
         if (r < 0) {
                 log_error_errno(r, "Failed to thaw %s: %m", rel);
                 w->failed++;
-                return CGROUP_WALK_CONTINUE;
+                return;
         }
         manager_step(w->m);
         log_notice("%s was frozen, and not by a unit the journal could name: thawed.", rel);
         if (!GROW_ARRAY(w->fds, w->cap, w->n + 1) || strv_extend(&w->cgroups, rel) < 0) {
                 w->failed++;
-                return CGROUP_WALK_CONTINUE;
+                return;
         }
         w->fds[w->n] = fcntl(fd, F_DUPFD_CLOEXEC, 3);
         if (w->fds[w->n] < 0) {
                 free(w->cgroups[w->n]);
                 w->cgroups[w->n] = NULL;
-                return CGROUP_WALK_CONTINUE;
+                return;
         }
         w->n++;
+}
+
+static int exit_walk_deep(int fd, size_t depth, void *userdata) {
+        ExitWalk *w = userdata;
+        bool frozen;
+        char name[PATH_MAX];
+
+        if (cgroup_get_freeze(fd, &frozen) >= 0 && frozen) {
+                /* Its path grows with the depth: named by where it is. */
+                snprintf(name, sizeof(name), "a cgroup %zu levels below %.2000s", depth, w->deep_rel);
+                exit_walk_thaw(w, fd, name);
+        }
+        return CGROUP_WALK_CONTINUE;
+}
+
+static int exit_walk_one(int fd, const char *rel, void *userdata) {
+        ExitWalk *w = userdata;
+        struct stat st;
+        bool frozen;
+
+        if (cgroup_get_freeze(fd, &frozen) >= 0 && frozen) /* else gone, or the root of a tree */
+                exit_walk_thaw(w, fd, rel);
+        /* Where cgroup_walk() stops, a user's chain may go on, as deep as
+         * they like: walked below by "..", which any depth costs no more
+         * than its cgroups do. Freezing is hierarchical, so no cgroup down
+         * there is frozen unless its own cgroup.freeze or an ancestor's
+         * reads 1, and each is thawed where it does. */
+        size_t depth = 0;
+        for (const char *p = rel; (p = strchr(p, '/')); p++)
+                depth++;
+        if (depth - w->target_depth != CGROUP_DEPTH_MAX || fstat(fd, &st) < 0 || st.st_nlink == 2)
+                return CGROUP_WALK_CONTINUE;
+        w->deep_rel = rel;
+        int r = cgroup_walk_below(fd, exit_walk_deep, w);
+        if (r < 0 || r > 0) {
+                log_error("Below %s, %d cgroups could not be checked (unreadable, or removed during the walk).",
+                          rel, r < 0 ? 1 : r);
+                w->failed++;
+        }
+        w->deep++;
         return CGROUP_WALK_CONTINUE;
 }
 
@@ -821,13 +860,20 @@ static int exit_walk_targets(Manager *m, size_t *ret_thawed) {
                         return -ENOMEM;
         }
         for (char **t = targets; *t; t++) {
+                w.target_depth = 0;
+                for (const char *p = *t; (p = strchr(p, '/')); p++)
+                        w.target_depth++;
+                w.deep = 0;
                 r = cgroup_walk(m->root_fd, *t, exit_walk_one, &w);
+                /* What cgroup_walk() could not go into for depth was walked
+                 * below by exit_walk_one(). */
+                if (r > 0)
+                        r -= (int) MIN((size_t) r, w.deep);
                 if (r < 0 && r != -ENOENT) {
                         log_error_errno(r, "Cannot walk the cgroups below %s: %m", *t);
                         unwalked++;
                 } else if (r > 0) {
-                        log_error("Below %s, %d cgroups could not be checked (deeper than %d levels, or "
-                                  "unreadable).", *t, r, CGROUP_DEPTH_MAX);
+                        log_error("Below %s, %d cgroups could not be checked (unreadable).", *t, r);
                         unwalked += (size_t) r;
                 }
         }
