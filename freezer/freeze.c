@@ -662,7 +662,8 @@ int freeze_enter(Manager *m) {
 
         r = freeze_leaves(m, units, m->config->deadlock_guard ? &scan : NULL, kept, &frozen, &skipped);
         if (r == -ECANCELED) {
-                m->journal->phase = JOURNAL_NONE;
+                /* What an exit before could not thaw stays for the next exit. */
+                m->journal->phase = m->journal->n_units > 0 ? JOURNAL_EXITING : JOURNAL_NONE;
                 (void) manager_save_journal(m);
                 return r;
         }

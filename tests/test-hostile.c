@@ -499,6 +499,40 @@ START_TEST(test_frozen_deeper_than_walks) {
 }
 END_TEST
 
+/* An exit that cannot thaw everything (the target frozen from above it,
+ * outside standby's reach) fails, and its journal names what stayed
+ * frozen, in phase "exiting". The next enter (the lid closed again) must
+ * enter all the same, not answer "already entered": else standby could not
+ * be entered again until root ran exit by hand. */
+START_TEST(test_enter_after_failed_exit) {
+        _cleanup_free_ char *err = NULL, *err2 = NULL;
+        char extra[512];
+        _cleanup_close_ int base = test_cgroup(NULL);
+
+        if (!test_need_root_cgroup2())
+                return;
+        snprintf(extra, sizeof(extra), "Targets=\nTargets=%s\n", test_cgpath("t.slice"));
+        test_write_config(extra);
+        test_spawn_workload("t.slice/a.service", "idle", 100, 1, NULL);
+        test_spawn_workload("t.slice/b.service", "idle", 100, 1, NULL);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert_int_eq(cgroup_set_freeze(base, true), 0);
+        int left = test_manager(&err, "exit", NULL);
+        ck_assert_int_eq(cgroup_set_freeze(base, false), 0);
+        ck_assert_msg(left == EXIT_FAILURE_GENERIC, "exit: %d: %s", left, err);
+        ck_assert(journal_exists());
+
+        int entered = test_manager(&err2, "enter", NULL);
+        ck_assert_msg(entered == EXIT_OK, "enter: %d: %s", entered, err2);
+        ck_assert_msg(strstr(err2, "entering all the same"), "%s", err2);
+        ck_assert(test_frozen("t.slice/a.service"));
+        ck_assert(test_frozen("t.slice/b.service"));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        ck_assert(!journal_exists());
+        assert_nothing_frozen("at the end");
+}
+END_TEST
+
 /* A journal that is no regular file (a FIFO, made by an unlucky admin or a
  * script gone wrong) is a journal lost, not a wait: exit thaws through the
  * walk at once. A helper holds the FIFO's only write end open until the
@@ -1069,6 +1103,7 @@ Suite *hostile_suite(void) {
         tcase_add_test(tc, test_deep_and_long);
         tcase_add_test(tc, test_deeper_than_walks);
         tcase_add_test(tc, test_frozen_deeper_than_walks);
+        tcase_add_test(tc, test_enter_after_failed_exit);
         tcase_add_test(tc, test_corrupt_journals);
         tcase_add_test(tc, test_journal_fifo);
         tcase_add_test(tc, test_listener_many_units);

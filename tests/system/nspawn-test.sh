@@ -526,6 +526,42 @@ session_checks() {
                 'journalctl -q -b -u standby-listener.service | grep -q "did not start standby-leave.service"'
         in_ct systemctl unmask -q --runtime standby-leave.service
 
+        # 5. An exit that fails does not strand the target: a target slice
+        # frozen from above it (outside standby's reach) keeps its unit
+        # frozen, so the rule's exit and the target's exit fail; the target
+        # stops all the same, and the next start enters again, over what
+        # the exit could not thaw (which the next exit thaws, once it can).
+        sc="exit fails"
+        printf '[Standby]\nTargets=user.slice workloads-stuck.slice\nFreezeTimeout=1s\n' \
+                > "$rootfs/etc/standby/standby.conf"
+        in_ct systemctl reload standby-listener.service
+        in_ct systemd-run -q --unit=stuck.service -p Slice=workloads-stuck.slice /usr/local/bin/standby-workload \
+                nanosleep --period-ms 100
+        stuck_events=/sys/fs/cgroup/workloads.slice/workloads-stuck.slice/stuck.service/cgroup.events
+        check "$sc: enter" in_ct systemctl start standby.target
+        check "$sc: stuck.service frozen" in_ct grep -qx 'frozen 1' "$stuck_events"
+        in_ct sh -c 'echo 1 > /sys/fs/cgroup/workloads.slice/cgroup.freeze'
+        out=$(exit_push)
+        check "$sc: the exit rule's push answered true ($out)" [ "$out" = "b true" ]
+        target_down() { [ "$(in_ct systemctl is-active standby.target || true)" = inactive ] &&
+                [ "$(in_ct systemctl is-active standby-enter.service || true)" != deactivating ]; }
+        for _ in $(seq 1 400); do target_down && break; sleep 0.1; done # bounded: 40 s
+        check "$sc: the exit failed (standby-leave.service: $(in_ct systemctl is-failed standby-leave.service))" \
+                [ "$(in_ct systemctl is-failed standby-leave.service)" = failed ]
+        check "$sc: standby.target stopped all the same" target_down
+        in_ct sh -c 'echo 0 > /sys/fs/cgroup/workloads.slice/cgroup.freeze'
+        check "$sc: the next start enters again" in_ct systemctl start standby.target
+        check "$sc: standby-enter.service active" [ "$(in_ct systemctl is-active standby-enter.service)" = active ]
+        check "$sc: stuck.service frozen by it" in_ct grep -qx 'frozen 1' "$stuck_events"
+        check "$sc: exit" leave
+        check "$sc: exit succeeded" exit_ok
+        check "$sc: target, status, journal: inactive" agree inactive
+        check "$sc: nothing left frozen" nothing_left
+        in_ct systemctl stop stuck.service
+        in_ct systemctl reset-failed standby-leave.service standby-enter.service 2>/dev/null || true
+        printf '[Standby]\nTargets=user.slice workloads.slice\nFreezeTimeout=5s\n' > "$rootfs/etc/standby/standby.conf"
+        in_ct systemctl reload standby-listener.service
+
         # 5. Entered and left with standby-manager by hand: the target follows.
         sc="by hand"
         check "$sc: standby-manager enter" in_ct standby-manager --quiet enter
