@@ -192,8 +192,6 @@ int journal_add_units_with_backend(Manager *m, char **cgroups, UnitState state);
  * (systemd's view: its cgroup may live on, frozen); -EADDRNOTAVAIL for an
  * address of any other form than unix:path= and a plain path. */
 int systemd_set_freeze(const char *address, const char *cgroup, bool freeze);
-/* A unit's FreezerState, waited for (SDBUS_CONNECT_TIMEOUT_USEC). */
-int systemd_freezer_state(const char *address, const char *cgroup, char **ret);
 /* Calls without waiting for their answers, so that many are in flight, to
  * every manager at once, and one deadline bounds them all.
  * systemd_call_send: the call is written, or queued behind its manager's

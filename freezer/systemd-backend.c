@@ -380,6 +380,24 @@ static void link_connected(Link *l, SystemdCall **calls, size_t n) {
                 l->error = r;
 }
 
+/* The deadline passed with calls of l in flight: they fail, and a manager
+ * that still owes a thaw or an answer, or never even took the connection,
+ * is not asked again in this run. */
+static void link_expire(Link *l, SystemdCall **calls, size_t n) {
+        const SdBus *b = sdbus_get(NULL);
+        bool stands = l->connect_pid > 0 || !l->bus || b->is_ready(l->bus) <= 0;
+
+        for (size_t i = 0; i < n; i++)
+                if (calls[i] && calls[i]->link == l && calls[i]->result > 0 &&
+                    calls[i]->method != SYSTEMD_FREEZE_UNIT)
+                        stands = true;
+        link_fail_calls(l, calls, n, -ETIMEDOUT);
+        if (stands) {
+                log_warning("The systemd manager at %s did not answer in time: not asked again.", l->address);
+                link_timed_out(l);
+        }
+}
+
 int systemd_calls_wait(SystemdCall **calls, size_t n, usec_t deadline) {
         const SdBus *b = sdbus_get(NULL);
 
@@ -388,13 +406,22 @@ int systemd_calls_wait(SystemdCall **calls, size_t n, usec_t deadline) {
                 Link *polled[ELEMENTSOF(links)];
                 size_t np = 0;
                 bool progress = false;
+                /* Checked on every round, not only when nothing is left to
+                 * process: a server that never stops sending must not keep
+                 * the wait going past it. */
+                bool expired = now_usec(CLOCK_MONOTONIC) >= deadline, any_expired = false;
 
                 for (size_t i = 0; i < ELEMENTSOF(links) && links[i].address; i++) {
                         Link *l = &links[i];
-                        int r;
+                        int r = 0;
 
                         if (!link_has_pending(l, calls, n))
                                 continue;
+                        if (expired) {
+                                link_expire(l, calls, n);
+                                any_expired = true;
+                                continue;
+                        }
                         if (l->connect_pid > 0) {
                                 p[np] = (struct pollfd) { .fd = l->connect_fd, .events = POLLIN };
                                 polled[np++] = l;
@@ -404,7 +431,13 @@ int systemd_calls_wait(SystemdCall **calls, size_t n, usec_t deadline) {
                                 link_fail_calls(l, calls, n, l->error < 0 ? l->error : -ENOTCONN);
                                 continue;
                         }
-                        r = b->process(l->bus, NULL);
+                        /* Calls made while the link was connecting, in a
+                         * wait before this one. */
+                        for (size_t k = 0; r >= 0 && k < n; k++)
+                                if (calls[k] && calls[k]->link == l && calls[k]->result > 0 && !calls[k]->slot)
+                                        r = call_write(calls[k]);
+                        if (r >= 0)
+                                r = b->process(l->bus, NULL);
                         if (r > 0) {
                                 progress = true;
                                 continue;
@@ -424,31 +457,12 @@ int systemd_calls_wait(SystemdCall **calls, size_t n, usec_t deadline) {
                         link_fail_calls(l, calls, n, r);
                         link_drop(l);
                 }
+                if (any_expired)
+                        return -ETIME;
                 if (progress)
                         continue;
                 if (np == 0)
                         return 0;
-                if (now_usec(CLOCK_MONOTONIC) >= deadline) {
-                        /* Every manager that still owes an answer: its calls
-                         * fail, and a manager that keeps a thaw or a
-                         * question waiting, or never even took the
-                         * connection, is not asked again in this run. */
-                        for (size_t k = 0; k < np; k++) {
-                                Link *l = polled[k];
-                                bool stands = l->connect_pid > 0 || b->is_ready(l->bus) <= 0;
-                                for (size_t i = 0; i < n; i++)
-                                        if (calls[i] && calls[i]->link == l && calls[i]->result > 0 &&
-                                            calls[i]->method != SYSTEMD_FREEZE_UNIT)
-                                                stands = true;
-                                link_fail_calls(l, calls, n, -ETIMEDOUT);
-                                if (stands) {
-                                        log_warning("The systemd manager at %s did not answer in time: not asked "
-                                                    "again.", l->address);
-                                        link_timed_out(l);
-                                }
-                        }
-                        return -ETIME;
-                }
                 if (poll(p, np, deadline_poll_timeout(deadline)) < 0 && errno != EINTR)
                         return -errno;
                 for (size_t k = 0; k < np; k++)
@@ -498,20 +512,6 @@ int systemd_set_freeze(const char *address, const char *cgroup, bool freeze) {
         if (r < 0)
                 return log_link_error(r, cgroup, address);
         r = c->result;
-        systemd_call_free(c);
-        return r;
-}
-
-int systemd_freezer_state(const char *address, const char *cgroup, char **ret) {
-        SystemdCall *c = NULL;
-        int r;
-
-        r = call_one(address, cgroup, SYSTEMD_GET_FREEZER_STATE, SDBUS_CONNECT_TIMEOUT_USEC, &c);
-        if (r < 0)
-                return r;
-        r = c->result;
-        if (r >= 0)
-                *ret = TAKE_PTR(c->value);
         systemd_call_free(c);
         return r;
 }

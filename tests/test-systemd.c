@@ -700,6 +700,7 @@ typedef struct FakeManager {
         char dir[64];           /* /run/user/UID */
         const char *subs[SLOW_UNITS];
         usec_t get_delay, thaw_delay;
+        bool lies;              /* answers ThawUnit at once, and thaws nothing */
         pid_t pid;
 } FakeManager;
 
@@ -727,7 +728,8 @@ static int fake_freeze_or_thaw(sd_bus_message *m, bool freeze, sd_bus_error *err
                 return sd_bus_error_set(error, "org.freedesktop.systemd1.NoSuchUnit", "no such unit");
         if (!freeze)
                 (void) usleep((useconds_t) fake->thaw_delay);
-        fake_write_freeze(i, freeze);
+        if (freeze || !fake->lies)
+                fake_write_freeze(i, freeze);
         return sd_bus_reply_method_return(m, "");
 }
 
@@ -931,6 +933,31 @@ START_TEST(test_exit_slow_managers) {
 }
 END_TEST
 
+/* A manager that says it thawed its units and did not: exit believes
+ * the kernel, and thaws them through cgroup.freeze. */
+START_TEST(test_exit_lying_manager) {
+        _cleanup_free_ char *err = NULL;
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_write_config("Backend=auto\n");
+        fakes[0].lies = true;
+        fake_start(0, 0, 0);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        for (size_t i = 0; i < SLOW_UNITS; i++)
+                ck_assert(test_frozen(fakes[0].subs[i]));
+        ck_assert_int_eq(test_manager(&err, "exit", NULL), EXIT_OK);
+        for (size_t i = 0; i < SLOW_UNITS; i++) {
+                char want[256];
+                snprintf(want, sizeof(want), "%s: systemd answered the thaw, but its cgroup.freeze still says 1",
+                         test_cgpath(fakes[0].subs[i]));
+                ck_assert_msg(strstr(err, want), "%s", err);
+        }
+        ck_assert(!test_anything_frozen());
+        fake_cleanup();
+}
+END_TEST
+
 /* The managers answer each ControlGroup question after 4.9 s: enter asks
  * them all at once and waits one bound, not one per unit; the units they
  * did not answer for in time are frozen through cgroup.freeze. */
@@ -979,6 +1006,7 @@ Suite *systemd_suite(void) {
         tc = test_kernel_tcase(s, "slow-manager", 60);
         tcase_add_test(tc, test_exit_slow_managers);
         tcase_add_test(tc, test_enter_slow_managers);
+        tcase_add_test(tc, test_exit_lying_manager);
         tc = test_kernel_tcase(s, "address", 0);
         tcase_add_test(tc, test_recorded_address_refused);
         return s;
