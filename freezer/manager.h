@@ -195,7 +195,7 @@ int systemd_set_freeze(const char *address, const char *cgroup, bool freeze);
 /* Calls without waiting for their answers, so that many are in flight, to
  * every manager at once, and one deadline bounds them all.
  * systemd_call_send: the call is written, or queued behind its manager's
- * connect; -ENOSPC past 8 managers in a run, the error of a manager that
+ * connect; -ENOSPC past 64 managers in a run, the error of a manager that
  * already failed to answer in this run, or -EADDRNOTAVAIL.
  * systemd_calls_wait: connects and processes answers until none is in
  * flight (0) or deadline (-ETIME): then the calls still in flight fail

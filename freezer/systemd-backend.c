@@ -63,7 +63,7 @@ typedef struct Link {
         int connect_fd;    /* its answer, once readable */
         int error;         /* < 0: not asked again in this run */
 } Link;
-static Link links[8];
+static Link links[64]; /* managers asked in one run: the system's and one per user */
 
 /* Closes what the link holds, keeping its address and error. */
 static void link_close(Link *l) {
