@@ -891,6 +891,9 @@ START_TEST(test_exit_slow_managers) {
                       "%s", json);
         test_drain(tick);
 
+        /* Nothing of the test's own allocated in the child that exits. */
+        err = mfree(err);
+        json = mfree(json);
         int out[2];
         ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
         usec_t t0 = now_usec(CLOCK_MONOTONIC);
@@ -900,6 +903,7 @@ START_TEST(test_exit_slow_managers) {
                 char *e = NULL;
                 int code = test_manager(&e, "exit", NULL);
                 (void) !write(out[1], e ? e : "", e ? strlen(e) : 0);
+                free(e);
                 _exit(code);
         }
         close(out[1]);
