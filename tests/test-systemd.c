@@ -803,6 +803,43 @@ _noreturn_ static void fake_serve(int listener) {
         }
 }
 
+/* Removes RT/UID/systemd/private, RT/UID/systemd and RT/UID. */
+static void fake_remove_dir(const char *runtime_dir) {
+        char path[128];
+
+        snprintf(path, sizeof(path), "%s/systemd/private", runtime_dir);
+        (void) unlink(path);
+        snprintf(path, sizeof(path), "%s/systemd", runtime_dir);
+        (void) rmdir(path);
+        (void) rmdir(runtime_dir);
+}
+
+#define FAKE_UID_BASE 3100000000u
+#define FAKE_UID_END (FAKE_UID_BASE + 2u * 4194304u + 2u) /* 2 per pid, pid_max at most 2^22 */
+
+/* Check ends a failed test with _exit(): what the test made in /run/user
+ * is removed by the runner after the case (and before each fake starts),
+ * for every fake UID whose test process (the UID says which) is gone. */
+static void fake_sweep(void) {
+        _cleanup_closedir_ DIR *d = opendir("/run/user");
+        struct dirent *de;
+
+        while (d && (de = readdir(d))) {
+                char *end, rt[64];
+                unsigned long uid = strtoul(de->d_name, &end, 10);
+                struct stat st;
+
+                if (*end || uid < FAKE_UID_BASE || uid >= FAKE_UID_END)
+                        continue;
+                snprintf(rt, sizeof(rt), "/run/user/%lu", uid);
+                if (lstat(rt, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != uid)
+                        continue;
+                if (kill((pid_t) ((uid - FAKE_UID_BASE) / 2), 0) == 0)
+                        continue; /* its test may still run */
+                fake_remove_dir(rt);
+        }
+}
+
 static void fake_cleanup(void);
 static FakeManager fakes[2];
 
@@ -813,7 +850,8 @@ static void fake_start(size_t k, usec_t get_delay, usec_t thaw_delay) {
         char sd[96], sock[128];
         FakeManager *f = &fakes[k];
 
-        f->uid = 3100000000u + (unsigned) getpid() % 1000000u * 2 + (unsigned) k;
+        fake_sweep();
+        f->uid = FAKE_UID_BASE + (unsigned) getpid() * 2 + (unsigned) k;
         f->get_delay = get_delay;
         f->thaw_delay = thaw_delay;
         for (size_t i = 0; i < SLOW_UNITS; i++) {
@@ -848,14 +886,14 @@ static void fake_start(size_t k, usec_t get_delay, usec_t thaw_delay) {
         T.pids[T.n_pids++] = f->pid;
 }
 
+/* At the test's end, or its exit: no child of its own, three calls. */
 static void fake_cleanup(void) {
         for (size_t k = 0; k < ELEMENTSOF(fakes); k++) {
-                char cmd[128];
-                if (!fakes[k].dir[0] || fakes[k].pid == 0)
+                if (!fakes[k].dir[0])
                         continue;
-                (void) kill(fakes[k].pid, SIGKILL);
-                snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fakes[k].dir);
-                (void) !system(cmd);
+                if (fakes[k].pid > 0)
+                        (void) kill(fakes[k].pid, SIGKILL);
+                fake_remove_dir(fakes[k].dir);
                 fakes[k].dir[0] = 0;
         }
 }
@@ -1008,6 +1046,7 @@ Suite *systemd_suite(void) {
         tcase_add_test(tc, test_private_socket_timeout);
         tcase_add_test(tc, test_private_socket_fuse);
         tc = test_kernel_tcase(s, "slow-manager", 60);
+        tcase_add_unchecked_fixture(tc, NULL, fake_sweep);
         tcase_add_test(tc, test_exit_slow_managers);
         tcase_add_test(tc, test_enter_slow_managers);
         tcase_add_test(tc, test_exit_lying_manager);
