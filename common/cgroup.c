@@ -698,6 +698,89 @@ int cgroup_walk(int root_fd, const char *rel, cgroup_walk_fn fn, void *userdata)
         return walk_rec(fd, rel, 0, fn, userdata);
 }
 
+/* One level of cgroup_walk_below(): the names of its child cgroups, and
+ * how many of them were walked. */
+typedef struct DeepLevel {
+        char **children;
+        size_t next;
+} DeepLevel;
+
+int cgroup_walk_below(int cg_fd, cgroup_walk_below_fn fn, void *userdata) {
+        _cleanup_close_ int cur = -EBADF;
+        DeepLevel *levels = NULL;
+        size_t n = 0, cap = 0;
+        int r, unwalked = 0;
+
+        cur = fcntl(cg_fd, F_DUPFD_CLOEXEC, 3);
+        if (cur < 0)
+                return negative_errno();
+        if (!GROW_ARRAY(levels, cap, 1))
+                return -ENOMEM;
+        r = list_children(cur, &levels[0].children);
+        if (r < 0) {
+                free(levels);
+                return r == -ENOMEM ? r : 1;
+        }
+        levels[0].next = 0;
+        n = 1;
+        while (n > 0) {
+                DeepLevel *l = &levels[n - 1];
+                _cleanup_close_ int child = -EBADF;
+                struct stat st;
+
+                if (!l->children[l->next]) {
+                        /* This level is done: up to its parent. */
+                        strv_free(l->children);
+                        if (--n == 0)
+                                break;
+                        int up = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                        if (up < 0) {
+                                /* Removed under the walk: what is left of it
+                                 * cannot be reached from here. */
+                                r = negative_errno();
+                                break;
+                        }
+                        safe_close(cur);
+                        cur = up;
+                        continue;
+                }
+                r = cgroup_open_child(cur, l->children[l->next++], &child);
+                if (r == -ENOENT || r == -ENODEV || r == -EXDEV)
+                        continue;
+                if (r < 0) {
+                        unwalked++;
+                        continue;
+                }
+                if (fn(child, n, userdata) == CGROUP_WALK_SKIP)
+                        continue;
+                if (fstat(child, &st) >= 0 && S_ISDIR(st.st_mode) && st.st_nlink == 2)
+                        continue;
+                if (!GROW_ARRAY(levels, cap, n + 1)) {
+                        r = -ENOMEM;
+                        break;
+                }
+                levels[n] = (DeepLevel) {};
+                r = list_children(child, &levels[n].children);
+                if (r == -ENOENT || r == -ENODEV)
+                        continue;
+                if (r < 0) {
+                        if (r == -ENOMEM)
+                                break;
+                        unwalked++;
+                        continue;
+                }
+                n++;
+                safe_close(cur);
+                cur = TAKE_FD(child);
+        }
+        for (size_t i = 0; i < n; i++)
+                strv_free(levels[i].children);
+        free(levels);
+        if (r == -ENOMEM)
+                return r;
+        return unwalked + (n > 0);
+}
+
 static int remove_tree_rec(int parent_fd, const char *name, unsigned depth) {
         _cleanup_strv_free_ char **children = NULL;
         _cleanup_close_ int fd = -EBADF;

@@ -122,6 +122,15 @@ int cgroup_attach(int cg_fd, pid_t pid);
 #define CGROUP_WALK_SKIP 1
 typedef int (*cgroup_walk_fn)(int fd, const char *rel, void *userdata);
 int cgroup_walk(int root_fd, const char *rel, cgroup_walk_fn fn, void *userdata);
+/* Calls fn for every cgroup below cg_fd (not cg_fd's own), parents first,
+ * with its depth below cg_fd (1 for a child) instead of a path: it goes
+ * any depth, holding two fds and the names of the child cgroups of each
+ * level on the way down (never a path, which would grow with the depth),
+ * and goes back up by "..". For what cgroup_walk() cannot reach. Returns
+ * as cgroup_walk() (how many could not be walked into, 0: all were), or
+ * -ENOMEM. */
+typedef int (*cgroup_walk_below_fn)(int fd, size_t depth, void *userdata);
+int cgroup_walk_below(int cg_fd, cgroup_walk_below_fn fn, void *userdata);
 
 /* Removes the cgroup name (a path of any length) below parent_fd and every
  * cgroup below it (children first), never crossing a mount point. Cgroups

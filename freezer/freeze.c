@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cgroup.h"
@@ -11,7 +12,9 @@
 #include "locks.h"
 #include "log.h"
 #include "manager.h"
+#include "private-socket.h"
 #include "proc.h"
+#include "sdbus-dl.h"
 #include "strv.h"
 #include "unit-name.h"
 
@@ -20,7 +23,7 @@ typedef struct Batch {
         char **cgroups;
         int *fds;
         bool *done;
-        SystemdFreeze **calls; /* a FreezeUnit in flight, or NULL */
+        SystemdCall **calls; /* a FreezeUnit in flight, or NULL */
         size_t n;
         CgroupOpener opener;
 } Batch;
@@ -28,7 +31,7 @@ typedef struct Batch {
 /* Cancels the FreezeUnit calls still in flight. */
 static void batch_forget_calls(Batch *b) {
         for (size_t i = 0; b->calls && i < b->n; i++)
-                b->calls[i] = systemd_freeze_free(b->calls[i]);
+                b->calls[i] = systemd_call_free(b->calls[i]);
 }
 
 static void batch_done(Batch *b) {
@@ -47,7 +50,7 @@ static int batch_add(Manager *m, Batch *b, const char *cgroup) {
         int fd, r;
         int *nf;
         bool *nd;
-        SystemdFreeze **nc;
+        SystemdCall **nc;
 
         if (!b->opener.parent)
                 b->opener = CGROUP_OPENER_INIT(m->root_fd);
@@ -62,7 +65,7 @@ static int batch_add(Manager *m, Batch *b, const char *cgroup) {
         if (!nd)
                 goto oom;
         b->done = nd;
-        nc = realloc(b->calls, (b->n + 1) * sizeof(SystemdFreeze *));
+        nc = realloc(b->calls, (b->n + 1) * sizeof(SystemdCall *));
         if (!nc)
                 goto oom;
         b->calls = nc;
@@ -83,7 +86,7 @@ static void batch_pop(Batch *b) {
         assert(b->n > 0);
         b->n--;
         safe_close(b->fds[b->n]);
-        b->calls[b->n] = systemd_freeze_free(b->calls[b->n]);
+        b->calls[b->n] = systemd_call_free(b->calls[b->n]);
         free(b->cgroups[b->n]);
         b->cgroups[b->n] = NULL;
 }
@@ -134,14 +137,16 @@ static int describe_blockers(int cg_fd, char **ret) {
         return 0;
 }
 
-/* A thaw that systemd did not do (r: why). Nothing standby froze may stay
- * frozen, so the kernel decides: a cgroup that is gone needs nothing
- * (-ENOENT); one still frozen is thawed through cgroup.freeze. */
-static int unit_thaw_behind_systemd(const JournalUnit *u, int cg_fd, int r) {
-        _cleanup_free_ char *state = NULL;
+/* A thaw that systemd did not do (r: why; 0 when it answered, but
+ * whoever answers on a user's socket may say anything). Nothing standby
+ * froze may stay frozen, so the kernel decides: a cgroup that is gone needs
+ * nothing (-ENOENT); one still frozen is thawed through cgroup.freeze, and
+ * *ret_wrote says so. */
+static int unit_thaw_behind_systemd(const JournalUnit *u, int cg_fd, int r, bool *ret_wrote) {
         bool frozen;
         int q;
 
+        *ret_wrote = false;
         q = cgroup_get_freeze(cg_fd, &frozen);
         if (q == -ENOENT)
                 return q;
@@ -155,20 +160,18 @@ static int unit_thaw_behind_systemd(const JournalUnit *u, int cg_fd, int r) {
                  * processes wait frozen for a stop they cannot see. */
                 log_warning("%s: systemd says %s is not active, but its cgroup is frozen: thawing it through "
                             "cgroup.freeze.", u->cgroup, unit_name_of_cgroup(u->cgroup));
+        else if (r >= 0)
+                log_warning("%s: systemd answered the thaw, but its cgroup.freeze still says 1: thawing it "
+                            "through cgroup.freeze.", u->cgroup);
         else
                 /* A job pending (being stopped at shutdown, say), the manager
-                 * gone or refused: thaw it directly. */
-                log_warning("%s: systemd did not thaw it; thawing it through cgroup.freeze.", u->cgroup);
+                 * gone, slow, or refused: thaw it directly. */
+                log_warning("%s: systemd did not thaw it (%s); thawing it through cgroup.freeze.", u->cgroup,
+                            private_socket_strerror(r));
         q = cgroup_set_freeze(cg_fd, false);
         if (q < 0)
                 return q == -ENOENT ? q : log_error_errno(q, "%s: cannot write its cgroup.freeze: %m", u->cgroup);
-        /* systemd 252 keeps FreezerState=frozen for a unit stopped while
-         * frozen: say so, since its view and the kernel's now differ. */
-        if (systemd_freezer_state(u->systemd, u->cgroup, &state) >= 0 && state &&
-            (streq(state, "frozen") || streq(state, "freezing")))
-                log_warning("%s: systemd still reports FreezerState=%s for %s although its cgroup is thawed "
-                            "(systemd keeps that state for a unit stopped while frozen).",
-                            u->cgroup, state, unit_name_of_cgroup(u->cgroup));
+        *ret_wrote = true;
         return 0;
 }
 
@@ -178,55 +181,110 @@ int unit_set_freeze(const JournalUnit *u, int cg_fd, bool freeze) {
         if (!u || !u->systemd)
                 return cgroup_set_freeze(cg_fd, freeze);
         r = systemd_set_freeze(u->systemd, u->cgroup, freeze);
-        if (r >= 0)
+        if (r >= 0 && freeze)
                 return r;
         if (freeze)
                 /* No active unit there: one being stopped is not frozen. */
                 return r == -ESRCH ? -ENOENT : r;
-        return unit_thaw_behind_systemd(u, cg_fd, r);
+        bool wrote;
+        return unit_thaw_behind_systemd(u, cg_fd, r, &wrote);
 }
 
-/* Writes cgroup.freeze on every cgroup of the batch (dropping the ones that
- * vanished from both the batch's view and the journal), then waits for all.
- * A write that fails is reported and the rest go on: its cgroup is left out
- * of the wait (done stays false) and the first error is returned. */
-static int batch_freeze(Manager *m, Batch *b, bool freeze, usec_t timeout) {
-        _cleanup_free_ int *fds = NULL;
+int units_thaw(Manager *m, char **cgroups, const int *cg_fds, size_t n, int *results) {
+        _cleanup_free_ SystemdCall **calls = calloc(n + 1, sizeof(SystemdCall *));
+        _cleanup_free_ SystemdCall **states = calloc(n + 1, sizeof(SystemdCall *));
+
+        if (!calls || !states)
+                return -ENOMEM;
+        /* What needs no manager first: no manager's answer delays it. */
+        for (size_t i = 0; i < n; i++) {
+                const JournalUnit *u = journal_find_unit(m->journal, cgroups[i]);
+                if (u && u->systemd) {
+                        results[i] = systemd_call_send(u->systemd, u->cgroup, SYSTEMD_THAW_UNIT, &calls[i]);
+                        continue;
+                }
+                results[i] = cgroup_set_freeze(cg_fds[i], false);
+                if (results[i] < 0 && results[i] != -ENOENT)
+                        log_error_errno(results[i], "Failed to thaw %s: %m", cgroups[i]);
+                else if (results[i] >= 0)
+                        manager_step(m);
+        }
+        /* Every manager asked at once; one bound for all their answers. */
+        (void) systemd_calls_wait(calls, n, now_usec(CLOCK_MONOTONIC) + SDBUS_CONNECT_TIMEOUT_USEC);
+        for (size_t i = 0; i < n; i++) {
+                const JournalUnit *u = journal_find_unit(m->journal, cgroups[i]);
+                bool wrote = false;
+
+                if (!u || !u->systemd)
+                        continue;
+                int r = calls[i] ? systemd_call_result(calls[i]) : results[i];
+                calls[i] = systemd_call_free(calls[i]);
+                results[i] = unit_thaw_behind_systemd(u, cg_fds[i], r, &wrote);
+                if (results[i] >= 0)
+                        manager_step(m);
+                /* systemd 252 keeps FreezerState=frozen for a unit stopped
+                 * while frozen: asked, to say that its view and the
+                 * kernel's now differ (a manager that failed to answer is
+                 * not asked again). */
+                if (wrote)
+                        (void) systemd_call_send(u->systemd, u->cgroup, SYSTEMD_GET_FREEZER_STATE, &states[i]);
+        }
+        (void) systemd_calls_wait(states, n, now_usec(CLOCK_MONOTONIC) + SDBUS_CONNECT_TIMEOUT_USEC);
+        for (size_t i = 0; i < n; i++) {
+                const char *state = states[i] && systemd_call_result(states[i]) == 0 ? systemd_call_value(states[i])
+                                                                                      : NULL;
+                if (state && (streq(state, "frozen") || streq(state, "freezing")))
+                        log_warning("%s: systemd still reports FreezerState=%s for %s although its cgroup is thawed "
+                                    "(systemd keeps that state for a unit stopped while frozen).",
+                                    cgroups[i], state, unit_name_of_cgroup(cgroups[i]));
+                states[i] = systemd_call_free(states[i]);
+        }
+        return 0;
+}
+
+/* Thaws every cgroup of the batch (units_thaw(): within one bound,
+ * dropping the ones that vanished from both the batch's view and the
+ * journal), then waits for all. A thaw that fails is reported and the rest
+ * go on: its cgroup is left out of the wait (done stays false) and the
+ * first error is returned. */
+static int batch_thaw(Manager *m, Batch *b, usec_t timeout) {
+        _cleanup_free_ int *fds = NULL, *results = NULL;
         _cleanup_free_ size_t *idx = NULL;
         _cleanup_free_ bool *done = NULL;
         size_t n = 0;
         int r, ret = 0;
 
         fds = calloc(b->n + 1, sizeof(int));
+        results = calloc(b->n + 1, sizeof(int));
         idx = calloc(b->n + 1, sizeof(size_t));
         done = calloc(b->n + 1, sizeof(bool));
-        if (!fds || !idx || !done)
+        if (!fds || !results || !idx || !done)
                 return -ENOMEM;
+        r = units_thaw(m, b->cgroups, b->fds, b->n, results);
+        if (r < 0)
+                return r;
         for (size_t i = 0; i < b->n; i++) {
-                r = unit_set_freeze(journal_find_unit(m->journal, b->cgroups[i]), b->fds[i], freeze);
-                if (r == -ENOENT) {
-                        /* Gone: nothing left to freeze or thaw. */
+                if (results[i] == -ENOENT) {
+                        /* Gone: nothing left to thaw. */
                         JournalUnit *u = journal_find_unit(m->journal, b->cgroups[i]);
                         if (u)
                                 journal_remove_unit(m->journal, u);
                         b->done[i] = true;
                         continue;
                 }
-                if (r < 0) {
-                        log_error_errno(r, "Failed to %s %s: %m", freeze ? "freeze" : "thaw", b->cgroups[i]);
+                if (results[i] < 0) {
                         if (ret == 0)
-                                ret = r;
+                                ret = results[i];
                         continue;
                 }
-                manager_step(m);
                 fds[n] = b->fds[i];
                 idx[n++] = i;
         }
-        r = cgroup_wait_frozen(fds, n, freeze, now_usec(CLOCK_MONOTONIC) + timeout, done);
+        r = cgroup_wait_frozen(fds, n, false, now_usec(CLOCK_MONOTONIC) + timeout, done);
         for (size_t k = 0; k < n; k++)
                 b->done[idx[k]] = done[k];
         if (r < 0 && r != -ETIME)
-                return log_error_errno(r, "Failed to wait for cgroups to %s: %m", freeze ? "freeze" : "thaw");
+                return log_error_errno(r, "Failed to wait for cgroups to thaw: %m");
         return ret < 0 ? ret : r;
 }
 
@@ -278,6 +336,12 @@ static int guard_lock_holders(Manager *m, Batch *b, LockScan *scan, char **kept)
         if (r < 0)
                 return log_warning_errno(r, "Cannot read /proc/locks, deadlock guard skipped: %m");
 
+        _cleanup_strv_free_ char **holders = NULL, **reasons = NULL;
+        _cleanup_free_ int *fds = calloc(b->n + 1, sizeof(int)), *results = calloc(b->n + 1, sizeof(int));
+        size_t n_holders = 0;
+
+        if (!fds || !results)
+                return -ENOMEM;
         for (size_t i = 0; i < b->n; i++) {
                 _cleanup_free_ pid_t *pids = NULL;
                 _cleanup_free_ char *reason = NULL;
@@ -294,13 +358,23 @@ static int guard_lock_holders(Manager *m, Batch *b, LockScan *scan, char **kept)
                         return r;
                 if (r == 0)
                         continue;
-                r = unit_set_freeze(u, b->fds[i], false);
-                if (r < 0 && r != -ENOENT)
-                        return log_error_errno(r, "Failed to thaw lock holder %s: %m", u->cgroup);
-                manager_step(m);
-                log_warning("Leaving %s running: %s.", u->cgroup, reason);
+                if (strv_extend(&holders, u->cgroup) < 0 || strv_consume(&reasons, TAKE_PTR(reason)) < 0)
+                        return -ENOMEM;
+                fds[n_holders++] = b->fds[i];
+        }
+        /* All at once: a user's manager answers them within one bound. */
+        r = units_thaw(m, holders, fds, n_holders, results);
+        if (r < 0)
+                return r;
+        for (size_t k = 0; k < n_holders; k++) {
+                JournalUnit *u = journal_find_unit(m->journal, holders[k]);
+                if (results[k] < 0 && results[k] != -ENOENT)
+                        return log_error_errno(results[k], "Failed to thaw lock holder %s: %m", holders[k]);
+                if (!u)
+                        continue;
+                log_warning("Leaving %s running: %s.", u->cgroup, reasons[k]);
                 u->state = UNIT_LOCKHOLDER;
-                r = journal_unit_set_reason(u, reason);
+                r = journal_unit_set_reason(u, reasons[k]);
                 if (r < 0)
                         return r;
         }
@@ -329,9 +403,10 @@ static int systemd_refusals(Manager *m, Batch *b, size_t *failed) {
         for (size_t i = 0; i < b->n; i++) {
                 _cleanup_free_ char *reason = NULL;
                 JournalUnit *u = journal_find_unit(m->journal, b->cgroups[i]);
-                int r = b->calls[i] ? systemd_freeze_result(b->calls[i]) : 0;
+                int r = b->calls[i] ? systemd_call_result(b->calls[i]) : 0;
 
-                if (!u || r >= 0)
+                /* Unanswered by the deadline: the kernel's word decides. */
+                if (!u || r >= 0 || r == -ETIMEDOUT)
                         continue;
                 if (r == -ESRCH) {
                         journal_remove_unit(m->journal, u);
@@ -382,21 +457,27 @@ static int batch_wait_freezing(Manager *m, Batch *b, usec_t deadline) {
 static int freeze_leaves(Manager *m, char **leaves, LockScan *scan, char **kept, size_t *ret_frozen,
                          size_t *ret_skipped) {
         _cleanup_(batch_done) Batch b = {};
-        _cleanup_strv_free_ char **unreachable = NULL;
+        _cleanup_strv_free_ char **new_units = NULL;
         size_t frozen = 0, skipped = 0, failed = 0;
         int r;
 
+        r = strv_split_words("", &new_units);
+        if (r < 0)
+                return r;
         for (char **l = leaves; *l; l++) {
                 JournalUnit *u = journal_find_unit(m->journal, *l);
                 if (u && u->state == UNIT_FROZEN && !journal_frozen_but_running(m, u))
                         continue;
                 if (!u) {
-                        r = journal_add_unit_with_backend(m, *l, UNIT_FREEZING, &unreachable);
+                        r = strv_extend(&new_units, *l);
                         if (r < 0)
                                 return r;
                 } else
                         u->state = UNIT_FREEZING;
         }
+        r = journal_add_units_with_backend(m, new_units, UNIT_FREEZING);
+        if (r < 0)
+                return r;
 
         /* The journal names every cgroup before any of them is frozen. */
         r = manager_save_journal(m);
@@ -418,8 +499,8 @@ static int freeze_leaves(Manager *m, char **leaves, LockScan *scan, char **kept,
                         added = true;
                         /* Through systemd, sent without waiting for its
                          * answer: the deadline below bounds all of them. */
-                        r = u->systemd ? systemd_freeze_send(u->systemd, u->cgroup, m->config->freeze_timeout,
-                                                             &b.calls[b.n - 1])
+                        r = u->systemd ? systemd_call_send(u->systemd, u->cgroup, SYSTEMD_FREEZE_UNIT,
+                                                           &b.calls[b.n - 1])
                                        : cgroup_set_freeze(b.fds[b.n - 1], true);
                 }
                 if (r == -ENOENT) {
@@ -455,7 +536,7 @@ static int freeze_leaves(Manager *m, char **leaves, LockScan *scan, char **kept,
         usec_t until = now_usec(CLOCK_MONOTONIC) + m->config->freeze_timeout;
         if (m->freeze_deadline > 0 && m->freeze_deadline < until)
                 until = m->freeze_deadline;
-        r = systemd_freeze_wait(b.calls, b.n, until);
+        r = systemd_calls_wait(b.calls, b.n, until);
         if (r < 0 && r != -ETIME)
                 return log_error_errno(r, "Failed to wait for systemd to freeze units: %m");
         r = systemd_refusals(m, &b, &failed);
@@ -496,7 +577,7 @@ static int freeze_leaves(Manager *m, char **leaves, LockScan *scan, char **kept,
 
         if (skipped > 0 && m->config->on_freeze_timeout == FREEZE_FAILURE_ABORT) {
                 log_error("OnFreezeTimeout=abort: rolling back, thawing the %zu units frozen so far.", b.n);
-                r = batch_freeze(m, &b, false, m->config->freeze_timeout);
+                r = batch_thaw(m, &b, m->config->freeze_timeout);
                 if (r < 0 && r != -ETIME)
                         return r;
                 for (size_t i = 0; i < b.n; i++) {
@@ -515,16 +596,27 @@ static int freeze_leaves(Manager *m, char **leaves, LockScan *scan, char **kept,
                 return -ECANCELED;
         }
 
-        /* Units that did not freeze are left running, not half-frozen. */
+        /* Units that did not freeze are left running, not half-frozen; all
+         * at once, so that a manager slow on purpose costs one bound. */
+        _cleanup_strv_free_ char **thaw = NULL;
+        _cleanup_free_ int *thaw_fds = calloc(b.n + 1, sizeof(int)), *results = calloc(b.n + 1, sizeof(int));
+        size_t n_thaw = 0;
+        if (!thaw_fds || !results)
+                return -ENOMEM;
         for (size_t i = 0; i < b.n; i++) {
                 JournalUnit *u = journal_find_unit(m->journal, b.cgroups[i]);
                 if (u && u->state == UNIT_SKIPPED) {
-                        r = unit_set_freeze(u, b.fds[i], false);
-                        if (r < 0 && r != -ENOENT)
-                                return log_error_errno(r, "Failed to thaw %s: %m", u->cgroup);
-                        manager_step(m);
+                        if (strv_extend(&thaw, u->cgroup) < 0)
+                                return -ENOMEM;
+                        thaw_fds[n_thaw++] = b.fds[i];
                 }
         }
+        r = units_thaw(m, thaw, thaw_fds, n_thaw, results);
+        if (r < 0)
+                return r;
+        for (size_t k = 0; k < n_thaw; k++)
+                if (results[k] < 0 && results[k] != -ENOENT)
+                        return results[k]; /* logged */
 
         if (scan) {
                 r = guard_lock_holders(m, &b, scan, kept);
@@ -570,7 +662,8 @@ int freeze_enter(Manager *m) {
 
         r = freeze_leaves(m, units, m->config->deadlock_guard ? &scan : NULL, kept, &frozen, &skipped);
         if (r == -ECANCELED) {
-                m->journal->phase = JOURNAL_NONE;
+                /* What an exit before could not thaw stays for the next exit. */
+                m->journal->phase = m->journal->n_units > 0 ? JOURNAL_EXITING : JOURNAL_NONE;
                 (void) manager_save_journal(m);
                 return r;
         }
@@ -632,7 +725,7 @@ int thaw_units(Manager *m, char **leaves, usec_t duration) {
         if (b.n == 0)
                 return -ESRCH;
 
-        r = batch_freeze(m, &b, false, m->config->freeze_timeout);
+        r = batch_thaw(m, &b, m->config->freeze_timeout);
         if (r == -ETIME) {
                 for (size_t i = 0; i < b.n; i++)
                         if (!b.done[i])
@@ -663,36 +756,74 @@ typedef struct ExitWalk {
         char **cgroups;
         size_t n, cap;
         size_t failed;
+        size_t target_depth;   /* '/'s in the target walked */
+        size_t deep;           /* cgroups CGROUP_DEPTH_MAX levels down walked below (by exit_walk_deep) */
+        const char *deep_rel;  /* the one being walked below */
 } ExitWalk;
 
-static int exit_walk_one(int fd, const char *rel, void *userdata) {
-        ExitWalk *w = userdata;
-        bool frozen;
-        int r;
-
-        if (cgroup_get_freeze(fd, &frozen) < 0 || !frozen)
-                return CGROUP_WALK_CONTINUE; /* gone, or the root of a tree (no cgroup.freeze) */
-        r = cgroup_set_freeze(fd, false);
+/* A cgroup found frozen: thawed, and kept to wait for. */
+static void exit_walk_thaw(ExitWalk *w, int fd, const char *rel) {
+        int r = cgroup_set_freeze(fd, false);
         if (r == -ENOENT)
-                return CGROUP_WALK_CONTINUE;
+                return;
         if (r < 0) {
                 log_error_errno(r, "Failed to thaw %s: %m", rel);
                 w->failed++;
-                return CGROUP_WALK_CONTINUE;
+                return;
         }
         manager_step(w->m);
         log_notice("%s was frozen, and not by a unit the journal could name: thawed.", rel);
         if (!GROW_ARRAY(w->fds, w->cap, w->n + 1) || strv_extend(&w->cgroups, rel) < 0) {
                 w->failed++;
-                return CGROUP_WALK_CONTINUE;
+                return;
         }
         w->fds[w->n] = fcntl(fd, F_DUPFD_CLOEXEC, 3);
         if (w->fds[w->n] < 0) {
                 free(w->cgroups[w->n]);
                 w->cgroups[w->n] = NULL;
-                return CGROUP_WALK_CONTINUE;
+                return;
         }
         w->n++;
+}
+
+static int exit_walk_deep(int fd, size_t depth, void *userdata) {
+        ExitWalk *w = userdata;
+        bool frozen;
+        char name[PATH_MAX];
+
+        if (cgroup_get_freeze(fd, &frozen) >= 0 && frozen) {
+                /* Its path grows with the depth: named by where it is. */
+                snprintf(name, sizeof(name), "a cgroup %zu levels below %.2000s", depth, w->deep_rel);
+                exit_walk_thaw(w, fd, name);
+        }
+        return CGROUP_WALK_CONTINUE;
+}
+
+static int exit_walk_one(int fd, const char *rel, void *userdata) {
+        ExitWalk *w = userdata;
+        struct stat st;
+        bool frozen;
+
+        if (cgroup_get_freeze(fd, &frozen) >= 0 && frozen) /* else gone, or the root of a tree */
+                exit_walk_thaw(w, fd, rel);
+        /* Where cgroup_walk() stops, a user's chain may go on, as deep as
+         * they like: walked below by "..", which any depth costs no more
+         * than its cgroups do. Freezing is hierarchical, so no cgroup down
+         * there is frozen unless its own cgroup.freeze or an ancestor's
+         * reads 1, and each is thawed where it does. */
+        size_t depth = 0;
+        for (const char *p = rel; (p = strchr(p, '/')); p++)
+                depth++;
+        if (depth - w->target_depth != CGROUP_DEPTH_MAX || fstat(fd, &st) < 0 || st.st_nlink == 2)
+                return CGROUP_WALK_CONTINUE;
+        w->deep_rel = rel;
+        int r = cgroup_walk_below(fd, exit_walk_deep, w);
+        if (r < 0 || r > 0) {
+                log_error("Below %s, %d cgroups could not be checked (unreadable, or removed during the walk).",
+                          rel, r < 0 ? 1 : r);
+                w->failed++;
+        }
+        w->deep++;
         return CGROUP_WALK_CONTINUE;
 }
 
@@ -730,13 +861,20 @@ static int exit_walk_targets(Manager *m, size_t *ret_thawed) {
                         return -ENOMEM;
         }
         for (char **t = targets; *t; t++) {
+                w.target_depth = 0;
+                for (const char *p = *t; (p = strchr(p, '/')); p++)
+                        w.target_depth++;
+                w.deep = 0;
                 r = cgroup_walk(m->root_fd, *t, exit_walk_one, &w);
+                /* What cgroup_walk() could not go into for depth was walked
+                 * below by exit_walk_one(). */
+                if (r > 0)
+                        r -= (int) MIN((size_t) r, w.deep);
                 if (r < 0 && r != -ENOENT) {
                         log_error_errno(r, "Cannot walk the cgroups below %s: %m", *t);
                         unwalked++;
                 } else if (r > 0) {
-                        log_error("Below %s, %d cgroups could not be checked (deeper than %d levels, or "
-                                  "unreadable).", *t, r, CGROUP_DEPTH_MAX);
+                        log_error("Below %s, %d cgroups could not be checked (unreadable).", *t, r);
                         unwalked += (size_t) r;
                 }
         }
@@ -795,7 +933,7 @@ int freeze_exit(Manager *m, size_t *ret_walk_thawed) {
 
         }
 
-        r = batch_freeze(m, &b, false, m->config->freeze_timeout);
+        r = batch_thaw(m, &b, m->config->freeze_timeout);
         if (r == -ENOMEM)
                 return r;
         for (size_t i = 0; i < b.n; i++) {

@@ -176,38 +176,51 @@ int listener_power_get(const char *address, char ***ret_pairs, char ***ret_locks
 int listener_thaw_window(const char *address, char **cgroups, usec_t duration, char ***ret_thawed,
                          char ***ret_failed, char ***ret_why, char **ret_error);
 
-/* systemd-backend.c: FreezeUnit/ThawUnit where systemd manages the unit.
- * systemd_backend_for: the address of the manager to use for a cgroup, or
- * -ENOENT for cgroupfs (Backend=cgroupfs, or auto with no manager there);
- * with Backend=systemd, -ENOTCONN/-EINVAL when no manager can take it.
- * unreachable (may be NULL) collects, over one pass of many units, the
- * addresses found to have no socket, so that each is looked up once. */
-int systemd_backend_for(Manager *m, const char *cgroup, char ***unreachable, char **ret_address);
+/* systemd-backend.c: FreezeUnit/ThawUnit where systemd manages the unit. */
 /* The address of the manager that would manage cgroup's service or scope
  * (SystemdAddress=, else derived from the path), not asked; -ENOENT with
  * Backend=cgroupfs or for another kind of cgroup. */
 int systemd_manager_address(const Config *c, const char *cgroup, char **ret_address);
 /* The interface of a service's or scope's ControlGroup property. */
 const char *systemd_unit_interface(const char *cgroup);
-/* Adds cgroup to the journal in state, with the systemd manager that will
- * freeze and thaw it (if any, as systemd_backend_for()); logs the error. */
-int journal_add_unit_with_backend(Manager *m, const char *cgroup, UnitState state, char ***unreachable);
-/* -ESRCH when systemd has no such unit or it is not active (systemd's view:
- * its cgroup may live on, frozen); -EPERM for an address of any other form
- * than unix:path= and a plain path. */
+/* Adds each of cgroups to the journal in state, with the systemd manager
+ * that will freeze and thaw it: the one whose unit it is, by that
+ * manager's ControlGroup, asked of every manager at once and answered
+ * within one SDBUS_CONNECT_TIMEOUT_USEC in all; cgroupfs for the others
+ * (Backend=auto). With Backend=systemd, a cgroup no manager takes is an
+ * error (-ENOTCONN, -ENXIO; logged). */
+int journal_add_units_with_backend(Manager *m, char **cgroups, UnitState state);
+/* One call, waited for (ThawUnit: SDBUS_CONNECT_TIMEOUT_USEC; FreezeUnit:
+ * 30 s). -ESRCH when systemd has no such unit or it is not active
+ * (systemd's view: its cgroup may live on, frozen); -EADDRNOTAVAIL for an
+ * address of any other form than unix:path= and a plain path. */
 int systemd_set_freeze(const char *address, const char *cgroup, bool freeze);
-/* FreezeUnit without waiting for its answer, so that many are in flight and
- * one deadline bounds them all. systemd_freeze_send: the call is written (or
- * queued); timeout is sd-bus's own bound for it (the caller's deadline comes
- * first, so sd-bus's bound is somewhat later). systemd_freeze_wait: processes answers until none is in flight
- * (0) or deadline (-ETIME). systemd_freeze_result: 1 while in flight, 0 once
- * systemd said frozen, -ESRCH as systemd_set_freeze, or the call's error
- * (logged). systemd_freeze_free cancels a call still in flight. */
-typedef struct SystemdFreeze SystemdFreeze;
-int systemd_freeze_send(const char *address, const char *cgroup, usec_t timeout, SystemdFreeze **ret);
-int systemd_freeze_wait(SystemdFreeze **calls, size_t n, usec_t deadline);
-int systemd_freeze_result(const SystemdFreeze *c);
-SystemdFreeze *systemd_freeze_free(SystemdFreeze *c);
+/* Calls without waiting for their answers, so that many are in flight, to
+ * every manager at once, and one deadline bounds them all.
+ * systemd_call_send: the call is written, or queued behind its manager's
+ * connect; -ENOSPC past 64 managers in a run, the error of a manager that
+ * already failed to answer in this run, or -EADDRNOTAVAIL.
+ * systemd_calls_wait: connects and processes answers until none is in
+ * flight (0) or deadline (-ETIME): then the calls still in flight fail
+ * with -ETIMEDOUT, and their manager is not asked again in this run
+ * (unless all it owes is FreezeUnit, which systemd answers only once the
+ * unit is frozen). systemd_call_result: 1 while in flight, 0 once systemd
+ * answered, -ESRCH as systemd_set_freeze, or the call's error (a FreezeUnit
+ * or ThawUnit refused is logged). systemd_call_value: a property's value
+ * once answered. systemd_call_free cancels a call still in flight. */
+typedef enum SystemdMethod {
+        SYSTEMD_FREEZE_UNIT,
+        SYSTEMD_THAW_UNIT,
+        SYSTEMD_GET_CONTROL_GROUP,
+        SYSTEMD_GET_FREEZER_STATE,
+        _SYSTEMD_METHOD_MAX,
+} SystemdMethod;
+typedef struct SystemdCall SystemdCall;
+int systemd_call_send(const char *address, const char *cgroup, SystemdMethod method, SystemdCall **ret);
+int systemd_calls_wait(SystemdCall **calls, size_t n, usec_t deadline);
+int systemd_call_result(const SystemdCall *c);
+const char *systemd_call_value(const SystemdCall *c);
+SystemdCall *systemd_call_free(SystemdCall *c);
 /* Whether address is one standby itself records: the system manager's
  * private socket, /run/user/UID/systemd/private under that UID's own runtime directory, or the
  * configured SystemdAddress=. -EPERM if not. */
@@ -215,7 +228,6 @@ int systemd_address_check(const Config *c, const char *address);
 /* Drops, with an error naming the entry, every address in the loaded journal
  * that systemd_address_check() refuses: those units go through cgroupfs. */
 void systemd_journal_check_addresses(Manager *m);
-int systemd_freezer_state(const char *address, const char *cgroup, char **ret);
 
 /* systemd-target.c: where systemd is PID 1, after standby was entered
  * (entered) or left by hand, starts standby.target or stops
@@ -227,6 +239,15 @@ int systemd_target_follow(Manager *m, bool entered);
 
 /* freeze.c: freezes or thaws one journal unit the way it was frozen. */
 int unit_set_freeze(const JournalUnit *u, int cg_fd, bool freeze);
+/* Thaws n cgroups, each the way the journal says it was frozen (cgroupfs
+ * when it does not list it), cg_fds[i] opened on cgroups[i],
+ * within one bound whatever their number: those that need no manager at
+ * once, every systemd manager's at the same time, answered within
+ * SDBUS_CONNECT_TIMEOUT_USEC in all; then every unit whose cgroup.freeze
+ * still reads 1 (its manager refused, was slow, or answered without
+ * thawing) through cgroup.freeze. Does not wait for the kernel to finish.
+ * results[i]: 0, -ENOENT (gone), or the error writing it (logged). */
+int units_thaw(Manager *m, char **cgroups, const int *cg_fds, size_t n, int *results);
 
 /* status.c */
 int status_print(Manager *m);

@@ -38,6 +38,8 @@ const SdBus *sdbus_get(int *ret_error) {
                 { "sd_bus_match_signal", (void **) &bus.match_signal },
                 { "sd_bus_process", (void **) &bus.process },
                 { "sd_bus_wait", (void **) &bus.wait },
+                { "sd_bus_get_fd", (void **) &bus.get_fd },
+                { "sd_bus_get_events", (void **) &bus.get_events },
                 { "sd_bus_message_unref", (void **) &bus.message_unref },
                 { "sd_bus_flush_close_unref", (void **) &bus.close_unref },
                 { "sd_bus_close_unref", (void **) &bus.close_unref_noflush },

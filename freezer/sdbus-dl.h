@@ -37,6 +37,8 @@ typedef struct SdBus {
                             sd_bus_message_handler_t, void *);
         int (*process)(sd_bus *, sd_bus_message **);
         int (*wait)(sd_bus *, uint64_t);
+        int (*get_fd)(sd_bus *);
+        int (*get_events)(sd_bus *);
         sd_bus_message *(*message_unref)(sd_bus_message *);
         sd_bus *(*close_unref)(sd_bus *);
         sd_bus *(*close_unref_noflush)(sd_bus *); /* a flush waits for the authentication, unbounded */

@@ -94,7 +94,7 @@ static int slack_pass(Manager *m, char **leaves, size_t *ret_new) {
 }
 
 int slack_enter(Manager *m, char **leaves) {
-        _cleanup_strv_free_ char **unreachable = NULL;
+        _cleanup_strv_free_ char **new_units = NULL;
         usec_t t0 = now_usec(CLOCK_MONOTONIC);
         uint64_t slack = m->config->slack_ns;
         size_t total = 0;
@@ -110,13 +110,16 @@ int slack_enter(Manager *m, char **leaves) {
         m->journal->strategy = STRATEGY_SLACK;
         m->journal->since = now_usec(CLOCK_REALTIME);
         m->journal->slack_ns = slack;
+        r = strv_split_words("", &new_units);
+        if (r < 0)
+                return r;
         for (char **l = leaves; *l; l++)
-                if (!journal_find_unit(m->journal, *l)) {
-                        /* The exit kick freezes: through systemd where it manages the unit. */
-                        r = journal_add_unit_with_backend(m, *l, UNIT_SLACKED, &unreachable);
-                        if (r < 0)
-                                return r;
-                }
+                if (!journal_find_unit(m->journal, *l) && (r = strv_extend(&new_units, *l)) < 0)
+                        return r;
+        /* The exit kick freezes: through systemd where it manages the unit. */
+        r = journal_add_units_with_backend(m, new_units, UNIT_SLACKED);
+        if (r < 0)
+                return r;
 
         for (int pass = 0; pass < SLACK_PASSES; pass++) {
                 size_t added = 0;
@@ -148,14 +151,17 @@ int slack_enter(Manager *m, char **leaves) {
 static int kick_units(Manager *m) {
         _cleanup_free_ int *fds = NULL;
         _cleanup_free_ size_t *idx = NULL;
-        _cleanup_free_ SystemdFreeze **calls = NULL;
+        _cleanup_free_ SystemdCall **calls = NULL;
+        _cleanup_free_ int *results = NULL;
+        _cleanup_strv_free_ char **cgroups = NULL;
         size_t n = 0;
         int r;
 
         fds = calloc(m->journal->n_units + 1, sizeof(int));
         idx = calloc(m->journal->n_units + 1, sizeof(size_t));
-        calls = calloc(m->journal->n_units + 1, sizeof(SystemdFreeze *));
-        if (!fds || !idx || !calls)
+        calls = calloc(m->journal->n_units + 1, sizeof(SystemdCall *));
+        results = calloc(m->journal->n_units + 1, sizeof(int));
+        if (!fds || !idx || !calls || !results)
                 return -ENOMEM;
         for (size_t i = 0; i < m->journal->n_units; i++) {
                 JournalUnit *u = &m->journal->units[i];
@@ -171,6 +177,10 @@ static int kick_units(Manager *m) {
                         continue;
                 }
                 u->state = UNIT_FREEZING;
+                if (strv_extend(&cgroups, u->cgroup) < 0) {
+                        fds[n] = safe_close(fds[n]);
+                        return -ENOMEM;
+                }
                 idx[n++] = i;
         }
         r = manager_save_journal(m);
@@ -179,19 +189,20 @@ static int kick_units(Manager *m) {
                  * unit that cannot freeze costs FreezeTimeout= once. */
                 for (size_t i = 0; i < n; i++) {
                         const JournalUnit *u = &m->journal->units[idx[i]];
-                        if (!u->systemd || systemd_freeze_send(u->systemd, u->cgroup, m->config->freeze_timeout,
-                                                               &calls[i]) < 0)
-                                (void) unit_set_freeze(u, fds[i], true);
+                        if (!u->systemd || systemd_call_send(u->systemd, u->cgroup, SYSTEMD_FREEZE_UNIT,
+                                                             &calls[i]) < 0)
+                                (void) cgroup_set_freeze(fds[i], true);
                         manager_step(m);
                 }
                 usec_t until = now_usec(CLOCK_MONOTONIC) + m->config->freeze_timeout;
-                (void) systemd_freeze_wait(calls, n, until);
+                (void) systemd_calls_wait(calls, n, until);
                 (void) cgroup_wait_frozen(fds, n, true, until, NULL);
                 for (size_t i = 0; i < n; i++)
-                        calls[i] = systemd_freeze_free(calls[i]);
-                for (size_t i = 0; i < n; i++)
-                        (void) unit_set_freeze(&m->journal->units[idx[i]], fds[i], false);
-                r = cgroup_wait_frozen(fds, n, false, now_usec(CLOCK_MONOTONIC) + m->config->freeze_timeout, NULL);
+                        calls[i] = systemd_call_free(calls[i]);
+                /* Thawed all at once: a manager slow on purpose costs one bound. */
+                r = units_thaw(m, cgroups, fds, n, results);
+                if (r >= 0)
+                        r = cgroup_wait_frozen(fds, n, false, now_usec(CLOCK_MONOTONIC) + m->config->freeze_timeout, NULL);
         }
         for (size_t i = 0; i < n; i++)
                 safe_close(fds[i]);

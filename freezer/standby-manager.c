@@ -122,11 +122,22 @@ static int verb_enter_told(Manager *m, Strategy strategy) {
         r = manager_lock_journal(m, true);
         if (r < 0)
                 return EXIT_FAILURE_GENERIC;
-        if (m->journal->phase != JOURNAL_NONE) {
+        /* An exit that could not thaw everything (a cgroup frozen from
+         * above the targets, say) leaves the journal "exiting", naming what
+         * it could not thaw, for the next exit to try again. That must not
+         * refuse every enter from then on (the lid closed again would enter
+         * nothing): the freeze strategy enters over it, and those units stay
+         * in the journal. */
+        bool over_failed_exit = m->journal->phase == JOURNAL_EXITING && strategy == STRATEGY_FREEZE &&
+                                m->journal->strategy == STRATEGY_FREEZE && m->journal->n_threads == 0;
+        if (m->journal->phase != JOURNAL_NONE && !over_failed_exit) {
                 log_error("Standby is already entered (%s, strategy %s); run `standby-manager exit` first.",
                           journal_phase_to_string(m->journal->phase), strategy_to_string(m->journal->strategy));
                 return EXIT_ALREADY;
         }
+        if (over_failed_exit)
+                log_warning("The last exit left %zu units it could not thaw (see `standby-manager status`); "
+                            "entering all the same.", m->journal->n_units);
 
         if (strategy == STRATEGY_FREEZE)
                 r = freeze_enter(m);

@@ -7,6 +7,7 @@
 #include "macro.h"
 #include "json.h"
 #include "manager.h"
+#include "sdbus-dl.h"
 #include "strv.h"
 #include "unit-name.h"
 
@@ -24,8 +25,6 @@ static UnitView view_unit(Manager *m, const JournalUnit *u, usec_t now) {
 
         if (cgroup_open(m->root_fd, u->cgroup, &fd) >= 0 && cgroup_get_frozen(fd, &frozen, NULL) >= 0)
                 v.kernel_frozen = frozen;
-        if (u->systemd)
-                (void) systemd_freezer_state(u->systemd, u->cgroup, &v.systemd_state);
         if (u->state == UNIT_THAWED)
                 v.remaining = u->thaw_until == USEC_INFINITY ? USEC_INFINITY
                               : u->thaw_until > now            ? u->thaw_until - now
@@ -260,10 +259,24 @@ int status_print(Manager *m) {
         int r = listener_stats_get(m->bus_address, &ls, &n_ls);
 
         views = calloc(m->journal->n_units + 1, sizeof(UnitView));
-        if (!views)
+        _cleanup_free_ SystemdCall **calls = calloc(m->journal->n_units + 1, sizeof(SystemdCall *));
+        if (!views || !calls)
                 return -ENOMEM;
-        for (size_t i = 0; i < m->journal->n_units; i++)
-                views[i] = view_unit(m, &m->journal->units[i], now);
+        for (size_t i = 0; i < m->journal->n_units; i++) {
+                const JournalUnit *u = &m->journal->units[i];
+                views[i] = view_unit(m, u, now);
+                if (u->systemd)
+                        (void) systemd_call_send(u->systemd, u->cgroup, SYSTEMD_GET_FREEZER_STATE, &calls[i]);
+        }
+        /* systemd's view of every unit, asked of every manager at once under
+         * one bound: the journal's lock is held meanwhile, and a user's
+         * manager slow on purpose must not make an exit wait for it. */
+        (void) systemd_calls_wait(calls, m->journal->n_units, now_usec(CLOCK_MONOTONIC) + SDBUS_CONNECT_TIMEOUT_USEC);
+        for (size_t i = 0; i < m->journal->n_units; i++) {
+                if (calls[i] && systemd_call_result(calls[i]) == 0)
+                        views[i].systemd_state = strdup(systemd_call_value(calls[i]));
+                systemd_call_free(calls[i]);
+        }
         /* An answer with no pairs is still an answer: an empty list. */
         if (r >= 0 && listener_power_get(m->bus_address, &pairs, &locks) >= 0 && !pairs &&
             strv_split_words("", &pairs) < 0)

@@ -415,7 +415,7 @@ START_TEST(test_deeper_than_walks) {
 
         int entered = test_manager(NULL, "--quiet", "enter", NULL);
         bool frozen = test_frozen("u00.service");
-        (void) test_manager(&err, "exit", NULL);
+        int left = test_manager(&err, "exit", NULL);
         bool thawed = !test_frozen("u00.service"), journal = journal_exists();
         int again = test_manager(NULL, "--quiet", "enter", NULL);
         (void) test_manager(NULL, "--quiet", "exit", NULL);
@@ -430,8 +430,105 @@ START_TEST(test_deeper_than_walks) {
         ck_assert_int_eq(entered, EXIT_OK);
         ck_assert(frozen);
         ck_assert(thawed);
+        /* Nothing is frozen down there: exit says standby was left. */
+        ck_assert_msg(left == EXIT_OK, "exit: %d: %s", left, err);
         ck_assert_msg(!journal, "exit kept a journal that names nothing: %s", err);
         ck_assert_int_eq(again, EXIT_OK);
+        assert_nothing_frozen("at the end");
+}
+END_TEST
+
+/* Frozen deeper than the walks go: a user freezes a cgroup of his own
+ * chain past CGROUP_DEPTH_MAX (he owns its cgroup.freeze), with a process
+ * below it, and another in a cgroup that froze itself further down. exit
+ * (no journal: only its walk can find them) thaws each where its
+ * cgroup.freeze reads 1, and says standby was left. */
+START_TEST(test_frozen_deeper_than_walks) {
+        _cleanup_free_ char *err = NULL;
+        enum { LEVELS = CGROUP_DEPTH_MAX + 20, HIGH = CGROUP_DEPTH_MAX + 5, LOW = CGROUP_DEPTH_MAX + 15 };
+        _cleanup_free_ int *fds = calloc(LEVELS + 1, sizeof(int));
+
+        if (!test_need_root_cgroup2())
+                return;
+        ck_assert_ptr_nonnull(fds);
+        fds[0] = test_cgroup(NULL);
+        for (int i = 1; i <= LEVELS; i++) {
+                ck_assert_int_eq(mkdirat(fds[i - 1], "d", 0755), 0);
+                fds[i] = openat(fds[i - 1], "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                ck_assert_int_ge(fds[i], 0);
+        }
+        /* A side branch at HIGH, with a process, frozen by its ancestor. */
+        ck_assert_int_eq(mkdirat(fds[HIGH], "side", 0755), 0);
+        int side = openat(fds[HIGH], "side", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        ck_assert_int_ge(side, 0);
+        pid_t p_side = park_in(fcntl(side, F_DUPFD_CLOEXEC, 3));
+        pid_t p_low = park_in(fcntl(fds[LEVELS], F_DUPFD_CLOEXEC, 3));
+        ck_assert_int_eq(cgroup_set_freeze(fds[LOW], true), 0);
+        ck_assert_int_eq(cgroup_set_freeze(fds[HIGH], true), 0);
+        ck_assert_int_eq(cgroup_wait_frozen(&fds[LEVELS], 1, true, now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC, NULL), 0);
+        ck_assert_int_eq(cgroup_wait_frozen(&side, 1, true, now_usec(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC, NULL), 0);
+        /* No journal names them: only the walk can find them. */
+        int left = test_manager(&err, "exit", NULL);
+        bool high_frozen = true, low_frozen = true, side_frozen = true;
+        (void) cgroup_get_freeze(fds[HIGH], &high_frozen);
+        (void) cgroup_get_freeze(fds[LOW], &low_frozen);
+        bool bottom_frozen = frozen_fd(fds[LEVELS]);
+        side_frozen = frozen_fd(side);
+
+        /* The fixture's teardown walks no deeper than the walks do: the
+         * processes and the chain go first, whatever the outcome. */
+        (void) cgroup_set_freeze(fds[HIGH], false);
+        (void) cgroup_set_freeze(fds[LOW], false);
+        ck_assert_int_eq(kill(p_side, SIGKILL), 0);
+        ck_assert_int_eq(kill(p_low, SIGKILL), 0);
+        ck_assert_int_eq(waitpid(p_side, NULL, 0), p_side);
+        ck_assert_int_eq(waitpid(p_low, NULL, 0), p_low);
+        ck_assert(test_wait_unpopulated(fds[HIGH], 5 * USEC_PER_SEC));
+        close(side);
+        ck_assert_int_eq(unlinkat(fds[HIGH], "side", AT_REMOVEDIR), 0);
+        for (int i = LEVELS; i >= 1; i--) {
+                close(fds[i]);
+                ck_assert_int_eq(unlinkat(fds[i - 1], "d", AT_REMOVEDIR), 0);
+        }
+        close(fds[0]);
+        ck_assert_msg(left == EXIT_OK, "exit: %d: %s", left, err);
+        ck_assert_msg(!high_frozen && !low_frozen, "cgroup.freeze still 1 (%d, %d): %s", high_frozen, low_frozen, err);
+        ck_assert_msg(!bottom_frozen && !side_frozen, "still frozen: %s", err);
+        ck_assert_msg(strstr(err, "levels below"), "%s", err);
+        assert_nothing_frozen("at the end");
+}
+END_TEST
+
+/* An exit that cannot thaw everything (the target frozen from above it,
+ * outside standby's reach) fails, and its journal names what stayed
+ * frozen, in phase "exiting". The next enter (the lid closed again) must
+ * enter all the same, not answer "already entered": else standby could not
+ * be entered again until root ran exit by hand. */
+START_TEST(test_enter_after_failed_exit) {
+        _cleanup_free_ char *err = NULL, *err2 = NULL;
+        char extra[512];
+        _cleanup_close_ int base = test_cgroup(NULL);
+
+        if (!test_need_root_cgroup2())
+                return;
+        snprintf(extra, sizeof(extra), "Targets=\nTargets=%s\n", test_cgpath("t.slice"));
+        test_write_config(extra);
+        test_spawn_workload("t.slice/a.service", "idle", 100, 1, NULL);
+        test_spawn_workload("t.slice/b.service", "idle", 100, 1, NULL);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert_int_eq(cgroup_set_freeze(base, true), 0);
+        int left = test_manager(&err, "exit", NULL);
+        ck_assert_int_eq(cgroup_set_freeze(base, false), 0);
+        ck_assert_msg(left == EXIT_FAILURE_GENERIC, "exit: %d: %s", left, err);
+        ck_assert(journal_exists());
+
+        int entered = test_manager(&err2, "enter", NULL);
+        ck_assert_msg(entered == EXIT_OK, "enter: %d: %s", entered, err2);
+        ck_assert_msg(strstr(err2, "entering all the same"), "%s", err2);
+        ck_assert(test_frozen("t.slice/a.service"));
+        ck_assert(test_frozen("t.slice/b.service"));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        ck_assert(!journal_exists());
         assert_nothing_frozen("at the end");
 }
 END_TEST
@@ -1064,6 +1161,8 @@ Suite *hostile_suite(void) {
         tcase_add_test(tc, test_any_byte_names);
         tcase_add_test(tc, test_deep_and_long);
         tcase_add_test(tc, test_deeper_than_walks);
+        tcase_add_test(tc, test_frozen_deeper_than_walks);
+        tcase_add_test(tc, test_enter_after_failed_exit);
         tcase_add_test(tc, test_corrupt_journals);
         tcase_add_test(tc, test_journal_fifo);
         tcase_add_test(tc, test_listener_many_units);

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <systemd/sd-bus.h>
+#include <systemd/sd-id128.h>
 #include <sys/wait.h>
 
 #include "cgroup.h"
@@ -688,6 +689,342 @@ START_TEST(test_private_socket_user_manager) {
 }
 END_TEST
 
+/* A user's own server on their private socket (/run/user/UID/systemd/
+ * private is theirs), in a child of the test: it answers ControlGroup
+ * truthfully for its units, freezes them itself on FreezeUnit, and answers
+ * each ThawUnit (and, if asked, each ControlGroup) only after a delay
+ * inside the 5 s bound a call has, one after the other. */
+#define SLOW_UNITS 3
+typedef struct FakeManager {
+        unsigned uid;
+        char dir[64];           /* /run/user/UID */
+        const char *subs[SLOW_UNITS];
+        usec_t get_delay, thaw_delay;
+        bool lies;              /* answers ThawUnit at once, and thaws nothing */
+        pid_t pid;
+} FakeManager;
+
+static FakeManager *fake;      /* the child's own */
+
+static int fake_unit(const char *name) {
+        for (size_t i = 0; i < SLOW_UNITS; i++) {
+                const char *slash = strrchr(fake->subs[i], '/');
+                if (streq(slash ? slash + 1 : fake->subs[i], name))
+                        return (int) i;
+        }
+        return -1;
+}
+
+static void fake_write_freeze(int i, bool freeze) {
+        _cleanup_close_ int fd = test_cgroup(fake->subs[i]);
+        (void) cgroup_set_freeze(fd, freeze);
+}
+
+static int fake_freeze_or_thaw(sd_bus_message *m, bool freeze, sd_bus_error *error) {
+        const char *name;
+        int i;
+
+        if (sd_bus_message_read(m, "s", &name) < 0 || (i = fake_unit(name)) < 0)
+                return sd_bus_error_set(error, "org.freedesktop.systemd1.NoSuchUnit", "no such unit");
+        if (!freeze)
+                (void) usleep((useconds_t) fake->thaw_delay);
+        if (freeze || !fake->lies)
+                fake_write_freeze(i, freeze);
+        return sd_bus_reply_method_return(m, "");
+}
+
+static int fake_freeze(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        return fake_freeze_or_thaw(m, true, error);
+}
+
+static int fake_thaw(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        return fake_freeze_or_thaw(m, false, error);
+}
+
+static int fake_property(sd_bus *bus, const char *path, const char *interface, const char *property,
+                         sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        _cleanup_free_ char *name = NULL;
+        int i;
+
+        if (sd_bus_path_decode(path, "/org/freedesktop/systemd1/unit", &name) <= 0 || (i = fake_unit(name)) < 0)
+                return sd_bus_error_set(error, "org.freedesktop.systemd1.NoSuchUnit", "no such unit");
+        if (streq(property, "FreezerState"))
+                return sd_bus_message_append(reply, "s", "running");
+        char cg[512];
+        (void) usleep((useconds_t) fake->get_delay);
+        snprintf(cg, sizeof(cg), "/%s", test_cgpath(fake->subs[i]));
+        return sd_bus_message_append(reply, "s", cg);
+}
+
+static const sd_bus_vtable fake_manager_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_METHOD("FreezeUnit", "s", "", fake_freeze, 0),
+        SD_BUS_METHOD("ThawUnit", "s", "", fake_thaw, 0),
+        SD_BUS_VTABLE_END,
+};
+static const sd_bus_vtable fake_service_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_PROPERTY("ControlGroup", "s", fake_property, 0, 0),
+        SD_BUS_VTABLE_END,
+};
+static const sd_bus_vtable fake_unit_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_PROPERTY("FreezerState", "s", fake_property, 0, 0),
+        SD_BUS_VTABLE_END,
+};
+
+_noreturn_ static void fake_serve(int listener) {
+        sd_id128_t id;
+
+        (void) sd_id128_randomize(&id);
+        for (;;) {
+                int c = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
+                sd_bus *bus = NULL;
+
+                if (c < 0)
+                        continue;
+                if (sd_bus_new(&bus) < 0 || sd_bus_set_fd(bus, c, c) < 0 || sd_bus_set_server(bus, 1, id) < 0 ||
+                    sd_bus_add_object_vtable(bus, NULL, "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager",
+                                             fake_manager_vtable, NULL) < 0 ||
+                    sd_bus_add_fallback_vtable(bus, NULL, "/org/freedesktop/systemd1/unit",
+                                               "org.freedesktop.systemd1.Service", fake_service_vtable, NULL, NULL) < 0 ||
+                    sd_bus_add_fallback_vtable(bus, NULL, "/org/freedesktop/systemd1/unit",
+                                               "org.freedesktop.systemd1.Unit", fake_unit_vtable, NULL, NULL) < 0 ||
+                    sd_bus_start(bus) < 0)
+                        _exit(1);
+                for (;;) {
+                        int r = sd_bus_process(bus, NULL);
+                        if (r < 0)
+                                break;
+                        if (r == 0 && sd_bus_wait(bus, UINT64_MAX) < 0)
+                                break;
+                }
+                sd_bus_close_unref(bus);
+        }
+}
+
+/* Removes RT/UID/systemd/private, RT/UID/systemd and RT/UID. */
+static void fake_remove_dir(const char *runtime_dir) {
+        char path[128];
+
+        snprintf(path, sizeof(path), "%s/systemd/private", runtime_dir);
+        (void) unlink(path);
+        snprintf(path, sizeof(path), "%s/systemd", runtime_dir);
+        (void) rmdir(path);
+        (void) rmdir(runtime_dir);
+}
+
+#define FAKE_UID_BASE 3100000000u
+#define FAKE_UID_END (FAKE_UID_BASE + 2u * 4194304u + 2u) /* 2 per pid, pid_max at most 2^22 */
+
+/* Check ends a failed test with _exit(): what the test made in /run/user
+ * is removed by the runner after the case (and before each fake starts),
+ * for every fake UID whose test process (the UID says which) is gone. */
+static void fake_sweep(void) {
+        _cleanup_closedir_ DIR *d = opendir("/run/user");
+        struct dirent *de;
+
+        while (d && (de = readdir(d))) {
+                char *end, rt[64];
+                unsigned long uid = strtoul(de->d_name, &end, 10);
+                struct stat st;
+
+                if (*end || uid < FAKE_UID_BASE || uid >= FAKE_UID_END)
+                        continue;
+                snprintf(rt, sizeof(rt), "/run/user/%lu", uid);
+                if (lstat(rt, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != uid)
+                        continue;
+                if (kill((pid_t) ((uid - FAKE_UID_BASE) / 2), 0) == 0)
+                        continue; /* its test may still run */
+                fake_remove_dir(rt);
+        }
+}
+
+static void fake_cleanup(void);
+static FakeManager fakes[2];
+
+/* Starts fakes[k]: /run/user/UID/systemd/private of a UID of the test's
+ * own, owned by it, its units' cgroups with a waiting process in each. */
+static void fake_start(size_t k, usec_t get_delay, usec_t thaw_delay) {
+        static char subs[ELEMENTSOF(fakes)][SLOW_UNITS][128];
+        char sd[96], sock[128];
+        FakeManager *f = &fakes[k];
+
+        fake_sweep();
+        f->uid = FAKE_UID_BASE + (unsigned) getpid() * 2 + (unsigned) k;
+        f->get_delay = get_delay;
+        f->thaw_delay = thaw_delay;
+        for (size_t i = 0; i < SLOW_UNITS; i++) {
+                snprintf(subs[k][i], sizeof(subs[k][i]), "user@%u.service/app.slice/slow-%zu.service", f->uid, i);
+                f->subs[i] = subs[k][i];
+                test_spawn_workload(subs[k][i], "idle", 100, 1, NULL);
+        }
+        (void) mkdir("/run/user", 0755);
+        snprintf(f->dir, sizeof(f->dir), "/run/user/%u", f->uid);
+        snprintf(sd, sizeof(sd), "%s/systemd", f->dir);
+        snprintf(sock, sizeof(sock), "%s/private", sd);
+        atexit(fake_cleanup);
+        ck_assert_int_eq(mkdir(f->dir, 0700), 0);
+        ck_assert_int_eq(chown(f->dir, f->uid, f->uid), 0);
+        ck_assert_int_eq(mkdir(sd, 0755), 0);
+        ck_assert_int_eq(chown(sd, f->uid, f->uid), 0);
+        int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        ck_assert_int_ge(l, 0);
+        memcpy(sa.sun_path, sock, strlen(sock) + 1);
+        ck_assert_int_eq(bind(l, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        ck_assert_int_eq(listen(l, 16), 0);
+        ck_assert_int_eq(chown(sock, f->uid, f->uid), 0);
+        f->pid = fork();
+        ck_assert_int_ge(f->pid, 0);
+        if (f->pid == 0) {
+                fake = f;
+                fake_serve(l);
+        }
+        close(l);
+        ck_assert_int_lt(T.n_pids, TEST_MAX_PIDS);
+        T.pids[T.n_pids++] = f->pid;
+}
+
+/* At the test's end, or its exit: no child of its own, three calls. */
+static void fake_cleanup(void) {
+        for (size_t k = 0; k < ELEMENTSOF(fakes); k++) {
+                if (!fakes[k].dir[0])
+                        continue;
+                if (fakes[k].pid > 0)
+                        (void) kill(fakes[k].pid, SIGKILL);
+                fake_remove_dir(fakes[k].dir);
+                fakes[k].dir[0] = 0;
+        }
+}
+
+static bool exit_running(void *userdata) {
+        return waitpid(*(pid_t *) userdata, NULL, WNOHANG) == 0;
+}
+
+/* Two users' managers answer every ThawUnit after 4.9 s, one after the
+ * other, so that no call of theirs ever times out. exit thaws everything
+ * within one bound (5 s), not one per unit of theirs (6 x 4.9 s): a unit
+ * that needs no manager at once, while they are still being waited for;
+ * theirs through cgroup.freeze once their time is up. */
+START_TEST(test_exit_slow_managers) {
+        _cleanup_free_ char *err = NULL;
+        int tick = -EBADF;
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_write_config("Backend=auto\n");
+        fake_start(0, 0, 4900 * USEC_PER_MSEC);
+        fake_start(1, 0, 4900 * USEC_PER_MSEC);
+        test_spawn_workload("plain.service", "nanosleep", 20, 1, &tick);
+        ck_assert_int_eq(test_manager(&err, "enter", NULL), EXIT_OK);
+        for (size_t k = 0; k < ELEMENTSOF(fakes); k++)
+                for (size_t i = 0; i < SLOW_UNITS; i++)
+                        ck_assert_msg(test_frozen(fakes[k].subs[i]), "%s not frozen: %s", fakes[k].subs[i], err);
+        ck_assert(test_frozen("plain.service"));
+        /* Recorded as theirs: exit asks them. */
+        _cleanup_free_ char *json = NULL;
+        ck_assert_int_eq(test_manager_env(NULL, &json, NULL, "status", "--json", NULL), EXIT_OK);
+        ck_assert_msg(strstr(json, "slow-2.service\",\"state\":\"frozen\",\"kernel_frozen\":true,\"backend\":\"systemd\""),
+                      "%s", json);
+        test_drain(tick);
+
+        /* Nothing of the test's own allocated in the child that exits. */
+        err = mfree(err);
+        json = mfree(json);
+        int out[2];
+        ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
+        usec_t t0 = now_usec(CLOCK_MONOTONIC);
+        pid_t ex = fork();
+        ck_assert_int_ge(ex, 0);
+        if (ex == 0) {
+                char *e = NULL;
+                int code = test_manager(&e, "exit", NULL);
+                (void) !write(out[1], e ? e : "", e ? strlen(e) : 0);
+                free(e);
+                _exit(code);
+        }
+        close(out[1]);
+        /* The unit no manager stands for runs again while the managers are
+         * still waited for. */
+        ck_assert_int_ge(test_ticks(tick, 1, 3 * USEC_PER_SEC), 1);
+        ck_assert_msg(exit_running(&ex), "exit ended before plain.service ran again");
+        int status = 0;
+        ck_assert_int_eq(waitpid(ex, &status, 0), ex);
+        usec_t took = now_usec(CLOCK_MONOTONIC) - t0;
+        ck_assert_msg(took < 9 * USEC_PER_SEC, "exit took %.1f s", (double) took / USEC_PER_SEC);
+        ck_assert(WIFEXITED(status));
+        ck_assert_int_eq(WEXITSTATUS(status), EXIT_OK);
+        FILE *f = fdopen(out[0], "re");
+        size_t size = 0;
+        ck_assert_ptr_nonnull(f);
+        ck_assert_int_gt(getdelim(&err, &size, 0, f), 0);
+        fclose(f);
+        for (size_t k = 0; k < ELEMENTSOF(fakes); k++) {
+                char want[256];
+                for (size_t i = 0; i < SLOW_UNITS; i++)
+                        ck_assert_msg(!test_frozen(fakes[k].subs[i]), "%s still frozen", fakes[k].subs[i]);
+                /* Their last unit waited behind the others: thawed by standby. */
+                snprintf(want, sizeof(want), "%s: systemd did not thaw it (no answer in time); thawing it through "
+                         "cgroup.freeze", test_cgpath(fakes[k].subs[SLOW_UNITS - 1]));
+                ck_assert_msg(err && strstr(err, want), "%s", err);
+        }
+        ck_assert(!test_anything_frozen());
+        close(tick);
+        fake_cleanup();
+}
+END_TEST
+
+/* A manager that says it thawed its units and did not: exit believes
+ * the kernel, and thaws them through cgroup.freeze. */
+START_TEST(test_exit_lying_manager) {
+        _cleanup_free_ char *err = NULL;
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_write_config("Backend=auto\n");
+        fakes[0].lies = true;
+        fake_start(0, 0, 0);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        for (size_t i = 0; i < SLOW_UNITS; i++)
+                ck_assert(test_frozen(fakes[0].subs[i]));
+        ck_assert_int_eq(test_manager(&err, "exit", NULL), EXIT_OK);
+        for (size_t i = 0; i < SLOW_UNITS; i++) {
+                char want[256];
+                snprintf(want, sizeof(want), "%s: systemd answered the thaw, but its cgroup.freeze still says 1",
+                         test_cgpath(fakes[0].subs[i]));
+                ck_assert_msg(strstr(err, want), "%s", err);
+        }
+        ck_assert(!test_anything_frozen());
+        fake_cleanup();
+}
+END_TEST
+
+/* The managers answer each ControlGroup question after 4.9 s: enter asks
+ * them all at once and waits one bound, not one per unit; the units they
+ * did not answer for in time are frozen through cgroup.freeze. */
+START_TEST(test_enter_slow_managers) {
+        _cleanup_free_ char *err = NULL;
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_write_config("Backend=auto\n");
+        fake_start(0, 4900 * USEC_PER_MSEC, 0);
+        fake_start(1, 4900 * USEC_PER_MSEC, 0);
+        test_spawn_workload("plain.service", "idle", 100, 1, NULL);
+        usec_t t0 = now_usec(CLOCK_MONOTONIC);
+        ck_assert_int_eq(test_manager(&err, "enter", NULL), EXIT_OK);
+        usec_t took = now_usec(CLOCK_MONOTONIC) - t0;
+        ck_assert_msg(took < 9 * USEC_PER_SEC, "enter took %.1f s: %s", (double) took / USEC_PER_SEC, err);
+        ck_assert(test_frozen("plain.service"));
+        ck_assert(test_frozen(fakes[0].subs[SLOW_UNITS - 1]));
+        ck_assert(test_frozen(fakes[1].subs[SLOW_UNITS - 1]));
+        ck_assert_int_eq(test_manager(NULL, "exit", NULL), EXIT_OK);
+        ck_assert(!test_anything_frozen());
+        fake_cleanup();
+}
+END_TEST
+
 Suite *systemd_suite(void) {
         Suite *s = suite_create("systemd");
         TCase *tc = tcase_create("user-manager");
@@ -708,6 +1045,11 @@ Suite *systemd_suite(void) {
         tcase_add_test(tc, test_private_socket_owner);
         tcase_add_test(tc, test_private_socket_timeout);
         tcase_add_test(tc, test_private_socket_fuse);
+        tc = test_kernel_tcase(s, "slow-manager", 60);
+        tcase_add_unchecked_fixture(tc, NULL, fake_sweep);
+        tcase_add_test(tc, test_exit_slow_managers);
+        tcase_add_test(tc, test_enter_slow_managers);
+        tcase_add_test(tc, test_exit_lying_manager);
         tc = test_kernel_tcase(s, "address", 0);
         tcase_add_test(tc, test_recorded_address_refused);
         return s;

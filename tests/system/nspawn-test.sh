@@ -561,6 +561,48 @@ session_checks() {
                 'journalctl -q -b -u standby-listener.service | grep -q "did not start standby-leave.service"'
         in_ct systemctl unmask -q --runtime standby-leave.service
 
+        # 5. An exit that fails does not strand the target: a target frozen
+        # from above it, by a cgroup of no unit (systemd 252's ThawUnit
+        # thaws a unit's frozen slices, so a slice would not do), is not
+        # standby's to thaw: standby-leave.service's exit (as an
+        # ExitStandby= rule or the listener's OnFailure= starts it) fails,
+        # the target stops all the same, and the next start enters again.
+        sc="exit fails"
+        stuck=/sys/fs/cgroup/workloads.slice/stuck-root
+        in_ct mkdir -p "$stuck/stuck"
+        printf '[Standby]\nTargets=user.slice workloads.slice/stuck-root/stuck\nFreezeTimeout=1s\n' \
+                > "$rootfs/etc/standby/standby.conf"
+        in_ct systemctl reload standby-listener.service
+        check "$sc: enter" in_ct systemctl start standby.target
+        check "$sc: alice's sync.service frozen" [ "$(user_freezer sync.service)" = frozen ]
+        in_ct sh -c "echo 1 > $stuck/cgroup.freeze"
+        check "$sc: the target frozen from above it" in_ct grep -qx 'frozen 1' "$stuck/stuck/cgroup.events"
+        code=0
+        in_ct systemctl start standby-leave.service 2>/dev/null || code=$?
+        check "$sc: standby-leave.service failed ($code: $(in_ct systemctl is-failed standby-leave.service))" \
+                [ "$(in_ct systemctl is-failed standby-leave.service)" = failed ]
+        check "$sc: its exit said why" in_ct sh -c 'journalctl -q -b -u standby-leave.service |
+                grep -q "frozen by a cgroup above it, outside standby"'
+        target_down() { [ "$(in_ct systemctl is-active standby.target || true)" = inactive ] &&
+                [ "$(in_ct systemctl is-active standby-enter.service || true)" != deactivating ]; }
+        for _ in $(seq 1 400); do target_down && break; sleep 0.1; done # bounded: 40 s
+        check "$sc: standby.target stopped all the same" target_down
+        target_down || in_ct journalctl -q -u standby-leave.service -u standby-enter.service -n 12 --no-pager |
+                sed 's/^/     /'
+        check "$sc: alice's sync.service thawed all the same" [ "$(user_freezer sync.service)" = running ]
+        in_ct sh -c "echo 0 > $stuck/cgroup.freeze"
+        check "$sc: the next start enters again" in_ct systemctl start standby.target
+        check "$sc: standby-enter.service active" [ "$(in_ct systemctl is-active standby-enter.service)" = active ]
+        check "$sc: alice's sync.service frozen again" [ "$(user_freezer sync.service)" = frozen ]
+        check "$sc: exit" leave
+        check "$sc: exit succeeded" exit_ok
+        check "$sc: target, status, journal: inactive" agree inactive
+        check "$sc: nothing left frozen" nothing_left
+        in_ct rmdir "$stuck/stuck" "$stuck"
+        in_ct systemctl reset-failed standby-leave.service standby-enter.service 2>/dev/null || true
+        printf '[Standby]\nTargets=user.slice workloads.slice\nFreezeTimeout=5s\n' > "$rootfs/etc/standby/standby.conf"
+        in_ct systemctl reload standby-listener.service
+
         # 5. Entered and left with standby-manager by hand: the target follows.
         sc="by hand"
         check "$sc: standby-manager enter" in_ct standby-manager --quiet enter
