@@ -75,7 +75,11 @@ int manager_peek_journal(Manager *m, bool *ret_busy) {
         if (r < 0 && r != -EWOULDBLOCK)
                 return log_error_errno(r, "Failed to lock the journal in %s: %m", m->state_dir);
         *ret_busy = r < 0;
-        return load_journal(m);
+        r = load_journal(m);
+        /* What status asks next (each unit's FreezerState, the listener)
+         * needs no lock, and an exit must not wait for it. */
+        m->lock_fd = safe_close(m->lock_fd);
+        return r;
 }
 
 int manager_save_journal(Manager *m) {

@@ -254,7 +254,8 @@ int status_print(Manager *m);
 
 /* Standby's state for status and is-active, at once: the journal is read
  * under a shared lock when it is free, and as last saved when another
- * process holds the lock (*ret_busy true then). */
+ * process holds the lock (*ret_busy true then); the lock is let go once the
+ * journal is read. */
 int manager_peek_journal(Manager *m, bool *ret_busy);
 
 /* True while standby holds anything frozen or slacked on purpose: the
