@@ -14,6 +14,12 @@ if [ -z "$deb" ]; then
         scripts/build-deb.sh --no-lintian >&2
         deb=$(ls build/deb/standby_*_"$(dpkg --print-architecture)".deb)
 fi
+# A root that a source install (make install, as the tests once did) left
+# files in, unowned by any package: they go first, or the package's purge
+# would leave them (its README.md.gz beside their README.md).
+if ! chroot "$root" dpkg-query -W -f='${Status}' standby 2>/dev/null | grep -q 'install ok installed'; then
+        make -s uninstall DESTDIR="$root" PREFIX=/usr SYSTEMDUNITDIR=/lib/systemd/system > /dev/null
+fi
 mkdir -p "$root/var/cache/standby-test"
 cp "$deb" "$root/var/cache/standby-test/standby.deb"
 # An earlier run's standby.conf is the test's and is written again: kept
