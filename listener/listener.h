@@ -130,9 +130,20 @@ typedef struct LoopSource LoopSource;
 /* How many event sources the table in sources.c may have. */
 #define LISTENER_SOURCES_MAX 16
 
+/* What a handler leaves for the dispatcher (dispatch.c), which does it
+ * once the handler returns, in this order. */
+typedef enum ListenerWork {
+        LISTENER_WORK_LOCK_FREE = 1 << 0,       /* the journal's lock came free: what waited for it */
+        LISTENER_WORK_JOURNAL_CHANGED = 1 << 1, /* l->m.journal is newer than what follows it */
+        LISTENER_WORK_RECORDS = 1 << 2,         /* thaws to record in the journal */
+        LISTENER_WORK_WINDOWS_DUE = 1 << 3,     /* windows whose end waited */
+} ListenerWork;
+
 /* The daemon: one sd-event loop, no periodic timer (only window deadlines). */
 typedef struct Listener {
         sd_event *event;
+        sd_event_source *queue_source;    /* the dispatcher, enabled while work is queued (queue.c) */
+        ListenerWork queued;
         int loop_fd;                     /* the loop's epoll: sd-event's fd and the hot sources (loop.c) */
         LoopSource *loop_dead;           /* removed hot sources, freed after the epoll batch */
         sd_bus *bus;
@@ -243,6 +254,38 @@ void listener_sources_reload(Listener *l, RuleSet *rules);
 void listener_sources_stop(Listener *l);
 /* Whether ev matches rule, as its source says. */
 bool listener_source_matches(const Rule *rule, const Event *ev);
+
+/* queue.c: handlers queue work; the dispatcher does it. */
+/* The dispatcher runs before every other source of the loop. */
+#define LISTENER_QUEUE_PRIORITY (SD_EVENT_PRIORITY_IMPORTANT - 100)
+/* The defer source that calls dispatcher while work is queued. */
+int listener_queue_init(Listener *l, sd_event_handler_t dispatcher);
+/* Queues work: the dispatcher runs once the current handler returns. */
+void listener_enqueue(Listener *l, ListenerWork work);
+/* What is queued, no longer queued (the dispatcher's). */
+ListenerWork listener_queue_take(Listener *l);
+void listener_queue_free(Listener *l);
+
+/* dispatch.c */
+/* Sets up the dispatcher of queued work (its order: see dispatch.c). */
+int listener_dispatcher_init(Listener *l);
+
+/* journal-transaction.c: one change of the journal by the listener. */
+typedef enum ListenerJournalChange {
+        LISTENER_JOURNAL_UNCHANGED, /* nothing recorded: only unlocked */
+        LISTENER_JOURNAL_RECORDED,  /* records made (freeze_record()): saved */
+        LISTENER_JOURNAL_SAVED,     /* saved already by the engine (freeze_hold(), freeze_refreeze_begin()) */
+} ListenerJournalChange;
+/* Takes the journal's lock and loads the journal, never waiting: -EAGAIN
+ * while another process holds the lock (a manager verb may wait out
+ * FreezeTimeout under it); LISTENER_WORK_LOCK_FREE is queued when that
+ * process closes the lock file. Other errors are logged. Ended by commit,
+ * whatever it returned. */
+int listener_journal_begin(Listener *l);
+/* Saves the records (RECORDED), lets go of the lock, and, if the journal
+ * changed, queues LISTENER_WORK_JOURNAL_CHANGED. Returns the save's error
+ * (not logged), else 0. */
+int listener_journal_commit(Listener *l, ListenerJournalChange change);
 
 /* loop.c */
 /* Called when the fd turned readable (edge-triggered), before sd-event
@@ -363,13 +406,6 @@ bool listener_units_thaw_in_flight(Listener *l, char **cgroups);
  * Hello, BecomeMonitor): sd-bus's own timeout for a call. */
 #define LISTENER_CALL_MONITOR_TIMEOUT_USEC (25 * USEC_PER_SEC)
 #define LISTENER_RECORD_ACCURACY_USEC (1 * USEC_PER_MSEC)
-/* Takes the journal's lock and loads the journal, never waiting: -EAGAIN
- * while another process holds the lock (a manager verb may wait out
- * FreezeTimeout under it); the work is then retried when that process
- * closes the lock file (listener_lock_retry). */
-int listener_lock_journal(Listener *l);
-/* Everything put off for the lock, tried again. */
-void listener_lock_retry(Listener *l);
 /* Writes the pending thaw records to the journal (one save, under its lock). */
 void listener_flush_records(Listener *l);
 /* The same, waiting for the lock if need be (at the end). */

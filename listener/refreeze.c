@@ -135,7 +135,7 @@ static void guard_apply(LockGuard *g) {
                 guard_unlink(g);
                 return;
         }
-        r = listener_lock_journal(l);
+        r = listener_journal_begin(l);
         if (r == -EAGAIN) {
                 g->apply_due = true; /* listener_refreeze_retry() */
                 return;
@@ -157,11 +157,9 @@ static void guard_apply(LockGuard *g) {
                 r = freeze_record(&l->m, g->holders[i], UNIT_STATE_MASK(UNIT_FROZEN), UNIT_LOCKHOLDER, 0, g->reasons[i]);
                 changed = changed || r > 0;
         }
-        if (r >= 0 && changed && (r = manager_save_journal(&l->m)) < 0)
+        r = listener_journal_commit(l, changed ? LISTENER_JOURNAL_RECORDED : LISTENER_JOURNAL_UNCHANGED);
+        if (r < 0)
                 log_error_errno(r, "Failed to record a lock holder in the journal: %m");
-        if (changed)
-                listener_cache_refresh(l);
-        manager_unlock_journal(&l->m);
         guard_unlink(g);
 }
 
@@ -220,7 +218,7 @@ static void refreeze_settle(Refreeze *rf) {
         bool changed = false;
         int r;
 
-        r = listener_lock_journal(l);
+        r = listener_journal_begin(l);
         if (r == -EAGAIN) {
                 rf->settle_due = true; /* listener_refreeze_retry() */
                 return;
@@ -236,16 +234,18 @@ static void refreeze_settle(Refreeze *rf) {
                 if (r > 0 && u->outcome == UNIT_FROZEN && (r = strv_extend(&frozen, u->cgroup)) < 0)
                         break;
         }
-        if (r >= 0 && changed)
-                r = manager_save_journal(&l->m);
+        /* Their sockets held, and the cache following, before any other
+         * event is judged (dispatch.c). */
+        if (r >= 0)
+                r = listener_journal_commit(l, changed ? LISTENER_JOURNAL_RECORDED : LISTENER_JOURNAL_UNCHANGED);
+        else
+                (void) listener_journal_commit(l, changed ? LISTENER_JOURNAL_SAVED : LISTENER_JOURNAL_UNCHANGED);
         if (r < 0)
                 log_error_errno(r, "Failed to record a window's refreeze in the journal: %m");
-        listener_cache_refresh(l);
+        /* The guard reads the copy of the journal, which the commit keeps. */
         if (r >= 0 && frozen && l->m.config->deadlock_guard && (r = guard_start(l, frozen)) < 0)
                 log_warning_errno(r, "Cannot start the deadlock guard after a refreeze: %m");
-        manager_unlock_journal(&l->m);
         refreeze_unlink(l, rf);
-        (void) listener_sync_sockets(l); /* their sockets held at once (above) */
 }
 
 static int on_events(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -324,6 +324,7 @@ bool listener_refreeze_forget(Listener *l, const char *cgroup) {
 
 int listener_refreeze_start(Listener *l, char **leaves, usec_t deadline) {
         _cleanup_strv_free_ char **due = NULL;
+        ListenerJournalChange change;
         Refreeze *rf = NULL;
         int r;
 
@@ -333,11 +334,13 @@ int listener_refreeze_start(Listener *l, char **leaves, usec_t deadline) {
         if (listener_units_thaw_in_flight(l, leaves))
                 return -EAGAIN;
         listener_flush_records(l);
-        r = listener_lock_journal(l);
+        r = listener_journal_begin(l);
         if (r == -EAGAIN)
                 return r; /* the window waits for the lock (windows.c) */
         if (r >= 0)
                 r = freeze_refreeze_begin(&l->m, leaves, deadline, &due);
+        /* Recorded freezing (and saved) before any freeze is written. */
+        change = r > 0 ? LISTENER_JOURNAL_SAVED : LISTENER_JOURNAL_UNCHANGED;
         if (r > 0) {
                 rf = calloc(1, sizeof(Refreeze));
                 if (rf && !(rf->units = calloc((size_t) r, sizeof(RefreezeUnit))))
@@ -389,11 +392,10 @@ int listener_refreeze_start(Listener *l, char **leaves, usec_t deadline) {
                 (void) on_timeout(NULL, 0, rf); /* what the timer would do, now */
         }
 finish:
-        listener_cache_refresh(l);
-        manager_unlock_journal(&l->m);
-        /* Its units' bus connections watched for calls now, not only once
-         * the journal's change comes back through inotify. */
-        (void) listener_sync_sockets(l);
+        /* Its units' bus connections watched for calls, by the dispatcher
+         * right after this handler, not only once the journal's change
+         * comes back through inotify. */
+        (void) listener_journal_commit(l, change);
         return r < 0 ? r : 0;
 }
 

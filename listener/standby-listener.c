@@ -100,14 +100,13 @@ static int state_changed(Listener *l) {
 
         /* Without the lock: blocking on the manager mid-enter would make the
          * listener itself a lock waiter the deadlock guard has to look at. */
-        if (manager_read_journal(&l->m) >= 0) {
+        if (manager_read_journal(&l->m) >= 0)
                 l->standby_active = l->m.journal->phase == JOURNAL_ACTIVE;
-                listener_cache_refresh(l);
-        }
         manager_unlock_journal(&l->m);
-        /* Units frozen or thawed by anyone: hold or drop their sockets. */
-        (void) listener_sync_sockets(l);
-        (void) listener_cgroup_watch_sync(l);
+        /* Units frozen or thawed by anyone: what follows the journal (their
+         * sockets held or dropped, the cgroup watch) is the dispatcher's,
+         * right after this handler. */
+        listener_enqueue(l, LISTENER_WORK_JOURNAL_CHANGED);
         /* Left, everything thawed: apps are told (if they were told it began). */
         if (l->m.journal && l->m.journal->phase == JOURNAL_NONE)
                 listener_announce_end(l);
@@ -116,12 +115,10 @@ static int state_changed(Listener *l) {
         listener_logind_state_changed(l);
         log_info("Standby %s.", l->standby_active ? "entered" : "left");
         if (l->standby_active) {
-                int r = listener_reconcile(l);
                 /* Its copy of the journal is a new generation of the cache,
-                 * which the socket source's thaw-first sets must follow, or
-                 * the first socket event of the standby would wait for its
-                 * dispatch. */
-                (void) listener_sync_sockets(l);
+                 * which the socket source's thaw-first sets follow (queued
+                 * above) before the first socket event of the standby. */
+                int r = listener_reconcile(l);
                 listener_replay_late(l);
                 return r;
         }
@@ -314,6 +311,9 @@ static int run_daemon(const char *config_path, const char *state_dir, const char
                 r = listener_loop_init(&l);
         if (r < 0)
                 goto fail;
+        r = listener_dispatcher_init(&l);
+        if (r < 0)
+                goto finish;
         sigset_t mask;
         sigemptyset(&mask);
         sigaddset(&mask, SIGTERM);
@@ -386,6 +386,7 @@ finish:
         sd_event_source_disable_unref(l.state_parent_watch);
         sd_event_source_disable_unref(l.state_rewatch);
         listener_drop_systemd_links(&l);
+        listener_queue_free(&l);
         strv_free(l.thaws_in_flight);
         listener_forget_refused_links();
         sd_bus_flush_close_unref(l.bus);

@@ -130,8 +130,6 @@ void listener_cache_refresh(Listener *l) {
                 free(old[k].systemd);
         }
         free(old);
-        /* Each manager's spare connected now, off the event's path. */
-        listener_systemd_links_sync(l);
 }
 
 static void free_records(Listener *l) {
@@ -147,48 +145,6 @@ void listener_drop_records(Listener *l) {
                 (void) sd_event_source_set_enabled(l->record_source, SD_EVENT_OFF);
 }
 
-static int on_lock_released(sd_event_source *s, const struct inotify_event *ev, void *userdata) {
-        Listener *l = userdata;
-
-        l->lock_watch = sd_event_source_disable_unref(l->lock_watch);
-        listener_lock_retry(l);
-        return 0;
-}
-
-int listener_lock_journal(Listener *l) {
-        char path[PATH_MAX];
-        int r;
-
-        for (int attempt = 0; l->m.lock_fd < 0; attempt++) {
-                r = journal_lock(l->m.state_fd, LOCK_EX | LOCK_NB, &l->m.lock_fd);
-                if (r >= 0)
-                        break;
-                if (r != -EWOULDBLOCK)
-                        return log_error_errno(r, "Failed to lock the journal in %s: %m", l->m.state_dir);
-                if (attempt > 0 || l->lock_watch) {
-                        l->stats.journal_busy++;
-                        return -EAGAIN;
-                }
-                /* Told when its holder closes the lock file (a process that
-                 * ends closes it too); tried once more after the watch is in
-                 * place, so that a release in between is not missed. */
-                snprintf(path, sizeof(path), "%s/" JOURNAL_LOCK_FILE, l->m.state_dir);
-                r = sd_event_add_inotify(l->event, &l->lock_watch, path, IN_CLOSE_WRITE | IN_CLOSE_NOWRITE,
-                                         on_lock_released, l);
-                if (r < 0)
-                        return log_error_errno(r, "Cannot watch %s: %m", path);
-        }
-        l->lock_watch = sd_event_source_disable_unref(l->lock_watch);
-        return manager_lock_journal(&l->m, true);
-}
-
-void listener_lock_retry(Listener *l) {
-        listener_flush_records(l);
-        listener_windows_retry(l);
-        listener_refreeze_retry(l);
-        listener_cgroup_watch_retry(l);
-}
-
 /* Writes the pending records, but not those of thaws still in flight
  * through systemd: they stay pending until settled
  * (listener_unit_thaw_settled() arms the timer again), or, at the end
@@ -202,11 +158,11 @@ static void flush_records(Listener *l, bool wait) {
 
         if (l->n_pending == 0)
                 return;
-        r = wait ? manager_lock_journal(&l->m, true) : listener_lock_journal(l);
+        r = wait ? manager_lock_journal(&l->m, true) : listener_journal_begin(l);
         if (r == -EAGAIN)
                 return; /* kept, for when the lock is free */
+        size_t changed = 0;
         if (r >= 0) {
-                size_t changed = 0;
                 for (size_t k = 0; k < l->n_pending; k++) {
                         /* Not if standby ended, or began anew, since the thaw. */
                         if (l->m.journal->phase != JOURNAL_ACTIVE || l->m.journal->since != l->pending[k].since) {
@@ -234,13 +190,15 @@ static void flush_records(Listener *l, bool wait) {
                                           UNIT_THAWED, l->pending[k].until, NULL);
                         changed += r > 0;
                 }
-                r = changed > 0 ? manager_save_journal(&l->m) : 0;
+        }
+        if (r >= 0) {
+                r = listener_journal_commit(l, changed > 0 ? LISTENER_JOURNAL_RECORDED : LISTENER_JOURNAL_UNCHANGED);
                 if (r < 0)
                         log_error_errno(r, "Failed to record a thaw in the journal: %m");
                 else
                         l->stats.records += changed;
-        }
-        manager_unlock_journal(&l->m);
+        } else
+                (void) listener_journal_commit(l, LISTENER_JOURNAL_UNCHANGED);
         if (kept > 0) {
                 /* The rest are written (or lost with a failed save): the
                  * kept ones stay, for when their thaws settle. */
@@ -252,10 +210,9 @@ static void flush_records(Listener *l, bool wait) {
                  * due since its thaw settled (on_record()). */
                 free_records(l);
         /* A thaw overtaken by others: the in-memory view goes back to the
-         * journal's (the watches follow at the next journal change, as the
-         * manager's refreeze that overtook it is one). */
+         * journal's. */
         if (skipped && r >= 0)
-                listener_cache_refresh(l);
+                listener_enqueue(l, LISTENER_WORK_JOURNAL_CHANGED);
 }
 
 void listener_flush_records(Listener *l) {
@@ -268,10 +225,9 @@ void listener_flush_records_wait(Listener *l) {
 
 /* The pending records, then the windows that ended while a thaw of theirs
  * was in flight through systemd (due), now that it settled and is
- * recorded. */
+ * recorded: the dispatcher's, in that order. */
 static int on_record(sd_event_source *s, uint64_t usec, void *userdata) {
-        listener_flush_records(userdata);
-        listener_windows_retry(userdata);
+        listener_enqueue(userdata, LISTENER_WORK_RECORDS | LISTENER_WORK_WINDOWS_DUE);
         return 0;
 }
 
