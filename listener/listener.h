@@ -395,6 +395,11 @@ int listener_record_thaws(Listener *l, char **cgroups, usec_t until);
  * cancels (their records are then dropped: flush_records()). */
 int listener_unit_thaw_sent(Listener *l, const char *cgroup);
 void listener_unit_thaw_settled(Listener *l, const char *cgroup);
+/* Thaws or freezes a unit the way standby froze it: cg_fd (or freeze_fd, if
+ * >= 0) for cgroupfs, address (if not NULL) for systemd, a thaw there
+ * counted in flight until settled, and its outcome told to the call being
+ * answered (report.c). */
+int listener_unit_set_freeze(Listener *l, const char *cgroup, const char *address, int cg_fd, int freeze_fd, bool freeze);
 /* Whether a thaw of one of cgroups is in flight so. */
 bool listener_units_thaw_in_flight(Listener *l, char **cgroups);
 /* A thaw is recorded this long after it, once the woken service and its
@@ -435,11 +440,19 @@ void listener_drop_refreezes(Listener *l);
  * (common/private-socket.h); the calls queued meanwhile keep their own
  * timeouts (a thaw falls back to cgroup.freeze after the one above). */
 #define LISTENER_SYSTEMD_CONNECT_TIMEOUT_USEC (5 * USEC_PER_SEC)
+/* What a thaw asked of systemd came to: r 0 thawed (by systemd, or
+ * through cgroup.freeze after all), or a negative errno, why not. */
+typedef void (*SystemdThawDone)(void *userdata, const char *cgroup, int r);
 /* Sends FreezeUnit or ThawUnit for cgroup to the manager at address, not
  * waiting for the answer. A thaw that systemd refuses, or does not answer
  * in time, is done through cgroup.freeze: a thaw never leaves a unit
- * frozen. A freeze's outcome is cgroup.events' to tell. */
-int listener_systemd_set_freeze(Listener *l, const char *address, const char *cgroup, bool freeze);
+ * frozen; its outcome goes to done (if not NULL) exactly once, from the
+ * loop, never before this returns (nor at all for a call the listener's
+ * end cancels). A freeze's outcome is cgroup.events' to tell; its failure
+ * to be sent is logged here. Returns 0, or a negative errno if nothing
+ * was asked (out of memory): then done is never called. */
+int listener_systemd_set_freeze(Listener *l, const char *address, const char *cgroup, bool freeze,
+                                SystemdThawDone done, void *userdata);
 void listener_drop_systemd_links(Listener *l);
 /* Forgets which user managers refused a connect (at the end). */
 void listener_forget_refused_links(void);
@@ -463,9 +476,6 @@ void listener_systemd_links_sync(Listener *l);
 void listener_release_timer_job(Listener *l, int cg_fd, const char *cgroup);
 /* Standby ended: drops what is under way. */
 void listener_held_jobs_drop(Listener *l);
-/* Thaws or freezes a unit the way standby froze it: cg_fd (or freeze_fd, if
- * >= 0) for cgroupfs, address (if not NULL) for systemd. */
-int listener_unit_set_freeze(Listener *l, const char *cgroup, const char *address, int cg_fd, int freeze_fd, bool freeze);
 
 /* exit-standby.c */
 /* Ends standby in a child process, whose end is a loop event; while it

@@ -324,6 +324,36 @@ void listener_unit_thaw_settled(Listener *l, const char *cgroup) {
                 log_warning_errno(r, "Cannot schedule the record of %s's thaw: %m; it waits for the next one.", cgroup);
 }
 
+/* A thaw asked of systemd settled: the call that asked for it is told
+ * (report.c), and the unit's record may go. */
+static void on_systemd_thaw(void *userdata, const char *cgroup, int r) {
+        Listener *l = userdata;
+
+        listener_report_settled(l, cgroup, r);
+        listener_unit_thaw_settled(l, cgroup);
+}
+
+int listener_unit_set_freeze(Listener *l, const char *cgroup, const char *address, int cg_fd, int freeze_fd, bool freeze) {
+        int r;
+
+        if (address && freeze)
+                return listener_systemd_set_freeze(l, address, cgroup, true, NULL, NULL);
+        if (address) {
+                /* Settled once, by its answer or its fallback. */
+                r = listener_unit_thaw_sent(l, cgroup);
+                if (r >= 0)
+                        r = listener_systemd_set_freeze(l, address, cgroup, false, on_systemd_thaw, l);
+                if (r >= 0)
+                        return 0;
+                listener_unit_thaw_settled(l, cgroup);
+                /* Nothing asked of systemd: thawed here, as its fallback would. */
+                log_warning_errno(r, "%s: cannot ask systemd to thaw it (%m); thawing it through cgroup.freeze.", cgroup);
+        }
+        if (freeze_fd >= 0)
+                return cgroup_write_freeze(freeze_fd, freeze);
+        return cgroup_set_freeze(cg_fd, freeze);
+}
+
 int listener_record_thaws(Listener *l, char **cgroups, usec_t until) {
         int r;
 
