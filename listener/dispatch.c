@@ -13,8 +13,10 @@
  *      for), the sockets held for frozen units, the cgroup watch, the
  *      spare links to the managers that froze units.
  *   3. RECORDS: thaws done and not yet in the journal are recorded.
- *   4. WINDOWS_DUE: windows whose end waited (for the lock, or for a
- *      thaw in flight through systemd to settle and be recorded) close.
+ *   4. WINDOWS_DUE: windows that ended close (their refreezes start),
+ *      after the records of step 3; one whose end must wait (for the
+ *      lock, or for a thaw in flight through systemd to settle and be
+ *      recorded) stays due until queued again.
  *
  * Work that 3 and 4 queue (their journal changes) runs at once in the next
  * turn, again before any event. An event's own thaw never waits for this:
@@ -38,7 +40,9 @@ static int on_dispatch(sd_event_source *s, void *userdata) {
                 (void) listener_cgroup_watch_sync(l);
                 listener_systemd_links_sync(l);
         }
-        if (work & LISTENER_WORK_RECORDS)
+        /* Records first, windows after: a refreeze takes the journal's
+         * word for what its units are. */
+        if (work & (LISTENER_WORK_RECORDS | LISTENER_WORK_WINDOWS_DUE))
                 listener_flush_records(l);
         if (work & LISTENER_WORK_WINDOWS_DUE)
                 listener_windows_retry(l);

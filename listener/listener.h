@@ -52,6 +52,15 @@ typedef struct Window {
 
 typedef struct HeldJob HeldJob;
 
+/* Who freezes a unit again (refreeze.c), told when an event thaws it first
+ * (unit-state.c). */
+typedef void (*UnitReleased)(void *userdata, const char *cgroup);
+typedef struct UnitRefreezing {
+        char *cgroup;
+        UnitReleased released;
+        void *userdata;
+} UnitRefreezing;
+
 /* What the journal says of a unit, kept in memory for the event path. */
 typedef struct CachedUnit {
         char *cgroup;
@@ -172,6 +181,8 @@ typedef struct Listener {
         PendingRecord *pending;
         size_t n_pending;
         char **thaws_in_flight;           /* cgroups asked of systemd to thaw, not yet answered */
+        UnitRefreezing *refreezing;       /* units whose refreeze is in flight (unit-state.c) */
+        size_t n_refreezing;
         LateAction late[LATE_ACTIONS_MAX];  /* a ring: the newest LATE_ACTIONS_MAX */
         size_t n_late;
         sd_event_source *record_source;   /* a one-shot timer: records pending thaws */
@@ -249,8 +260,10 @@ uint64_t listener_statistic_value(Listener *l, size_t i);
 /* Sets up every source, in the table's order; checks that every event
  * kind has one. */
 int listener_sources_start(Listener *l);
-/* Puts rules (loaded whole) in force and sets the sources up for them. */
-void listener_sources_reload(Listener *l, RuleSet *rules);
+/* Puts rules (loaded whole) in force and sets the sources up for them;
+ * returns the rules it replaced, which nothing points into any more (the
+ * caller's to free). */
+RuleSet *listener_sources_reload(Listener *l, RuleSet *rules);
 void listener_sources_stop(Listener *l);
 /* Whether ev matches rule, as its source says. */
 bool listener_source_matches(const Rule *rule, const Event *ev);
@@ -349,9 +362,13 @@ void listener_drop_reports(Listener *l);
 /* windows.c */
 /* Opens a window: leaves are frozen again at deadline (CLOCK_MONOTONIC). */
 int listener_add_window(Listener *l, char **leaves, usec_t deadline);
-/* Windows whose end was put off for the journal's lock, tried again. */
+/* Closes the windows that ended (due), once their records are written;
+ * one whose end must wait (the journal's lock, a thaw in flight) stays due. */
 void listener_windows_retry(Listener *l);
 void listener_drop_windows(Listener *l);
+/* Re-arms windows from the journal (start, restart, standby change), the
+ * cache rebuilt from it. */
+int listener_windows_reconcile(Listener *l);
 
 /* names.c */
 /* The journal's leaves (what standby froze) that a rule's unit name stands
@@ -363,8 +380,6 @@ void listener_forget_resolved(Listener *l);
 
 /* unit-state.c: each unit's state, and its reconcile with the journal and
  * the kernel. */
-/* Re-arms windows from the journal (start, restart, standby change). */
-int listener_reconcile(Listener *l);
 /* At start: a unit the journal calls frozen but that runs (its thaw was not
  * recorded before the last listener stopped) is frozen again, so that the
  * journal holds. Returns how many. */
@@ -400,6 +415,13 @@ void listener_unit_thaw_settled(Listener *l, const char *cgroup);
  * counted in flight until settled, and its outcome told to the call being
  * answered (report.c). */
 int listener_unit_set_freeze(Listener *l, const char *cgroup, const char *address, int cg_fd, int freeze_fd, bool freeze);
+/* A unit whose refreeze (refreeze.c) is in flight: an event that thaws it
+ * first calls released(userdata, cgroup), from inside that thaw, and the
+ * registration ends; else it ends with refrozen (cgroup and userdata as
+ * given). -ENOMEM: not registered, and an event for it is not taken until
+ * its refreeze ends. */
+int listener_unit_refreezing(Listener *l, const char *cgroup, UnitReleased released, void *userdata);
+void listener_unit_refrozen(Listener *l, const char *cgroup, void *userdata);
 /* Whether a thaw of one of cgroups is in flight so. */
 bool listener_units_thaw_in_flight(Listener *l, char **cgroups);
 /* A thaw is recorded this long after it, once the woken service and its
@@ -421,11 +443,9 @@ void listener_drop_records(Listener *l);
 /* refreeze.c */
 /* A window ends: freezes its units again if nothing superseded it, without
  * waiting (see refreeze.c); -EAGAIN while the journal's lock is another's
- * or a unit's thaw through systemd is in flight (the window is then due). */
+ * (the window is then due). The caller has written the pending records
+ * and waits for thaws of leaves in flight through systemd. */
 int listener_refreeze_start(Listener *l, char **leaves, usec_t deadline);
-/* An event thaws a unit whose refreeze is in flight: that refreeze lets go
- * of it. Returns whether one had it. */
-bool listener_refreeze_forget(Listener *l, const char *cgroup);
 /* Refreezes and guards whose journal work was put off, tried again. */
 void listener_refreeze_retry(Listener *l);
 /* Standby ended or an exit began: stops every refreeze and guard in flight

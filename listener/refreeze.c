@@ -45,6 +45,8 @@ static void refreeze_free(Refreeze *rf) {
                 return;
         sd_event_source_disable_unref(rf->timer);
         for (size_t i = 0; i < rf->n; i++) {
+                if (!rf->units[i].dropped)
+                        listener_unit_refrozen(rf->listener, rf->units[i].cgroup, &rf->units[i]);
                 sd_event_source_disable_unref(rf->units[i].source);
                 safe_close(rf->units[i].events_fd);
                 free(rf->units[i].cgroup);
@@ -306,20 +308,16 @@ static int on_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-bool listener_refreeze_forget(Listener *l, const char *cgroup) {
-        for (Refreeze *rf = l->refreezes; rf; rf = rf->next)
-                for (size_t i = 0; i < rf->n; i++) {
-                        RefreezeUnit *u = &rf->units[i];
-                        if (u->dropped || !streq(u->cgroup, cgroup))
-                                continue;
-                        if (u->outcome == UNIT_FREEZING)
-                                unit_done(u, UNIT_FREEZING);
-                        u->dropped = true;
-                        if (rf->n_pending == 0)
-                                refreeze_settle_soon(rf);
-                        return true;
-                }
-        return false;
+/* An event thawed the unit (unit-state.c, which forgot this registration):
+ * no longer this refreeze's. */
+static void on_unit_released(void *userdata, const char *cgroup) {
+        RefreezeUnit *u = userdata;
+
+        if (u->outcome == UNIT_FREEZING)
+                unit_done(u, UNIT_FREEZING);
+        u->dropped = true;
+        if (u->refreeze->n_pending == 0)
+                refreeze_settle_soon(u->refreeze);
 }
 
 int listener_refreeze_start(Listener *l, char **leaves, usec_t deadline) {
@@ -328,12 +326,6 @@ int listener_refreeze_start(Listener *l, char **leaves, usec_t deadline) {
         Refreeze *rf = NULL;
         int r;
 
-        /* A unit whose ThawUnit is unanswered has no record yet, and the
-         * refreeze would take the journal's word that it is frozen: the
-         * window waits for the answer (its record then retries it). */
-        if (listener_units_thaw_in_flight(l, leaves))
-                return -EAGAIN;
-        listener_flush_records(l);
         r = listener_journal_begin(l);
         if (r == -EAGAIN)
                 return r; /* the window waits for the lock (windows.c) */
@@ -367,6 +359,9 @@ int listener_refreeze_start(Listener *l, char **leaves, usec_t deadline) {
                 RefreezeUnit *u = &rf->units[rf->n++];
                 *u = (RefreezeUnit) { .refreeze = rf, .cgroup = c, .events_fd = -EBADF, .outcome = UNIT_FREEZING };
                 rf->n_pending++;
+                /* An event that thaws it meanwhile takes it out of this refreeze. */
+                if (listener_unit_refreezing(l, c, on_unit_released, u) < 0)
+                        log_warning("Out of memory: an event for %s is not taken until its refreeze ends.", c);
                 r = cgroup_open(l->m.root_fd, *x, &cg);
                 if (r >= 0)
                         r = cgroup_open_events(cg, &u->events_fd);

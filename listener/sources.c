@@ -151,16 +151,18 @@ int listener_sources_start(Listener *l) {
         return 0;
 }
 
-void listener_sources_reload(Listener *l, RuleSet *rules) {
+RuleSet *listener_sources_reload(Listener *l, RuleSet *rules) {
+        RuleSet *old = l->rules;
+
         for (size_t i = 0; i < ELEMENTSOF(sources); i++)
                 if (sources[i]->before_reload)
                         sources[i]->before_reload(l);
         listener_forget_resolved(l);
-        rule_set_free(l->rules);
         l->rules = rules;
         for (size_t i = 0; i < ELEMENTSOF(sources); i++)
                 if (sources[i]->reload)
                         (void) sources[i]->reload(l);
+        return old;
 }
 
 void listener_sources_stop(Listener *l) {

@@ -82,7 +82,7 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
                         log_error("Reload refused, keeping the %zu rules in force: %s", l->rules->n_rules,
                                   error ? error : "cannot load the rules");
                 else {
-                        listener_sources_reload(l, TAKE_PTR(set));
+                        rule_set_free(listener_sources_reload(l, TAKE_PTR(set)));
                         log_info("Reloaded %zu rules.", l->rules->n_rules);
                 }
                 if (!listener_call_monitor_says_ready(l))
@@ -118,7 +118,7 @@ static int state_changed(Listener *l) {
                 /* Its copy of the journal is a new generation of the cache,
                  * which the socket source's thaw-first sets follow (queued
                  * above) before the first socket event of the standby. */
-                int r = listener_reconcile(l);
+                int r = listener_windows_reconcile(l);
                 listener_replay_late(l);
                 return r;
         }
@@ -336,7 +336,7 @@ static int run_daemon(const char *config_path, const char *state_dir, const char
         r = listener_enforce_journal(&l);
         if (r < 0 && r != -EBADMSG && r != -EFBIG)
                 goto fail;
-        r = listener_reconcile(&l);
+        r = listener_windows_reconcile(&l);
         if (r == -EBADMSG || r == -EFBIG) {
                 if (!l.m.journal && !(l.m.journal = journal_new())) {
                         r = -ENOMEM;

@@ -251,6 +251,50 @@ static int arm_record(Listener *l) {
         return r;
 }
 
+int listener_unit_refreezing(Listener *l, const char *cgroup, UnitReleased released, void *userdata) {
+        UnitRefreezing *n = reallocarray(l->refreezing, l->n_refreezing + 1, sizeof(UnitRefreezing));
+
+        if (!n)
+                return -ENOMEM;
+        l->refreezing = n;
+        n[l->n_refreezing] = (UnitRefreezing) { .cgroup = strdup(cgroup), .released = released, .userdata = userdata };
+        if (!n[l->n_refreezing].cgroup)
+                return -ENOMEM;
+        l->n_refreezing++;
+        return 0;
+}
+
+static void refreezing_forget(Listener *l, size_t i) {
+        free(l->refreezing[i].cgroup);
+        memmove(&l->refreezing[i], &l->refreezing[i + 1], (l->n_refreezing - i - 1) * sizeof(UnitRefreezing));
+        if (--l->n_refreezing == 0)
+                l->refreezing = mfree(l->refreezing);
+}
+
+void listener_unit_refrozen(Listener *l, const char *cgroup, void *userdata) {
+        for (size_t i = 0; i < l->n_refreezing; i++)
+                if (l->refreezing[i].userdata == userdata && streq(l->refreezing[i].cgroup, cgroup)) {
+                        refreezing_forget(l, i);
+                        return;
+                }
+}
+
+/* A unit freezing again that an event thaws: whoever freezes it lets go of
+ * it. Returns whether anyone did (else it is not the listener's to thaw:
+ * an enter or a hold freezes it). */
+static bool unit_release(Listener *l, const char *cgroup) {
+        for (size_t i = 0; i < l->n_refreezing; i++)
+                if (streq(l->refreezing[i].cgroup, cgroup)) {
+                        UnitRefreezing r = l->refreezing[i];
+                        l->refreezing[i].cgroup = NULL;
+                        refreezing_forget(l, i);
+                        r.released(r.userdata, cgroup);
+                        free(r.cgroup);
+                        return true;
+                }
+        return false;
+}
+
 /* The one place that thaws a unit for an event: from its state, whether it
  * is to be thawed (frozen; thawed, with its window over; freezing again,
  * its refreeze in flight, which then lets go of it), the thaw written the
@@ -267,7 +311,7 @@ int listener_unit_thaw(Listener *l, const char *cgroup, usec_t now, usec_t until
         if (c->state == UNIT_THAWED && (c->thaw_until == USEC_INFINITY || c->thaw_until > now))
                 return 0;
         if (c->state != UNIT_FROZEN && c->state != UNIT_THAWED &&
-            !(c->state == UNIT_FREEZING && listener_refreeze_forget(l, c->cgroup)))
+            !(c->state == UNIT_FREEZING && unit_release(l, c->cgroup)))
                 return 0;
         if (c->fd < 0 && (r = cgroup_open(l->m.root_fd, c->cgroup, &c->fd)) < 0)
                 return r == -ENOENT ? r : log_warning_errno(r, "Failed to open %s to thaw it: %m", c->cgroup);
@@ -396,33 +440,4 @@ int listener_enforce_journal(Listener *l) {
         }
         manager_unlock_journal(&l->m);
         return r < 0 ? r : (int) n;
-}
-
-int listener_reconcile(Listener *l) {
-        usec_t now = now_usec(CLOCK_MONOTONIC);
-        int r;
-
-        listener_drop_windows(l);
-        listener_drop_refreezes(l);
-        r = manager_read_journal(&l->m);
-        if (r < 0)
-                return r;
-        l->standby_active = l->m.journal->phase == JOURNAL_ACTIVE;
-        listener_cache_refresh(l);
-        listener_forget_resolved(l);
-        /* Windows opened before a restart close on time (or now, if overdue). */
-        for (size_t i = 0; l->standby_active && i < l->m.journal->n_units; i++) {
-                JournalUnit *u = &l->m.journal->units[i];
-                char *one[] = { u->cgroup, NULL };
-
-                if (u->state != UNIT_THAWED || u->thaw_until == USEC_INFINITY || u->thaw_until == 0)
-                        continue;
-                r = listener_add_window(l, one, MAX(u->thaw_until, now));
-                if (r < 0)
-                        break;
-                /* freeze_refreeze_due() matches on the exact deadline. */
-                l->windows->deadline = u->thaw_until;
-        }
-        manager_unlock_journal(&l->m);
-        return r < 0 ? r : 0;
 }
