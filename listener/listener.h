@@ -206,6 +206,7 @@ typedef struct Listener {
         sd_bus_slot *announce_watch;     /* the last PrepareEntry caller's going (inhibit.c) */
         Statistics stats;
         void *source_states[LISTENER_SOURCES_MAX]; /* each source's own (sources.c) */
+        const struct ListenerSource *source_of_state[LISTENER_SOURCES_MAX]; /* whose, from the start on */
 } Listener;
 
 /* One event from any source, as the rules see it; unset fields are NULL/0. */
@@ -253,10 +254,13 @@ static inline bool listener_str_matches(const char *want, const char *have) {
 /* A source's state (ListenerSource.state_size bytes, its own type), from
  * before its start to after its stop; NULL outside that. */
 void *listener_source_state(Listener *l, const ListenerSource *source);
-/* GetStatistics' rows, in order: the listener's own, then each source's. */
-size_t listener_n_statistics(void);
-const char *listener_statistic_key(size_t i);
-uint64_t listener_statistic_value(Listener *l, size_t i);
+/* statistics.c: GetStatistics' rows, in order: the listener's own, then
+ * each started source's. */
+typedef int (*ListenerStatisticRow)(const char *key, uint64_t value, void *userdata);
+/* Calls row for each; stops at its first negative return, and returns it. */
+int listener_statistics_foreach(Listener *l, ListenerStatisticRow row, void *userdata);
+/* Whether every field of Statistics has exactly one row (logged if not). */
+int listener_statistics_check(void);
 /* Sets up every source, in the table's order; checks that every event
  * kind has one. */
 int listener_sources_start(Listener *l);
