@@ -173,6 +173,7 @@ typedef struct Listener {
         bool step_aside;                  /* the event being dispatched yields after its thaws */
         ThawReport *reports;              /* calls waiting for their thaws through systemd */
         pid_t exit_pid;                   /* an ExitStandby= exit running in a child (exit-standby.c) */
+        char *leave_why;                  /* why the exit under way began, until standby is left (LastLeave) */
         bool leave_pending;               /* or asked of systemd, not yet begun (exit-standby.c) */
         sd_event_source *exit_source;     /* its pidfd */
         CachedUnit *cache;
@@ -559,13 +560,12 @@ void listener_announce_end(Listener *l);
 const Inhibitor *listener_blocked(Listener *l, char **ret_description);
 
 /* logind.c */
-/* The configuration's policy changed (a reload): locks and inputs follow. */
+/* The configuration's policy changed (a reload): locks follow (the input
+ * devices it wants: listener_setup_input()). */
 void listener_logind_reload(Listener *l);
 /* The first block lock on standby was taken, or the last one went: the lid
  * is logind's meanwhile, and idleness may enter again after. */
 void listener_logind_blocks_changed(Listener *l);
-/* An exit begins, for why (status's last leave). */
-void listener_logind_note_leave(Listener *l, const char *why);
 /* Standby began or ended (the journal says so). */
 void listener_logind_state_changed(Listener *l);
 /* A switch or key from any input device, for the policy. */

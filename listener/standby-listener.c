@@ -78,10 +78,13 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
                 (void) sd_notify(false, buf);
                 reload_policy(l);
                 /* All or nothing: a rule set that does not load changes nothing. */
-                if (rules_load(l->rules_dirs, true, &set, &error) < 0)
+                if (rules_load(l->rules_dirs, true, &set, &error) < 0) {
                         log_error("Reload refused, keeping the %zu rules in force: %s", l->rules->n_rules,
                                   error ? error : "cannot load the rules");
-                else {
+                        /* The input devices the new policy wants (the
+                         * sources' reload below does it with the rules). */
+                        (void) listener_setup_input(l);
+                } else {
                         rule_set_free(listener_sources_reload(l, TAKE_PTR(set)));
                         log_info("Reloaded %zu rules.", l->rules->n_rules);
                 }
@@ -113,6 +116,8 @@ static int state_changed(Listener *l) {
         if (l->standby_active == was)
                 return 0;
         listener_logind_state_changed(l);
+        if (!l->standby_active)
+                l->leave_why = mfree(l->leave_why); /* told (LastLeave) */
         log_info("Standby %s.", l->standby_active ? "entered" : "left");
         if (l->standby_active) {
                 /* Its copy of the journal is a new generation of the cache,
@@ -387,6 +392,7 @@ finish:
         sd_event_source_disable_unref(l.state_rewatch);
         listener_drop_systemd_links(&l);
         listener_queue_free(&l);
+        free(l.leave_why);
         strv_free(l.thaws_in_flight);
         listener_forget_refused_links();
         sd_bus_flush_close_unref(l.bus);
