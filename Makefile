@@ -5,6 +5,7 @@
 #   make fuzz [FUZZ_SECONDS=30]     build the libFuzzer targets (clang) into build-fuzz/, run each
 #   make bench                      the default benchmark comparison (README's main job)
 #   make install [PREFIX=/usr/local] [DESTDIR=]   make uninstall (same variables)
+#   make install-bench              standby-bench, standby-workload and standby-bench(1)
 #   make man | format | lint | clean
 
 PREFIX ?= /usr/local
@@ -15,6 +16,7 @@ MANDIR ?= $(PREFIX)/share/man
 SYSCONFDIR ?= /etc
 DOCDIR ?= $(PREFIX)/share/doc/standby
 RULESLIBDIR ?= $(PREFIX)/lib/standby/rules.d
+CONFDLIBDIR ?= $(PREFIX)/lib/standby/standby.conf.d
 # Where systemd, systemd-tmpfiles and the system bus look, whatever PREFIX is:
 # under /usr/local they would never be read.
 SYSTEMDUNITDIR ?= $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
@@ -61,7 +63,8 @@ CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check)
 
 ALL_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(OPTFLAGS) $(WARNFLAGS) -fstack-protector-strong \
 	-DSTANDBY_SYSCONFDIR='"$(SYSCONFDIR)"' -DSTANDBY_LIBEXECDIR='"$(LIBEXECDIR)"' -DSTANDBY_RULES_LIBDIR='"$(RULESLIBDIR)"' \
-	-Icommon -Ifreezer $(SANFLAGS) $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
+	-DSTANDBY_CONFD_LIBDIR='"$(CONFDLIBDIR)"' \
+	-Icommon -Ifreezer $(SANFLAGS) $(PKG_CFLAGS) $(CPPFLAGS) $(CFLAGS) -MMD -MP
 ALL_LDFLAGS := $(SANFLAGS) $(LDFLAGS)
 
 ifeq ($(V),1)
@@ -75,7 +78,7 @@ FREEZER_SRC := $(filter-out freezer/standby-manager.c,$(wildcard freezer/*.c))
 MANAGER_SRC := freezer/standby-manager.c
 LISTENER_SRC := $(filter-out listener/standby-listener.c,$(wildcard listener/*.c))
 BENCH_SRC := bench/standby-bench.c bench/bench-workloads.c bench/bench-stats.c bench/bench-listener.c bench/bench-hold.c bench/bench-selfcheck.c bench/bench-events.c \
-	bench/bench-bare-thawer.c bench/bench-loaded.c bench/bench-period.c bench/bench-period-stats.c
+	bench/bench-bare-thawer.c bench/bench-loaded.c bench/bench-period.c bench/bench-period-stats.c bench/bench-slack-kinds.c
 WORKLOAD_SRC := bench/standby-workload.c
 TEST_SRC := $(wildcard tests/*.c)
 FUZZ_SRC := $(wildcard tests/fuzz/*.c)
@@ -99,7 +102,7 @@ PROGRAMS := $(MANAGER) $(LISTENER) $(BENCH) $(WORKLOAD)
 
 obj = $(patsubst %.c,$(B)/%.o,$(1))
 
-.PHONY: all check check-plain check-san check-system check-vm test test-binaries fuzz fuzz-binaries bench install uninstall man format lint clean
+.PHONY: all check check-plain check-san check-system check-vm test test-binaries fuzz fuzz-binaries bench install install-bench uninstall man format lint clean
 all: $(PROGRAMS) $(TESTS) $(HELPERS) man
 
 $(B)/%.o: %.c
@@ -146,7 +149,8 @@ $(B)/helpers/%: $(B)/tests/helpers/%.o $(LIB)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -pthread
 
 $(B)/tests/%.o: ALL_CFLAGS += $(CHECK_CFLAGS)
-$(TESTS): $(call obj,$(TEST_SRC)) $(call obj,bench/bench-stats.c bench/bench-period-stats.c bench/bench-bare-thawer.c) $(LISTENER_LIB) $(FREEZER_LIB) $(LIB)
+$(TESTS): $(call obj,$(TEST_SRC)) $(call obj,bench/bench-stats.c bench/bench-period-stats.c bench/bench-bare-thawer.c \
+	bench/bench-slack-kinds.c) $(LISTENER_LIB) $(FREEZER_LIB) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) $(CHECK_LIBS) -lm -pthread
 
@@ -197,8 +201,9 @@ fuzz:
 		grep -E '^stat::(number_of_executed_units|new_units_added)' build-fuzz/$$n.log | tr '\n' ' '; echo; \
 	done
 
-# A booted Debian with systemd as PID 1 under systemd-nspawn, standby installed
-# into it (root; debootstrap and systemd-container; the rootfs is cached in
+# A booted Debian with systemd as PID 1 under systemd-nspawn, standby's .deb
+# (scripts/build-deb.sh) installed into it, upgraded, removed and purged
+# (root; debootstrap, systemd-container, debhelper; the rootfs is cached in
 # /var/tmp/standby-system-test).
 check-system: $(PROGRAMS) $(HELPERS) man
 	tests/system/nspawn-test.sh
@@ -236,6 +241,14 @@ install: $(MANAGER) $(LISTENER) man
 	@# notices the new policy file by itself (it watches its directories).
 	if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
 		systemd-tmpfiles --create $(TMPFILESDIR)/standby.conf && systemctl daemon-reload; fi
+
+# The harness and its workloads with their man page, for a machine that
+# benchmarks an installed standby (not part of `install`: a distribution
+# ships the daemons, not the harness).
+install-bench: $(BENCH) $(WORKLOAD) man
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 0755 $(BENCH) $(WORKLOAD) $(DESTDIR)$(BINDIR)/
+	install -m 0644 $(B)/man/standby-bench.1 $(DESTDIR)$(MANDIR)/man1/
 
 # Removes what install put, except /etc/standby (the administrator's
 # configuration and rules, which a package manager also keeps) and

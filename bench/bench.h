@@ -247,3 +247,62 @@ typedef struct PeriodOptions {
         const char *output;
 } PeriodOptions;
 int bench_period(const PeriodOptions *po);
+
+/* bench-slack-kinds.c: what a timer slack set from outside does to each
+ * kind of wakeup, on this kernel; also used by tests/test-slack.c. */
+typedef enum SlackKind {
+        SLACK_KIND_NANOSLEEP,            /* clock_nanosleep, relative */
+        SLACK_KIND_NANOSLEEP_ABS,        /* clock_nanosleep, TIMER_ABSTIME */
+        SLACK_KIND_POLL,
+        SLACK_KIND_PPOLL,
+        SLACK_KIND_SELECT,
+        SLACK_KIND_EPOLL,
+        SLACK_KIND_FUTEX,                /* FUTEX_WAIT, relative */
+        SLACK_KIND_FUTEX_BITSET_ABS,     /* FUTEX_WAIT_BITSET, absolute */
+        SLACK_KIND_TIMERFD,              /* CLOCK_MONOTONIC, one-shot */
+        SLACK_KIND_TIMERFD_PERIODIC,     /* its second expiry */
+        SLACK_KIND_POSIX_SIGNAL,         /* timer_create, SIGEV_SIGNAL */
+        SLACK_KIND_POSIX_THREAD,         /* timer_create, SIGEV_THREAD */
+        SLACK_KIND_ITIMER,               /* setitimer(ITIMER_REAL) */
+        SLACK_KIND_RT_FIFO_NANOSLEEP,    /* the child runs SCHED_FIFO */
+        SLACK_KIND_RT_FIFO_FUTEX,
+        SLACK_KIND_RT_RR_POLL,           /* SCHED_RR */
+        SLACK_KIND_NEW_THREAD,           /* a thread made after the set sleeps */
+        SLACK_KIND_NEW_PROCESS,          /* a process forked after the set sleeps */
+        _SLACK_KIND_MAX,
+} SlackKind;
+
+#define MAX_SLACK_SAMPLES 100
+
+const char *slack_kind_to_string(SlackKind k);
+
+/* A child process (its own process group) that arms one timer of its kind,
+ * due due_ns after "go", and reports. */
+typedef struct SlackProbe {
+        SlackKind kind;
+        pid_t pid;
+        int ctl_fd, rep_fd;
+} SlackProbe;
+
+/* Forks the child and waits until it is ready; an RT kind is then already
+ * real-time. */
+int slack_probe_start(SlackKind kind, uint64_t due_ns, SlackProbe *ret);
+/* Writes ns to the timerslack_ns of every thread of the child;
+ * ret_effective: what its first thread then reads. */
+int slack_probe_set(SlackProbe *p, uint64_t ns, uint64_t *ret_effective);
+/* Lets the child arm. Returns the expiry it asked for (CLOCK_MONOTONIC ns),
+ * the slack of the thread that arms as that thread read it, and its tid;
+ * or the error the child met (-EPERM: no real-time policy here). */
+int slack_probe_go(SlackProbe *p, uint64_t *ret_target_ns, uint64_t *ret_own_slack_ns, pid_t *ret_tid);
+/* Waits up to bound for thread tid to sleep, then finds its timer in
+ * /proc/timer_list: its hard minus soft expiry (UINT64_MAX: saturated at
+ * KTIME_MAX). -ETIMEDOUT, -ENOENT. */
+int slack_probe_range(pid_t tid, uint64_t target_ns, usec_t bound, uint64_t *ret_range_ns);
+/* Waits up to bound for the child's wakeup: how late it was. -ETIMEDOUT. */
+int slack_probe_wait(SlackProbe *p, usec_t bound, int64_t *ret_late_ns);
+/* Kills and reaps the child's process group; closes the pipes. */
+void slack_probe_stop(SlackProbe *p);
+
+/* The bench mode: a table of every kind at slack (and at the largest);
+ * ends early once *stop is set. */
+int bench_slack_kinds(unsigned samples, usec_t slack, const volatile sig_atomic_t *stop);

@@ -125,6 +125,11 @@ static void help(void) {
                "  --seed N              standby-period: the event schedule's seed (default 20141)\n"
                "  --system-dir PATH     standby-period: the system's rootfs cache (default\n"
                "                        /var/tmp/standby-bench-system)\n"
+               "  --slack-kinds[=S]     per wakeup kind (nanosleep, poll, select, epoll, futex, timerfd,\n"
+               "                        POSIX timers, setitimer, real-time threads, threads and processes\n"
+               "                        made after the set), the slack the kernel gives a timer when the\n"
+               "                        slack S (default 1s) or the largest is set from outside, and how\n"
+               "                        late it fires (--samples per kind, default 5)\n"
                "  -h, --help            this help\n");
 }
 
@@ -1112,7 +1117,7 @@ int main(int argc, char *argv[]) {
                ARG_OUTPUT, ARG_ENTER_EXIT, ARG_UNITS, ARG_PROCS, ARG_NO_GUARD, ARG_SELF_CHECK, ARG_EVENTS, ARG_DAEMONS,
                ARG_LISTENER, ARG_SAMPLES, ARG_IDLE, ARG_CHURN, ARG_GAP, ARG_BACKEND, ARG_LOADED, ARG_HOLD,
                ARG_CALL_RULE, ARG_STANDBY_PERIOD, ARG_RECOVERY, ARG_THAW_INTERVAL, ARG_THAW_WINDOW, ARG_SEED,
-               ARG_SYSTEM_DIR };
+               ARG_SYSTEM_DIR, ARG_SLACK_KINDS };
         static const struct option options[] = {
                 { "manager", required_argument, NULL, ARG_MANAGER },
                 { "workload", required_argument, NULL, ARG_WORKLOAD },
@@ -1144,6 +1149,7 @@ int main(int argc, char *argv[]) {
                 { "thaw-window", required_argument, NULL, ARG_THAW_WINDOW },
                 { "seed", required_argument, NULL, ARG_SEED },
                 { "system-dir", required_argument, NULL, ARG_SYSTEM_DIR },
+                { "slack-kinds", optional_argument, NULL, ARG_SLACK_KINDS },
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
@@ -1153,6 +1159,8 @@ int main(int argc, char *argv[]) {
         const char *strategies = "freeze,slack", *workloads = "nanosleep,poll,epoll,timerfd,posix-timer,futex,busy,periodic";
         const char *daemons = "redis-server,memcached";
         double duration = 2;
+        usec_t slack_kinds = 0;     /* --slack-kinds: the slack S; 0: not this mode */
+        bool samples_given = false;
         int c, r;
 
         log_set_prefix("standby-bench");
@@ -1197,7 +1205,19 @@ int main(int argc, char *argv[]) {
                         opt.listener = optarg ? optarg : "build/standby-listener";
                         opt.loaded = true;
                         break;
-                case ARG_SAMPLES: opt.samples = (unsigned) strtoul(optarg, NULL, 10); break;
+                case ARG_SAMPLES:
+                        opt.samples = (unsigned) strtoul(optarg, NULL, 10);
+                        samples_given = true;
+                        break;
+                case ARG_SLACK_KINDS:
+                        slack_kinds = USEC_PER_SEC;
+                        if (optarg && (parse_duration(optarg, &slack_kinds) < 0 || slack_kinds < USEC_PER_MSEC ||
+                                       slack_kinds > 60 * USEC_PER_SEC)) {
+                                fprintf(stderr, "standby-bench: --slack-kinds=%s: expected a duration of 1ms-60s\n",
+                                        optarg);
+                                return 2;
+                        }
+                        break;
                 case ARG_IDLE: opt.idle_seconds = (unsigned) strtoul(optarg, NULL, 10); break;
                 case ARG_CHURN: opt.churn_seconds = (unsigned) strtoul(optarg, NULL, 10); break;
                 case ARG_GAP: opt.gap_ms = (unsigned) strtoul(optarg, NULL, 10); break;
@@ -1232,6 +1252,19 @@ int main(int argc, char *argv[]) {
         /* A helper that a terminal's SIGINT ended is an error to handle
          * (EPIPE), not the end of the bench before its cleanup. */
         (void) signal(SIGPIPE, SIG_IGN);
+        if (slack_kinds > 0) {
+                unsigned n = samples_given ? opt.samples : 5;
+                if (n < 1 || n > MAX_SLACK_SAMPLES) {
+                        fprintf(stderr, "standby-bench: bad arguments: --slack-kinds takes 1-%d samples\n",
+                                MAX_SLACK_SAMPLES);
+                        return 2;
+                }
+                if (geteuid() != 0) {
+                        fprintf(stderr, "standby-bench: needs root (it sets timer slack and reads /proc/timer_list)\n");
+                        return 3;
+                }
+                return bench_slack_kinds(n, slack_kinds, &bench_interrupted) < 0 ? 1 : 0;
+        }
         if (period.seconds > 0) {
                 if (period.seconds > 24 * 3600 || period.recovery_seconds > 3600 || period.thaw_first < 1 ||
                     period.thaw_window < 1) {

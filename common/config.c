@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "cgroup.h"
+#include "conf-files.h"
 #include "config.h"
 #include "fileio.h"
 #include "ini-file.h"
@@ -287,9 +288,17 @@ static int handler(void *user, const char *section, const char *name, const char
         return 1;
 }
 
+/* One file's text over what s holds: the main file first, then each
+ * drop-in, so that a drop-in's list keys append to the file's (the first
+ * assignment anywhere replaces the default) and its other keys win. */
+static int parse_into(ParseState *s, const char *path, const char *text, size_t size, char **ret_error) {
+        s->ini = (IniFile) { .path = path };
+        return ini_file_parse(&s->ini, text, size, handler, s, NULL, ret_error);
+}
+
 int config_parse_buffer(const char *path, const char *text, size_t size, Config **ret, char **ret_error) {
         _cleanup_config_ Config *c = NULL;
-        ParseState s = { .ini.path = path };
+        ParseState s = {};
         int r;
 
         *ret_error = NULL;
@@ -297,27 +306,68 @@ int config_parse_buffer(const char *path, const char *text, size_t size, Config 
         if (r < 0)
                 return r;
         s.config = c;
-        r = ini_file_parse(&s.ini, text, size, handler, &s, NULL, ret_error);
+        r = parse_into(&s, path, text, size, ret_error);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(c);
         return 0;
 }
 
+int config_dropin_dirs(const char *path, char ***ret) {
+        _cleanup_strv_free_ char **dirs = NULL;
+        _cleanup_free_ char *own = NULL;
+
+        if (asprintf(&own, "%s.d", path) < 0)
+                return -ENOMEM;
+        if (strv_extend(&dirs, own) < 0)
+                return -ENOMEM;
+        /* The installed file's drop-ins also come from /run and /usr/lib, as
+         * systemd's do; a file named with --config has its own alone. */
+        if (streq(path, STANDBY_CONFIG_PATH) &&
+            (strv_extend(&dirs, STANDBY_STATE_DIR "/standby.conf.d") < 0 || strv_extend(&dirs, STANDBY_CONFD_LIBDIR) < 0))
+                return -ENOMEM;
+        *ret = TAKE_PTR(dirs);
+        return 0;
+}
+
 int config_load(const char *path, bool missing_ok, Config **ret, char **ret_error) {
+        _cleanup_config_ Config *c = NULL;
+        _cleanup_strv_free_ char **dirs = NULL, **dropins = NULL;
         _cleanup_free_ char *text = NULL;
+        ParseState s = {};
         size_t size;
         int r;
 
         *ret_error = NULL;
-        /* Its Group= says who else may run the verbs: nobody but root may
-         * have written it. */
-        r = ini_file_read(path, "configuration file", true, &text, &size, ret_error);
-        if (r == -ENOENT && missing_ok) {
-                *ret_error = mfree(*ret_error);
-                return config_new_default(ret);
-        }
+        r = config_new_default(&c);
         if (r < 0)
                 return r;
-        return config_parse_buffer(path, text, size, ret, ret_error);
+        s.config = c;
+        /* Its Group= says who else may run the verbs: nobody but root may
+         * have written it, nor any drop-in. */
+        r = ini_file_read(path, "configuration file", true, &text, &size, ret_error);
+        if (r == -ENOENT && missing_ok)
+                *ret_error = mfree(*ret_error);
+        else if (r < 0)
+                return r;
+        else if ((r = parse_into(&s, path, text, size, ret_error)) < 0)
+                return r;
+
+        r = config_dropin_dirs(path, &dirs);
+        if (r < 0)
+                return r;
+        r = conf_files_list((const char * const *) dirs, ".conf", true, &dropins, ret_error);
+        if (r < 0)
+                return r;
+        for (char **d = dropins; *d; d++) {
+                text = mfree(text);
+                r = ini_file_read(*d, "configuration drop-in", true, &text, &size, ret_error);
+                if (r < 0)
+                        return r;
+                r = parse_into(&s, *d, text, size, ret_error);
+                if (r < 0)
+                        return r;
+        }
+        *ret = TAKE_PTR(c);
+        return 0;
 }

@@ -60,13 +60,22 @@ static inline void config_freep(Config **c) {
 }
 #define _cleanup_config_ __attribute__((cleanup(config_freep)))
 
-/* Loads path over the defaults. A missing file is not an error when
- * missing_ok (the default path). The file must be a regular file, not a
- * symbolic link, owned by root and writable by root alone (-EPERM). On a
- * parse error returns -EINVAL and a message "FILE:LINE: what was expected"
- * (or "FILE: why") in ret_error (caller frees); nothing is returned in ret
+/* Loads path over the defaults, then its drop-ins (*.conf of
+ * config_dropin_dirs(), sorted by file name across those directories; a
+ * name in an earlier directory hides it in a later one, and a symbolic link
+ * to /dev/null masks it). A missing file is not an error when missing_ok
+ * (the default path); its drop-ins are read all the same. Every file must
+ * be a regular file, not a symbolic link, owned by root and writable by
+ * root alone (-EPERM), and so must every drop-in directory. On a parse
+ * error returns -EINVAL and a message "FILE:LINE: what was expected" (or
+ * "FILE: why") in ret_error (caller frees); nothing is returned in ret
  * then. */
 int config_load(const char *path, bool missing_ok, Config **ret, char **ret_error);
+
+/* The drop-in directories of path, highest priority first: "PATH.d"; for
+ * the installed standby.conf also /run/standby/standby.conf.d and
+ * /usr/lib/standby/standby.conf.d. *ret is the caller's (strv_free()). */
+int config_dropin_dirs(const char *path, char ***ret);
 
 /* Parses text (size bytes, need not be NUL-terminated) over the defaults,
  * named path in messages. Returns as config_load(). */

@@ -9,7 +9,7 @@
 
 #define READ_FULL_MAX (16U * 1024U * 1024U)
 
-int read_full_fileat(int dirfd, const char *path, char **ret, size_t *ret_size) {
+int read_full_fileat_max(int dirfd, const char *path, size_t max, char **ret, size_t *ret_size) {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *buf = NULL;
         size_t size = 0, alloc = 0;
@@ -27,17 +27,17 @@ int read_full_fileat(int dirfd, const char *path, char **ret, size_t *ret_size) 
         if (!S_ISREG(st.st_mode))
                 return -EBADFD;
 
-        /* procfs and kernfs report size 0, so read until EOF rather than fstat. */
+        /* procfs and kernfs report size 0, so read until EOF rather than
+         * fstat. The buffer grows to max + 2 at most: max bytes, the NUL, and
+         * one byte more that tells a file of exactly max bytes from a larger
+         * one. */
         for (;;) {
                 ssize_t n;
 
-                if (alloc - size < 4096) {
-                        size_t na = alloc ? alloc * 2 : 4096;
-                        char *nb;
+                if (alloc - size < 4096 && alloc < max + 2) {
+                        size_t na = MIN(MAX(alloc * 2, (size_t) 4096), max + 2);
+                        char *nb = realloc(buf, na);
 
-                        if (na > READ_FULL_MAX + 1)
-                                return -EFBIG;
-                        nb = realloc(buf, na);
                         if (!nb)
                                 return -ENOMEM;
                         buf = nb;
@@ -52,12 +52,18 @@ int read_full_fileat(int dirfd, const char *path, char **ret, size_t *ret_size) 
                 if (n == 0)
                         break;
                 size += (size_t) n;
+                if (size > max)
+                        return -EFBIG;
         }
         buf[size] = 0;
         if (ret_size)
                 *ret_size = size;
         *ret = TAKE_PTR(buf);
         return 0;
+}
+
+int read_full_fileat(int dirfd, const char *path, char **ret, size_t *ret_size) {
+        return read_full_fileat_max(dirfd, path, READ_FULL_MAX, ret, ret_size);
 }
 
 int read_one_lineat(int dirfd, const char *path, char **ret) {

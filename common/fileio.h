@@ -13,6 +13,9 @@
  * directory, -EBADFD for anything else that is not a regular file: a FIFO is
  * never waited on). */
 int read_full_fileat(int dirfd, const char *path, char **ret, size_t *ret_size);
+/* The same, at most max bytes: a file of exactly max bytes is read, one
+ * byte more is -EFBIG. */
+int read_full_fileat_max(int dirfd, const char *path, size_t max, char **ret, size_t *ret_size);
 
 /* Reads the first line, without its newline. */
 int read_one_lineat(int dirfd, const char *path, char **ret);

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "ini-file.h"
+#include "strv.h"
 
 #define INI_FILE_MAX (4U << 20)
 
@@ -36,7 +37,8 @@ static char *strip(char *s) {
 }
 
 /* One line, NUL-terminated in place: 1 to go on, 0 on an error. */
-static int parse_line(IniFile *ini, char *line, size_t len, char **section, IniHandler handler, void *user) {
+static int parse_line(IniFile *ini, char *line, size_t len, char **section, char ***seen, IniHandler handler,
+                      void *user) {
         for (size_t i = 0; i < len; i++) {
                 unsigned char c = (unsigned char) line[i];
                 /* '\r' before the newline is taken as a blank (CRLF files). */
@@ -56,6 +58,13 @@ static int parse_line(IniFile *ini, char *line, size_t len, char **section, IniH
                 *section = strip(s + 1);
                 if (**section == 0 || strpbrk(*section, "[]"))
                         return ini_file_fail(ini, ini->line, "syntax error: expected \"[Section]\"");
+                if (ini->sections_once) {
+                        if (strv_contains(*seen, *section))
+                                return ini_file_fail(ini, ini->line, "[%s] a second time: each section appears once in a file",
+                                                     *section);
+                        if (strv_extend(seen, *section) < 0)
+                                return ini_file_fail(ini, ini->line, "out of memory");
+                }
                 return 1;
         }
         char *eq = strchr(s, '=');
@@ -73,6 +82,7 @@ static int parse_line(IniFile *ini, char *line, size_t len, char **section, IniH
 int ini_file_parse(IniFile *ini, const char *text, size_t size, IniHandler handler, void *user,
                    void (*finish)(void *user), char **ret_error) {
         _cleanup_free_ char *copy = NULL;
+        _cleanup_strv_free_ char **seen = NULL;
         char *section = (char *) "";
         int q;
 
@@ -95,7 +105,7 @@ int ini_file_parse(IniFile *ini, const char *text, size_t size, IniHandler handl
                 line[len] = 0;
                 pos += len + 1;
                 ini->line++;
-                if (!parse_line(ini, line, len, &section, handler, user))
+                if (!parse_line(ini, line, len, &section, &seen, handler, user))
                         break;
         }
         if (!ini->error && finish)

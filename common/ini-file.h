@@ -25,6 +25,8 @@ typedef struct IniFile {
         int line;          /* the line being handled now */
         char *error;       /* the first error, without FILE:LINE */
         int error_line;    /* its line; 0 for an error about the whole file */
+        bool sections_once; /* a section header seen twice is an error (a rule
+                             * file's two [Match] would merge silently) */
 } IniFile;
 
 /* Records the first error, at line (ini->line for the current one, 0 for the

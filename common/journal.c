@@ -72,12 +72,38 @@ int journal_add_unit(Journal *j, const char *cgroup, UnitState state, const char
         if (!nu)
                 goto oom;
         j->units = nu;
-        j->units[j->n_units++] = (JournalUnit) { .cgroup = c, .state = state, .reason = r };
+        j->units[j->n_units++] = (JournalUnit) { .cgroup = c, .state = state, .reason = r, .held_uid = JOURNAL_NOT_HELD };
         return 0;
 oom:
         free(c);
         free(r);
         return -ENOMEM;
+}
+
+int journal_add_held_unit(Journal *j, const char *cgroup, uid_t uid, UnitState state, const char *reason) {
+        size_t line = JOURNAL_HELD_LINE_SIZE(cgroup), all = line, own = line;
+        int r;
+
+        /* Counted anew each time from the units themselves: the journal is
+         * read again at every lock, and a unit gone or thawed for good
+         * gives its room back. The walk costs what the save that follows
+         * costs. */
+        for (size_t i = 0; i < j->n_units; i++) {
+                const JournalUnit *u = &j->units[i];
+                if (u->held_uid == JOURNAL_NOT_HELD)
+                        continue;
+                size_t n = JOURNAL_HELD_LINE_SIZE(u->cgroup);
+                all += n;
+                if (u->held_uid == uid)
+                        own += n;
+        }
+        if (all > JOURNAL_HELD_BUDGET || own > JOURNAL_HELD_UID_BUDGET)
+                return -EDQUOT;
+        r = journal_add_unit(j, cgroup, state, reason);
+        if (r < 0)
+                return r;
+        j->units[j->n_units - 1].held_uid = uid;
+        return 0;
 }
 
 JournalUnit *journal_find_unit(Journal *j, const char *cgroup) {
@@ -277,6 +303,8 @@ int journal_format(const Journal *j, char **ret, size_t *ret_size) {
                         fputs(" systemd ", f);
                         fput_escaped(f, u->systemd);
                 }
+                if (u->held_uid != JOURNAL_NOT_HELD)
+                        fprintf(f, " held %" PRIu32, (uint32_t) u->held_uid);
                 fputc('\n', f);
         }
         for (size_t i = 0; i < j->n_threads; i++)
@@ -363,7 +391,7 @@ _printf_(3, 4) static int journal_error(Journal *j, size_t line, const char *fmt
         return strv_consume(&j->errors, TAKE_PTR(msg));
 }
 
-#define TOKENS_MAX 8
+#define TOKENS_MAX 9
 
 typedef struct Token {
         const char *p;
@@ -467,10 +495,27 @@ static int parse_line(Journal *j, const char *line, size_t len, bool *seen, cons
         }
         if (token_is(&tok[0], "unit")) {
                 _cleanup_free_ char *path = NULL, *reason = NULL, *systemd = NULL;
+                uid_t held_uid = JOURNAL_NOT_HELD;
+                size_t k = 5;
                 int state;
 
-                if (n != 5 && !(n == 7 && token_is(&tok[5], "systemd")))
-                        WHY("expected: unit STATE THAW-UNTIL PATH REASON [systemd ADDRESS]");
+                /* unit STATE THAW-UNTIL PATH REASON, then optionally
+                 * "systemd ADDRESS" and "held UID", in that order. */
+                if (n >= k + 2 && token_is(&tok[k], "systemd")) {
+                        if ((r = unescape(tok[k + 1].p, tok[k + 1].len, &systemd)) == -ENOMEM)
+                                return r;
+                        if (r < 0 || !systemd)
+                                WHY("bad systemd address");
+                        k += 2;
+                }
+                if (n >= k + 2 && token_is(&tok[k], "held")) {
+                        if (token_u64(&tok[k + 1], &y) < 0 || y >= JOURNAL_NOT_HELD)
+                                WHY("bad uid of a held unit");
+                        held_uid = (uid_t) y;
+                        k += 2;
+                }
+                if (n < 5 || n != k)
+                        WHY("expected: unit STATE THAW-UNTIL PATH REASON [systemd ADDRESS] [held UID]");
                 if ((state = token_lookup(&tok[1], unit_state_names, _UNIT_STATE_MAX)) < 0)
                         WHY("unknown unit state");
                 if (token_u64(&tok[2], &x) < 0)
@@ -485,16 +530,11 @@ static int parse_line(Journal *j, const char *line, size_t len, bool *seen, cons
                         return r;
                 if (r < 0)
                         WHY("bad reason");
-                if (n == 7) {
-                        if ((r = unescape(tok[6].p, tok[6].len, &systemd)) == -ENOMEM)
-                                return r;
-                        if (r < 0 || !systemd)
-                                WHY("bad systemd address");
-                }
                 if (journal_add_unit(j, path, (UnitState) state, reason) < 0)
                         return -ENOMEM;
                 j->units[j->n_units - 1].thaw_until = x;
                 j->units[j->n_units - 1].systemd = TAKE_PTR(systemd);
+                j->units[j->n_units - 1].held_uid = held_uid;
                 return 0;
         }
         if (token_is(&tok[0], "thread")) {
@@ -586,8 +626,12 @@ int journal_load(int dir_fd, Journal **ret) {
         size_t size = 0;
         int r;
 
-        r = read_full_fileat(dir_fd, JOURNAL_FILE, &buf, &size);
+        r = read_full_fileat_max(dir_fd, JOURNAL_FILE, JOURNAL_SIZE_MAX, &buf, &size);
         if (r < 0)
                 return r;
         return journal_parse(buf, size, ret);
 }
+
+/* Enter's units and the held ones leave a quarter of the journal for the
+ * rest (see JOURNAL_UNITS_BUDGET). */
+_Static_assert(JOURNAL_UNITS_BUDGET + JOURNAL_HELD_BUDGET <= JOURNAL_SIZE_MAX / 4 * 3, "journal budgets");

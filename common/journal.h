@@ -42,7 +42,10 @@ typedef struct JournalUnit {
         usec_t thaw_until;     /* CLOCK_MONOTONIC; 0 = none, USEC_INFINITY = until exit */
         char *reason;          /* why skipped/thawed; may be NULL */
         char *systemd;         /* the address of the systemd manager that froze it; NULL: cgroupfs */
+        uid_t held_uid;        /* held during standby: its cgroup's owner; JOURNAL_NOT_HELD for enter's */
 } JournalUnit;
+
+#define JOURNAL_NOT_HELD ((uid_t) -1)
 
 typedef struct JournalThread {
         pid_t tid;
@@ -69,18 +72,29 @@ typedef struct Journal {
 } Journal;
 
 #define JOURNAL_ERRORS_KEPT 8
-/* The largest journal written or read: far beyond any real one (a unit line
- * is at most 4 bytes per byte of its path), small enough to read in one go. */
+/* The largest journal, the one limit for both ways: journal_format() (and
+ * so journal_save()) refuses to write more, journal_load() reads a file of
+ * up to exactly this many bytes. Far beyond any real one (a unit line is at
+ * most 4 bytes per byte of its path), small enough to read in one go. */
 #define JOURNAL_SIZE_MAX (16U * 1024U * 1024U)
-/* What enter lets the unit lines of the journal take: room is left for the
- * reasons that come after the freeze, the threads and the systemd addresses. */
+/* What the unit lines may take, so that a journal stays below its limit
+ * with every unit's reason and systemd address on top: enter's units, left
+ * running past JOURNAL_UNITS_BUDGET (the longest names first); the units
+ * held during standby, not held past JOURNAL_HELD_BUDGET in all nor past
+ * JOURNAL_HELD_UID_BUDGET for the owner of their cgroups (one user's new
+ * cgroups do not use up what other users' and root's need). The remaining
+ * quarter is for the header, reasons, addresses and threads. */
 #define JOURNAL_UNITS_BUDGET (JOURNAL_SIZE_MAX / 2)
+#define JOURNAL_HELD_BUDGET (JOURNAL_SIZE_MAX / 4)
+#define JOURNAL_HELD_UID_BUDGET (JOURNAL_HELD_BUDGET / 8)
 
 /* The bytes s takes in the journal once escaped (every byte outside
  * printable ASCII, the space and '\\' take four). */
 size_t journal_escaped_size(const char *s);
-/* The bytes a unit line for cgroup takes, before its reason and systemd address. */
+/* The bytes a unit line for cgroup takes, before its reason and systemd
+ * address; a held unit's with its "held UID". */
 #define JOURNAL_UNIT_LINE_SIZE(cgroup) (journal_escaped_size(cgroup) + sizeof("unit lock-holder 18446744073709551615  \\-\n"))
+#define JOURNAL_HELD_LINE_SIZE(cgroup) (JOURNAL_UNIT_LINE_SIZE(cgroup) + sizeof(" held 4294967295") - 1)
 
 const char *journal_phase_to_string(JournalPhase p);
 const char *unit_state_to_string(UnitState s);
@@ -93,6 +107,10 @@ static inline void journal_freep(Journal **j) {
 #define _cleanup_journal_ __attribute__((cleanup(journal_freep)))
 
 int journal_add_unit(Journal *j, const char *cgroup, UnitState state, const char *reason);
+/* Adds cgroup as a unit held during standby, owned by uid: -EDQUOT when its
+ * line would take the held units past JOURNAL_HELD_BUDGET, or uid's past
+ * JOURNAL_HELD_UID_BUDGET (nothing added); -ENOMEM. */
+int journal_add_held_unit(Journal *j, const char *cgroup, uid_t uid, UnitState state, const char *reason);
 JournalUnit *journal_find_unit(Journal *j, const char *cgroup);
 void journal_remove_unit(Journal *j, JournalUnit *u);
 int journal_unit_set_reason(JournalUnit *u, const char *reason);

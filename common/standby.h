@@ -13,6 +13,10 @@
 #define STANDBY_RULES_LIBDIR "/usr/lib/standby/rules.d"
 #endif
 
+#ifndef STANDBY_CONFD_LIBDIR
+#define STANDBY_CONFD_LIBDIR "/usr/lib/standby/standby.conf.d"
+#endif
+
 #define STANDBY_CONFIG_PATH STANDBY_SYSCONFDIR "/standby/standby.conf"
 #define STANDBY_STATE_DIR "/run/standby"
 
@@ -38,4 +42,11 @@ enum {
         EXIT_NOT_ACTIVE = 7,       /* exit/thaw: nothing in standby to act on */
         EXIT_UNKNOWN_UNIT = 8,     /* a unit or cgroup that does not exist or is refused */
         EXIT_ROLLED_BACK = 9,      /* enter aborted by OnFreezeTimeout=abort; all undone */
+};
+
+/* status and is-active exit as LSB's status action does (the values of
+ * EXIT_PERMISSION and EXIT_NO_CGROUP2 mean these there). */
+enum {
+        EXIT_STATUS_INACTIVE = 3,  /* standby is not active */
+        EXIT_STATUS_UNKNOWN = 4,   /* its state could not be read (permission, no cgroup v2, the journal) */
 };

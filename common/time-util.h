@@ -28,3 +28,8 @@ int parse_duration(const char *s, usec_t *ret);
 
 /* Formats a duration as the shortest exact unit ("30s", "1500ms"). */
 const char *format_duration(char *buf, size_t size, usec_t t);
+
+/* For people, not parsers: t in its two largest units, as systemd's
+ * format_timespan() writes it ("50s", "1h 30min", "584y 6M"), dropping
+ * what is smaller; "infinity" for USEC_INFINITY. Returns buf. */
+const char *format_timespan(char *buf, size_t size, usec_t t);

@@ -14,6 +14,16 @@ static const char * const unit_types[] = {
         "swap", "timer", "path", "slice", "scope",
 };
 
+bool unit_name_runs_processes(const char *name) {
+        static const char * const processless[] = { ".timer", ".path", ".socket", ".target", ".device", ".automount" };
+        const char *dot = strrchr(name, '.');
+
+        for (size_t i = 0; dot && i < ELEMENTSOF(processless); i++)
+                if (streq(dot, processless[i]))
+                        return false;
+        return true;
+}
+
 bool unit_name_is_valid(const char *name) {
         const char *dot, *at;
         size_t len;

@@ -11,6 +11,11 @@
  * at most 255 bytes, prefix of [A-Za-z0-9:_.\-\\], a known unit type. */
 bool unit_name_is_valid(const char *name);
 
+/* False for the unit types that never hold processes of their own (a timer,
+ * a path, a socket, a target, a device, an automount): thawing one thaws
+ * nothing; the service it starts is what runs. */
+bool unit_name_runs_processes(const char *name);
+
 /* For a slice, the cgroup path systemd gives it: "a-b.slice" ->
  * "a.slice/a-b.slice"; "-.slice" -> "". -EINVAL for a malformed slice name. */
 int unit_slice_path(const char *slice, char **ret);

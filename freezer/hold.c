@@ -9,7 +9,18 @@
  * frozen, and a process the kernel moves into a frozen cgroup is frozen
  * before it returns to user space, so nothing of the unit runs. systemd does
  * not see this freeze (its FreezerState stays "running"); a thaw, by an
- * event or by exit, goes through cgroup.freeze the same way. */
+ * event or by exit, goes through cgroup.freeze the same way.
+ *
+ * The units held take room in the journal, which has one limit for writing
+ * and reading: they are held within JOURNAL_HELD_BUDGET, and each owner of
+ * the cgroups (a user's delegated subtree is theirs, a system unit's root's)
+ * within JOURNAL_HELD_UID_BUDGET of it. Past that a new cgroup is neither
+ * recorded nor frozen: it runs, as a unit started during standby did before
+ * it was held, unless an ancestor of it is frozen (then the kernel freezes
+ * it with that ancestor, and thawing the ancestor thaws it). Nothing is
+ * frozen that the journal does not name or exit's walk does not thaw. */
+#include <sys/stat.h>
+
 #include "cgroup.h"
 #include "log.h"
 #include "manager.h"
@@ -28,7 +39,18 @@ int freeze_hold(Manager *m, const char *cgroup, int cg_fd) {
         if (u && u->state != UNIT_FROZEN && u->state != UNIT_FREEZING)
                 return 0; /* thawed for a window, skipped, a lock holder: as that unit is */
         if (!u) {
-                r = journal_add_unit(m->journal, cgroup, UNIT_FREEZING, HOLD_REASON);
+                struct stat st;
+
+                if (fstat(cg_fd, &st) < 0)
+                        return negative_errno();
+                r = journal_add_held_unit(m->journal, cgroup, st.st_uid, UNIT_FREEZING, HOLD_REASON);
+                if (r == -EDQUOT) {
+                        log_notice("Not holding %s, started during standby (it runs): the units held for uid %u "
+                                   "would take more than their %u bytes of the journal, or all held units more "
+                                   "than %u.",
+                                   cgroup, (unsigned) st.st_uid, JOURNAL_HELD_UID_BUDGET, JOURNAL_HELD_BUDGET);
+                        return 0;
+                }
                 if (r < 0)
                         return r;
                 u = &m->journal->units[m->journal->n_units - 1];

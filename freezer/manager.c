@@ -65,6 +65,19 @@ int manager_lock_journal(Manager *m, bool exclusive) {
         return load_journal(m);
 }
 
+int manager_peek_journal(Manager *m, bool *ret_busy) {
+        int r;
+
+        /* A save replaces the file by rename(), so a read without the lock
+         * sees one whole journal, the last saved: status need not wait for
+         * an enter or an exit that holds the lock for its FreezeTimeout. */
+        r = journal_lock(m->state_fd, LOCK_SH | LOCK_NB, &m->lock_fd);
+        if (r < 0 && r != -EWOULDBLOCK)
+                return log_error_errno(r, "Failed to lock the journal in %s: %m", m->state_dir);
+        *ret_busy = r < 0;
+        return load_journal(m);
+}
+
 int manager_save_journal(Manager *m) {
         int r = journal_save(m->state_fd, m->journal);
         if (r >= 0)

@@ -21,6 +21,7 @@ typedef struct Manager {
         Journal *journal;
         bool take_damaged;       /* load a damaged journal (what could be read) instead of refusing it */
         bool journal_lost;       /* exit: the journal file exists but could not be read at all */
+        bool journal_busy;       /* status: read as last saved, another process holding its lock */
         bool json;
         const char *bus_address;  /* for status: where standby-listener is */
         uint64_t crash_after;    /* STANDBY_TEST_CRASH_AFTER: see manager_step() */
@@ -122,6 +123,8 @@ int freeze_record(Manager *m, const char *cgroup, unsigned expect, UnitState sta
  * once. A cgroup the journal lists already is frozen again only if it says
  * frozen or freezing (a unit recreated under its old name); one it lists
  * otherwise (thawed for a window, skipped, a lock holder) is that unit's.
+ * A new one past the journal's budget for held units (its owner's share, or
+ * all of it) is left running, said once per cgroup.
  * Returns 1 if it held it, 0 if not its to hold, or a negative errno
  * (-ENOENT: gone meanwhile, and forgotten). */
 int freeze_hold(Manager *m, const char *cgroup, int cg_fd);
@@ -227,3 +230,12 @@ int unit_set_freeze(const JournalUnit *u, int cg_fd, bool freeze);
 
 /* status.c */
 int status_print(Manager *m);
+
+/* Standby's state for status and is-active, at once: the journal is read
+ * under a shared lock when it is free, and as last saved when another
+ * process holds the lock (*ret_busy true then). */
+int manager_peek_journal(Manager *m, bool *ret_busy);
+
+/* True while standby holds anything frozen or slacked on purpose: the
+ * journal's phase is active or entering (status --json's "active"). */
+bool manager_standby_active(const Manager *m);

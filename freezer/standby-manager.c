@@ -23,6 +23,7 @@ static void help(void) {
                "                                   the configured targets\n"
                "  exit                             Leave standby: undo everything the journal lists\n"
                "  status [--json]                  Show standby state, unit by unit\n"
+               "  is-active                        Print whether standby is active\n"
                "  freeze UNIT...                   Freeze units (names or cgroup paths)\n"
                "  thaw UNIT... [--for DURATION]    Thaw frozen units, for a while or until exit\n"
                "\n"
@@ -40,7 +41,8 @@ static void help(void) {
                "\n"
                "Exit status: 0 success, 1 failure, 2 usage, 3 permission, 4 no cgroup v2,\n"
                "5 configuration, 6 already in standby, 7 not in standby / not frozen,\n"
-               "8 unknown or refused unit, 9 enter rolled back. See standby-manager(8).\n");
+               "8 unknown or refused unit, 9 enter rolled back; status and is-active, as\n"
+               "LSB's status: 0 active, 3 not active, 4 unknown. See standby-manager(8).\n");
 }
 
 static bool allowed(const Config *c) {
@@ -332,7 +334,8 @@ int main(int argc, char *argv[]) {
         size_t n_args = (size_t) (argc - optind - 1);
 
         bool takes_units = streq(verb, "freeze") || streq(verb, "thaw");
-        if (!takes_units && !streq(verb, "enter") && !streq(verb, "exit") && !streq(verb, "status")) {
+        bool asks_state = streq(verb, "status") || streq(verb, "is-active");
+        if (!takes_units && !streq(verb, "enter") && !streq(verb, "exit") && !asks_state) {
                 log_error("Unknown verb \"%s\". Try 'standby-manager --help'.", verb);
                 return EXIT_USAGE;
         }
@@ -423,17 +426,30 @@ int main(int argc, char *argv[]) {
                 if (!enter || ret == EXIT_OK || (ret == EXIT_ALREADY && active))
                         (void) systemd_target_follow(&m, enter);
         }
-        else if (streq(verb, "status")) {
+        else if (asks_state) {
                 m.take_damaged = true; /* shown with what could not be read */
-                ret = manager_lock_journal(&m, false) < 0 ? EXIT_FAILURE_GENERIC : EXIT_OK;
-                if (ret == EXIT_OK && status_print(&m) < 0)
-                        ret = EXIT_FAILURE_GENERIC;
+                if (manager_peek_journal(&m, &m.journal_busy) < 0)
+                        ret = EXIT_STATUS_UNKNOWN;
+                else if (streq(verb, "is-active")) {
+                        /* systemctl is-active's words where they fit. */
+                        JournalPhase ph = m.journal->phase;
+                        printf("%s\n", ph == JOURNAL_NONE ? "inactive" : journal_phase_to_string(ph));
+                        ret = manager_standby_active(&m) ? EXIT_OK : EXIT_STATUS_INACTIVE;
+                } else if (status_print(&m) < 0)
+                        ret = EXIT_STATUS_UNKNOWN;
+                else
+                        ret = manager_standby_active(&m) ? EXIT_OK : EXIT_STATUS_INACTIVE;
         } else if (streq(verb, "freeze"))
                 ret = verb_freeze(&m, args);
         else
                 ret = verb_thaw(&m, args, duration);
 
 finish:
+        /* status and is-active answer as LSB's status action does: 0 active,
+         * 3 not active, and 4 (unknown) for whatever kept them from
+         * knowing; 2 and 5 (usage, configuration) stay as for every verb. */
+        if (asks_state && ret != EXIT_OK && ret != EXIT_STATUS_INACTIVE && ret != EXIT_USAGE && ret != EXIT_CONFIG)
+                ret = EXIT_STATUS_UNKNOWN;
         journal_free(m.journal);
         config_free(m.config);
         free(m.cgroup_mount);

@@ -55,9 +55,9 @@ static void print_json(Manager *m, const UnitView *views, const ListenerStat *ls
         const Journal *j = m->journal;
         FILE *f = stdout;
 
-        fprintf(f, "{\"active\":%s,\"phase\":\"%s\",\"strategy\":",
-                j->phase == JOURNAL_ACTIVE || j->phase == JOURNAL_ENTERING ? "true" : "false",
-                journal_phase_to_string(j->phase));
+        fprintf(f, "{\"active\":%s,\"phase\":\"%s\",\"journal_busy\":%s,\"strategy\":",
+                manager_standby_active(m) ? "true" : "false", journal_phase_to_string(j->phase),
+                m->journal_busy ? "true" : "false");
         json_print_string(f, j->phase == JOURNAL_NONE ? NULL : strategy_to_string(j->strategy));
         fprintf(f, ",\"since_realtime_usec\":%" PRIu64 ",\"cgroup_mount\":", j->since);
         json_print_string(f, m->cgroup_mount);
@@ -174,6 +174,8 @@ static void print_text(Manager *m, const UnitView *views, const ListenerStat *ls
         const Journal *j = m->journal;
         size_t counts[_UNIT_STATE_MAX] = {}, running = 0, gone = 0;
 
+        if (m->journal_busy)
+                printf("Journal: another standby-manager is changing it; shown as last saved\n");
         if (journal_is_damaged(j))
                 printf("Journal: damaged, %zu lines could not be read (`standby-manager exit` thaws everything and "
                        "removes it)\n", j->n_errors);
@@ -204,8 +206,11 @@ static void print_text(Manager *m, const UnitView *views, const ListenerStat *ls
                 strftime(tb, sizeof(tb), "%Y-%m-%d %H:%M:%S", localtime(&t));
                 printf("Strategy: %s, since %s\n", strategy_to_string(j->strategy), tb);
         }
-        if (j->strategy == STRATEGY_SLACK && j->n_threads)
-                printf("Timer slack: %" PRIu64 " ns on %zu threads\n", j->slack_ns, j->n_threads);
+        if (j->strategy == STRATEGY_SLACK && j->n_threads) {
+                char sb[32];
+                printf("Timer slack: %s (%" PRIu64 " ns) on %zu threads\n",
+                       format_timespan(sb, sizeof(sb), j->slack_ns / NSEC_PER_USEC), j->slack_ns, j->n_threads);
+        }
         printf("Units: %zu frozen, %zu thawed, %zu skipped, %zu lock holders, %zu slacked", counts[UNIT_FROZEN],
                counts[UNIT_THAWED], counts[UNIT_SKIPPED], counts[UNIT_LOCKHOLDER], counts[UNIT_SLACKED]);
         if (running)
@@ -214,7 +219,7 @@ static void print_text(Manager *m, const UnitView *views, const ListenerStat *ls
                 printf(", %zu gone", gone);
         printf("\n");
         print_listener(ls, n_ls, have_ls, ls_error);
-        printf("\n%-12s %-7s %-8s %s\n", "STATE", "KERNEL", "SYSTEMD", "CGROUP");
+        printf("\n%-12s %-7s %-8s %s\n", "STATE", "KERNEL", "SYSTEMD", "UNIT (CGROUP)");
         for (size_t i = 0; i < j->n_units; i++) {
                 UnitView v = views[i];
                 char tb[32];
@@ -222,7 +227,15 @@ static void print_text(Manager *m, const UnitView *views, const ListenerStat *ls
                 printf("%-12s %-7s %-8s ", unit_state_to_string(v.u->state),
                        v.kernel_frozen < 0 ? "gone" : v.kernel_frozen ? "frozen" : "running",
                        v.systemd_state ? v.systemd_state : "-");
-                text_print_string(stdout, v.u->cgroup);
+                /* The name a user knows first, then where it is when that
+                 * says more (a slice's unit, a user's manager). */
+                const char *name = unit_name_of_cgroup(v.u->cgroup);
+                text_print_string(stdout, name);
+                if (name != v.u->cgroup) {
+                        printf(" (");
+                        text_print_string(stdout, v.u->cgroup);
+                        printf(")");
+                }
                 if (v.u->state == UNIT_THAWED)
                         printf("  (%s)", v.remaining == USEC_INFINITY ? "until exit"
                                                                       : format_duration(tb, sizeof(tb), (v.remaining + USEC_PER_SEC - 1) / USEC_PER_SEC * USEC_PER_SEC));
@@ -232,6 +245,10 @@ static void print_text(Manager *m, const UnitView *views, const ListenerStat *ls
                 }
                 printf("\n");
         }
+}
+
+bool manager_standby_active(const Manager *m) {
+        return m->journal && (m->journal->phase == JOURNAL_ACTIVE || m->journal->phase == JOURNAL_ENTERING);
 }
 
 int status_print(Manager *m) {

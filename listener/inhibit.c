@@ -11,6 +11,18 @@
  * the policy (lid, power key, idle) from entering standby at all; an
  * explicit entry by root (`systemctl start standby.target`) still enters.
  *
+ * Every local user is hostile, and may take locks: a user (neither root nor
+ * in Group=) holds at most LISTENER_INHIBITORS_PER_USER_MAX, and users
+ * together leave LISTENER_INHIBITORS_RESERVED of the LISTENER_INHIBITORS_MAX
+ * slots free for root and Group=. A user's delay lock holds off one entry
+ * at most: a user whose delay lock is still held when InhibitDelayMaxSec=
+ * runs out is told of later entries as everyone is, but its delay locks
+ * are no longer waited for (until the listener restarts). So the delay
+ * users add to an entry is at most InhibitDelayMaxSec=, and a given user
+ * adds it to one entry only; a lock closed in time, as an app that was told
+ * does, never marks its user. Root's and Group='s locks are always waited
+ * for, up to InhibitDelayMaxSec=.
+ *
  * The fd handed out is the write end of a pipe whose read end the listener
  * watches: the lock ends when every copy of it is closed (the app exits,
  * crashes, or closes it), which the pipe reports as a hang-up. Nothing here
@@ -28,6 +40,7 @@ struct Inhibitor {
         Listener *listener;
         char *who, *why;
         bool block;
+        bool privileged;         /* root or Group=: from the reserved slots, always waited for */
         uid_t uid;
         pid_t pid;
         sd_event_source *source; /* owns the pipe's read end */
@@ -44,6 +57,45 @@ static size_t count_locks(Listener *l, int block, uid_t uid) {
 
 static size_t count_all(Listener *l, uid_t uid) {
         return count_locks(l, -1, uid);
+}
+
+static size_t count_unprivileged(Listener *l) {
+        size_t n = 0;
+        for (Inhibitor *i = l->inhibitors; i; i = i->next)
+                n += !i->privileged;
+        return n;
+}
+
+static bool uid_is_late(Listener *l, uid_t uid) {
+        for (size_t k = 0; k < l->n_late_uids; k++)
+                if (l->late_uids[k] == uid)
+                        return true;
+        /* With the table full, any user may be one that outlasted a
+         * delay: none is waited for (they are still told). */
+        return l->n_late_uids == LISTENER_LATE_UIDS_MAX;
+}
+
+/* Whether an entry waits for i to close. */
+static bool waited_for(Listener *l, const Inhibitor *i) {
+        return !i->block && (i->privileged || !uid_is_late(l, i->uid));
+}
+
+static size_t count_waited(Listener *l) {
+        size_t n = 0;
+        for (Inhibitor *i = l->inhibitors; i; i = i->next)
+                n += waited_for(l, i);
+        return n;
+}
+
+/* The delay ran out with i still held: its user's delay locks are not
+ * waited for again. */
+static void mark_late(Listener *l, const Inhibitor *i) {
+        if (i->privileged || uid_is_late(l, i->uid))
+                return;
+        l->late_uids[l->n_late_uids++] = i->uid;
+        log_notice("Delay lock of %s (uid %u, pid %d) still held when the delay ran out: the delay locks of uid %u "
+                   "are no longer waited for.",
+                   i->who, (unsigned) i->uid, (int) i->pid, (unsigned) i->uid);
 }
 
 static void inhibitor_free(Inhibitor *i) {
@@ -66,10 +118,13 @@ static void announce_finish(Listener *l, bool timed_out) {
                 return;
         l->announcing = false;
         l->announce_timer = sd_event_source_disable_unref(l->announce_timer);
-        if (timed_out)
-                log_notice("%zu delay locks still held after %.1f s: freezing all the same.", count_locks(l, 0, (uid_t) -1),
+        if (timed_out) {
+                log_notice("%zu delay locks still held after %.1f s: freezing all the same.", count_waited(l),
                            (double) l->announce_max / USEC_PER_SEC);
-        else
+                for (Inhibitor *i = l->inhibitors; i; i = i->next)
+                        if (waited_for(l, i))
+                                mark_late(l, i);
+        } else
                 log_info("Apps are ready for standby.");
         for (size_t k = 0; k < l->n_announce_calls; k++) {
                 (void) sd_bus_reply_method_return(l->announce_calls[k], NULL);
@@ -130,7 +185,7 @@ static int on_lock_fd(sd_event_source *s, int fd, uint32_t revents, void *userda
                 }
         bool was_delay = !i->block;
         inhibitor_free(i);
-        if (was_delay && l->announcing && count_locks(l, 0, (uid_t) -1) == 0)
+        if (was_delay && l->announcing && count_waited(l) == 0)
                 announce_finish(l, false);
         if (!was_delay && !listener_blocked(l, NULL))
                 listener_logind_blocks_changed(l);
@@ -184,11 +239,15 @@ static int method_inhibit(sd_bus_message *msg, void *userdata, sd_bus_error *err
                                          "Only root%s%s%s may take a block lock on standby (UsersMayBlock=no).",
                                          l->m.config->group ? " or members of \"" : "", l->m.config->group ?: "",
                                          l->m.config->group ? "\"" : "");
+        privileged = privileged || uid == 0;
         if (count_all(l, (uid_t) -1) >= LISTENER_INHIBITORS_MAX ||
-            (uid != 0 && count_all(l, uid) >= LISTENER_INHIBITORS_PER_USER_MAX))
+            (uid != 0 && count_all(l, uid) >= LISTENER_INHIBITORS_PER_USER_MAX) ||
+            (!privileged && count_unprivileged(l) >= LISTENER_INHIBITORS_MAX - LISTENER_INHIBITORS_RESERVED))
                 return sd_bus_error_setf(error, "org.standby.Listener1.TooManyLocks",
-                                         "Too many locks (at most %d, %d for each user but root).",
-                                         LISTENER_INHIBITORS_MAX, LISTENER_INHIBITORS_PER_USER_MAX);
+                                         "Too many locks (at most %d, %d for each user but root, %d of them "
+                                         "kept for root%s).",
+                                         LISTENER_INHIBITORS_MAX, LISTENER_INHIBITORS_PER_USER_MAX,
+                                         LISTENER_INHIBITORS_RESERVED, l->m.config->group ? " and Group=" : "");
 
         if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
                 return -errno;
@@ -197,7 +256,8 @@ static int method_inhibit(sd_bus_message *msg, void *userdata, sd_bus_error *err
         i = calloc(1, sizeof(Inhibitor));
         if (!i)
                 return -ENOMEM;
-        *i = (Inhibitor) { .listener = l, .who = strdup(who), .why = strdup(why), .block = block, .uid = uid, .pid = pid };
+        *i = (Inhibitor) { .listener = l, .who = strdup(who), .why = strdup(why), .block = block,
+                           .privileged = privileged, .uid = uid, .pid = pid };
         if (!i->who || !i->why) {
                 inhibitor_free(i);
                 return -ENOMEM;
@@ -254,14 +314,15 @@ void listener_announce(Listener *l, sd_bus_message *call, void (*done)(Listener 
         if (!l->told) {
                 l->told = true;
                 l->told_realtime = now_usec(CLOCK_REALTIME);
-                log_info("Telling apps that standby begins (%zu delay locks held).", count_locks(l, 0, (uid_t) -1));
+                log_info("Telling apps that standby begins (%zu delay locks held, %zu waited for).",
+                         count_locks(l, 0, (uid_t) -1), count_waited(l));
                 (void) sd_bus_emit_signal(l->bus, LISTENER_OBJECT_PATH, LISTENER_INTERFACE, "PrepareForStandby", "b", 1);
         }
         if (l->announcing)
                 return; /* joins the delay under way */
         l->announcing = true;
         l->announce_max = max_delay;
-        if (count_locks(l, 0, (uid_t) -1) == 0 ||
+        if (count_waited(l) == 0 ||
             sd_event_add_time_relative(l->event, &l->announce_timer, CLOCK_MONOTONIC, max_delay, 0,
                                        on_announce_timeout, l) < 0)
                 announce_finish(l, false);

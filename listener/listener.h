@@ -123,10 +123,17 @@ typedef struct LockGuard LockGuard;
  * asynchronously (systemd-link.c). */
 typedef struct SystemdLink SystemdLink;
 
-/* A lock on standby an app holds (inhibit.c). */
+/* A lock on standby an app holds (inhibit.c). At most
+ * LISTENER_INHIBITORS_MAX in all, LISTENER_INHIBITORS_PER_USER_MAX for each
+ * uid but root's; LISTENER_INHIBITORS_RESERVED of them only root and Group=
+ * may take, so that users cannot use up theirs. */
 typedef struct Inhibitor Inhibitor;
 #define LISTENER_INHIBITORS_MAX 64
 #define LISTENER_INHIBITORS_PER_USER_MAX 8
+#define LISTENER_INHIBITORS_RESERVED 16
+/* Users (not root, not Group=) whose delay lock was still held when an
+ * entry's delay ran out: their delay locks are not waited for again. */
+#define LISTENER_LATE_UIDS_MAX 64
 
 /* logind: the lid, the power key, idleness and sleep (logind.c). */
 
@@ -195,6 +202,8 @@ typedef struct Listener {
         sd_event_source *state_rewatch;  /* a one-shot: find the state directory again */
         HeldJob *held_jobs;              /* held units whose timer job is being released (held-job.c) */
         Inhibitor *inhibitors;           /* apps' locks on standby (inhibit.c) */
+        uid_t late_uids[LISTENER_LATE_UIDS_MAX]; /* users whose delay locks are no longer waited for */
+        size_t n_late_uids;
         bool told;                       /* PrepareForStandby(true) sent, (false) not yet */
         usec_t told_realtime;            /* when: events from then on are carried out at entry (late.c) */
         sd_event_source *told_timer;     /* told, and no enter began: (false) after all */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
+#include "conf-files.h"
 #include "ini-file.h"
 #include "macro.h"
 #include "rules.h"
@@ -212,7 +213,7 @@ static void validate(void *userdata) {
 }
 
 int rules_parse_buffer(RuleSet *set, const char *path, const char *text, size_t size, char **ret_error) {
-        ParseState s = { .ini.path = path };
+        ParseState s = { .ini.path = path, .ini.sections_once = true };
         int r;
 
         *ret_error = NULL;
@@ -247,86 +248,15 @@ int rules_parse_file(RuleSet *set, const char *path, bool check_owner, char **re
         return rules_parse_buffer(set, path, text, size, ret_error);
 }
 
-typedef struct RuleFile {
-        char *name;
-        size_t dir;          /* index in dirs: lower is higher priority */
-} RuleFile;
-
-static int rule_file_cmp(const void *a, const void *b) {
-        const RuleFile *x = a, *y = b;
-        int c = strcmp(x->name, y->name);
-        return c != 0 ? c : x->dir < y->dir ? -1 : x->dir > y->dir;
+const char *rule_thaws_processless(const Rule *r) {
+        for (char **t = r->thaw; t && *t; t++)
+                if (!unit_name_runs_processes(*t))
+                        return *t;
+        return NULL;
 }
 
 int rules_enumerate(const char * const *dirs, bool check_owner, char ***ret_paths, char **ret_error) {
-        RuleFile *files = NULL;
-        size_t n_files = 0, n_allocated = 0;
-        char **paths = NULL;
-        size_t n_paths = 0;
-        int r = 0;
-
-        *ret_error = NULL;
-        for (size_t d = 0; dirs[d] && r >= 0; d++) {
-                _cleanup_closedir_ DIR *dir = NULL;
-                _cleanup_close_ int fd = open(dirs[d], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                struct dirent *de;
-
-                if (fd < 0) {
-                        if (errno == ENOENT)
-                                continue;
-                        r = negative_errno();
-                        if (asprintf(ret_error, "%s: cannot open: %s", dirs[d], strerror(-r)) < 0)
-                                *ret_error = NULL;
-                        break;
-                }
-                /* Anyone who may write the directory could drop a file into it
-                 * that fails the whole set, or remove a rule. */
-                if (check_owner && (r = ini_file_check_dir(fd, dirs[d], ret_error)) < 0)
-                        break;
-                dir = fdopendir(fd);
-                if (!dir) {
-                        r = negative_errno();
-                        break;
-                }
-                fd = -EBADF; /* dir owns it now */
-                while ((de = readdir(dir))) {
-                        size_t n = strlen(de->d_name);
-
-                        if (de->d_name[0] == '.' || n < 6 || !streq(de->d_name + n - 5, ".rule"))
-                                continue;
-                        if (!GROW_ARRAY(files, n_allocated, n_files + 1) || !(files[n_files].name = strdup(de->d_name))) {
-                                r = -ENOMEM;
-                                break;
-                        }
-                        files[n_files++].dir = d;
-                }
-        }
-        /* Sorted by name, then priority: the first of each name wins. */
-        if (r >= 0) {
-                if (n_files > 0) /* qsort() takes no NULL, even for nothing */
-                        qsort(files, n_files, sizeof(RuleFile), rule_file_cmp);
-                paths = calloc(n_files + 1, sizeof(char *));
-                if (!paths)
-                        r = -ENOMEM;
-        }
-        for (size_t i = 0; r >= 0 && i < n_files; i++) {
-                if (i > 0 && streq(files[i].name, files[i - 1].name))
-                        continue; /* overridden by a higher-priority directory */
-                if (asprintf(&paths[n_paths], "%s/%s", dirs[files[i].dir], files[i].name) < 0) {
-                        paths[n_paths] = NULL;
-                        r = -ENOMEM;
-                } else
-                        n_paths++;
-        }
-        for (size_t i = 0; i < n_files; i++)
-                free(files[i].name);
-        free(files);
-        if (r < 0) {
-                strv_free(paths);
-                return r;
-        }
-        *ret_paths = paths;
-        return 0;
+        return conf_files_list(dirs, ".rule", check_owner, ret_paths, ret_error);
 }
 
 int rules_load(const char * const *dirs, bool check_owner, RuleSet **ret, char **ret_error) {

@@ -93,10 +93,16 @@ int rules_parse_buffer(RuleSet *set, const char *path, const char *text, size_t 
 
 /* Lists the *.rule files of dirs (highest priority first, e.g. /etc, /run,
  * /usr/lib): a name found in an earlier directory hides the same name in a
- * later one; the result is sorted by file name. Missing dirs are skipped.
+ * later one, and a symbolic link to /dev/null there masks it (common/
+ * conf-files.c); the result is sorted by file name. Missing dirs are skipped.
  * When check_owner, each directory must be owned by root and writable by
  * root alone (-EPERM). On error, "DIR: why" in ret_error (or NULL). */
 int rules_enumerate(const char * const *dirs, bool check_owner, char ***ret_paths, char **ret_error);
+
+/* The first Thaw= unit of r that never holds processes (a timer, a path
+ * unit: unit_name_runs_processes()), or NULL: such a rule thaws nothing,
+ * and is warned about, not refused (the name may be a cgroup's). */
+const char *rule_thaws_processless(const Rule *r);
 
 /* Loads every file of rules_enumerate(); all or nothing: the first error
  * fails the whole load (ret_error says where) and *ret is left untouched. */

@@ -26,8 +26,9 @@ static void help(void) {
         printf("Usage: standby-listener [OPTIONS]\n"
                "       standby-listener --check [FILE...]\n"
                "\n"
-               "  --check [FILE...]   Validate rule files (default: every *.rule in the rule\n"
-               "                      directories) and print what was understood\n"
+               "  --check [FILE...]   Validate the configuration and its drop-ins, and rule\n"
+               "                      files (default: every *.rule in the rule directories),\n"
+               "                      and print what was understood\n"
                "  -c, --config FILE   Configuration (default " STANDBY_CONFIG_PATH ")\n"
                "  --state-dir DIR     Journal directory (default " STANDBY_STATE_DIR ")\n"
                "  --bus-address ADDR  Connect to this D-Bus address instead of the system bus\n"
@@ -40,6 +41,18 @@ static void help(void) {
                "\n"
                "Exit status: 0 success (or rules valid), 1 failure, 2 usage, 3 not root,\n"
                "4 no cgroup v2, 5 a rule file or the configuration is invalid.\n");
+}
+
+/* A rule that thaws only a timer or a path unit thaws nothing: said at
+ * every load and by --check, never refused (a cgroup may carry the name). */
+static void warn_processless(const RuleSet *set) {
+        for (size_t i = 0; set && i < set->n_rules; i++) {
+                const char *u = rule_thaws_processless(&set->rules[i]);
+                if (u)
+                        log_warning("%s: Thaw=%s: a %s unit runs no processes of its own, so thawing it wakes "
+                                    "nothing; name the service it starts.",
+                                    set->rules[i].path, u, strrchr(u, '.') + 1);
+        }
 }
 
 /* The entry and leave policy (EnterOn= and the keys beside it) is read
@@ -85,6 +98,7 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
                          * sources' reload below does it with the rules). */
                         (void) listener_setup_input(l);
                 } else {
+                        warn_processless(set);
                         rule_set_free(listener_sources_reload(l, TAKE_PTR(set)));
                         log_info("Reloaded %zu rules.", l->rules->n_rules);
                 }
@@ -294,6 +308,7 @@ static int run_daemon(const char *config_path, const char *state_dir, const char
                 ret = EXIT_CONFIG;
                 goto finish;
         }
+        warn_processless(l.rules);
 
         /* Two fds per journal unit (its cgroup and cgroup.freeze), and a
          * user makes as many units as he makes empty cgroups (enter records
@@ -475,6 +490,15 @@ int main(int argc, char *argv[]) {
                 return run_daemon(config_path, state_dir, bus_address, dirs);
         }
 
+        /* The configuration as the daemon reads it at start: a file that
+         * would keep the service from starting fails the check the same way
+         * (exit 5, FILE:LINE). Then the rules, each file reported. */
+        _cleanup_config_ Config *config = NULL;
+        _cleanup_free_ char *config_error = NULL;
+        int config_r = config_load(config_path ?: STANDBY_CONFIG_PATH, !config_path, &config, &config_error);
+        if (config_r < 0)
+                log_error("%s", config_error ? config_error : "Failed to load the configuration.");
+
         _cleanup_rule_set_ RuleSet *set = NULL;
         _cleanup_free_ char *error = NULL;
         if (optind < argc) {
@@ -499,13 +523,14 @@ int main(int argc, char *argv[]) {
         if (r < 0 && r != -EINVAL && r != -EPERM && !error)
                 return EXIT_FAILURE_GENERIC;
 
+        warn_processless(set);
         for (size_t i = 0; set && i < set->n_rules; i++) {
                 _cleanup_free_ char *d = rule_describe(&set->rules[i]);
                 printf("%s\n", d ? d : set->rules[i].path);
         }
-        if (r < 0)
-                return EXIT_CONFIG;
         if (!set || set->n_rules == 0)
                 printf("No rules.\n");
+        if (r < 0 || config_r < 0)
+                return EXIT_CONFIG;
         return EXIT_OK;
 }

@@ -5,6 +5,7 @@
 
 #include "config.h"
 #include "macro.h"
+#include "standby.h"
 #include "strv.h"
 #include "test-util.h"
 
@@ -237,8 +238,17 @@ START_TEST(test_durations) {
                 const char *s;
                 usec_t v;
         } ok[] = { { "5", 5 * USEC_PER_SEC }, { "500ms", 500 * USEC_PER_MSEC }, { "2min", 120 * USEC_PER_SEC },
-                   { "1h 1s", 3601 * USEC_PER_SEC }, { "250us", 250 }, { "30 s", 30 * USEC_PER_SEC } };
-        static const char * const bad[] = { "", "x", "5parsecs", "-1s", "1s x" };
+                   { "1h 1s", 3601 * USEC_PER_SEC }, { "250us", 250 }, { "30 s", 30 * USEC_PER_SEC },
+                   /* systemd.time(7)'s units and fractions */
+                   { "2d", 2 * 86400 * USEC_PER_SEC }, { "1w", 7 * 86400 * USEC_PER_SEC },
+                   { "1 day 2hr", 93600 * USEC_PER_SEC }, { "3 weeks", 21 * 86400 * USEC_PER_SEC },
+                   { "1M", 2629800 * USEC_PER_SEC }, { "2 months", 2 * 2629800 * USEC_PER_SEC },
+                   { "1y", 31557600 * USEC_PER_SEC }, { "1 year", 31557600 * USEC_PER_SEC },
+                   { "1.5h", 5400 * USEC_PER_SEC }, { "0.25s", 250 * USEC_PER_MSEC }, { "2.5", 2500 * USEC_PER_MSEC },
+                   { "1.0000000009s", USEC_PER_SEC }, { "7\xce\xbcs", 7 }, { "1m", 60 * USEC_PER_SEC },
+                   { "1min 30s", 90 * USEC_PER_SEC } };
+        static const char * const bad[] = { "", "x", "5parsecs", "-1s", "1s x", "1.s", ".5s", "2 fortnights", "1\xce\xbc",
+                                            "1\xc3\xa9" };
         usec_t v;
         char buf[32];
 
@@ -249,9 +259,88 @@ START_TEST(test_durations) {
         for (size_t i = 0; i < ELEMENTSOF(bad); i++)
                 ck_assert_msg(parse_duration(bad[i], &v) < 0, "\"%s\" should not parse", bad[i]);
         ck_assert_int_eq(parse_duration("99999999999999999999h", &v), -ERANGE);
+        ck_assert_int_eq(parse_duration("600000y", &v), -ERANGE);
+        ck_assert_int_eq(parse_duration("584553y 1.5y", &v), -ERANGE);
         ck_assert_str_eq(format_duration(buf, sizeof(buf), 30 * USEC_PER_SEC), "30s");
         ck_assert_str_eq(format_duration(buf, sizeof(buf), 1500 * USEC_PER_MSEC), "1500ms");
         ck_assert_str_eq(format_duration(buf, sizeof(buf), 120 * USEC_PER_SEC), "2min");
+        /* For people: the two largest units, as systemd writes a timespan. */
+        ck_assert_str_eq(format_timespan(buf, sizeof(buf), 50 * USEC_PER_SEC), "50s");
+        ck_assert_str_eq(format_timespan(buf, sizeof(buf), 5400 * USEC_PER_SEC + 7), "1h 30min");
+        ck_assert_str_eq(format_timespan(buf, sizeof(buf), 3605 * USEC_PER_SEC), "1h");
+        ck_assert_str_eq(format_timespan(buf, sizeof(buf), 1500), "1ms 500us");
+        ck_assert_str_eq(format_timespan(buf, sizeof(buf), 0), "0");
+        ck_assert_str_eq(format_timespan(buf, sizeof(buf), UINT64_MAX / 1000), "584y 6M");
+        ck_assert_str_eq(format_timespan(buf, sizeof(buf), USEC_INFINITY), "infinity");
+}
+END_TEST
+
+static void put_file(const char *path, const char *text) {
+        FILE *f = fopen(path, "we");
+        ck_assert_ptr_nonnull(f);
+        fputs(text, f);
+        ck_assert_int_eq(fclose(f), 0);
+}
+
+/* standby.conf.d: each drop-in is read after the file, in file-name order;
+ * list keys append, other keys win; a link to /dev/null hides nothing but
+ * is read as no file; a drop-in directory others may write is refused. */
+START_TEST(test_dropins) {
+        char d[] = "/tmp/standby-dropins-XXXXXX", conf[128], dropins[160], p[256];
+        _cleanup_config_ Config *c = NULL, *only = NULL;
+        _cleanup_free_ char *err = NULL, *err2 = NULL, *err3 = NULL;
+        Config *none = NULL;
+
+        ck_assert_ptr_nonnull(mkdtemp(d));
+        snprintf(conf, sizeof(conf), "%s/standby.conf", d);
+        snprintf(dropins, sizeof(dropins), "%s.d", conf);
+        ck_assert_int_eq(mkdir(dropins, 0755), 0);
+
+        /* No file, drop-ins only: they are read all the same. */
+        snprintf(p, sizeof(p), "%s/20-timeout.conf", dropins);
+        put_file(p, "[Standby]\nFreezeTimeout=1.5s\nExempt=b.service\n");
+        ck_assert_msg(config_load(conf, true, &only, &err) == 0, "%s", err);
+        ck_assert_uint_eq(only->freeze_timeout, 1500 * USEC_PER_MSEC);
+        ck_assert_str_eq(only->exempt[0], "b.service"); /* the first assignment replaced the default */
+
+        put_file(conf, "[Standby]\nExempt=a.service\nStrategy=slack\nFreezeTimeout=9s\n");
+        snprintf(p, sizeof(p), "%s/10-freeze.conf", dropins);
+        put_file(p, "[Standby]\nStrategy=freeze\n");
+        snprintf(p, sizeof(p), "%s/ignored.txt", dropins);
+        put_file(p, "not a drop-in\n");
+        ck_assert_msg(config_load(conf, false, &c, &err) == 0, "%s", err);
+        ck_assert_int_eq(c->strategy, STRATEGY_FREEZE);
+        ck_assert_uint_eq(c->freeze_timeout, 1500 * USEC_PER_MSEC);
+        ck_assert_str_eq(c->exempt[0], "a.service");
+        ck_assert_str_eq(c->exempt[1], "b.service");
+        ck_assert_ptr_null(c->exempt[2]);
+
+        /* A bad drop-in fails the whole load with its own FILE:LINE. */
+        snprintf(p, sizeof(p), "%s/30-bad.conf", dropins);
+        put_file(p, "[Standby]\n# comment\nBackend=zfs\n");
+        ck_assert_int_eq(config_load(conf, false, &none, &err2), -EINVAL);
+        ck_assert_ptr_null(none);
+        ck_assert_msg(strstr(err2, "standby.conf.d/30-bad.conf:3: Backend=zfs"), "%s", err2);
+        ck_assert_int_eq(unlink(p), 0);
+
+        if (geteuid() == 0) {
+                ck_assert_int_eq(chmod(dropins, 0775), 0);
+                ck_assert_int_eq(config_load(conf, false, &none, &err3), -EPERM);
+                ck_assert_ptr_null(none);
+                ck_assert_msg(strstr(err3, "standby.conf.d"), "%s", err3);
+        }
+
+        /* The installed file's drop-ins come from /etc, /run and /usr/lib. */
+        _cleanup_strv_free_ char **dirs = NULL;
+        ck_assert_int_eq(config_dropin_dirs(STANDBY_CONFIG_PATH, &dirs), 0);
+        ck_assert_uint_eq(strv_length(dirs), 3);
+        ck_assert_str_eq(dirs[0], STANDBY_CONFIG_PATH ".d");
+        ck_assert_str_eq(dirs[1], "/run/standby/standby.conf.d");
+        ck_assert_str_eq(dirs[2], STANDBY_CONFD_LIBDIR);
+
+        char cmd[160];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", d);
+        ck_assert_int_eq(system(cmd), 0);
 }
 END_TEST
 
@@ -265,6 +354,7 @@ Suite *config_suite(void) {
         tcase_add_test(tc, test_errors_table);
         tcase_add_test(tc, test_missing_explicit_file);
         tcase_add_test(tc, test_durations);
+        tcase_add_test(tc, test_dropins);
         tcase_add_test(tc, test_long_line);
         tcase_add_test(tc, test_ownership);
         suite_add_tcase(s, tc);

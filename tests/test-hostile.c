@@ -603,6 +603,65 @@ START_TEST(test_listener_many_units) {
 }
 END_TEST
 
+/* A journal of exactly JOURNAL_SIZE_MAX bytes (the most journal_save()
+ * writes; here a unit's reason makes it up): status reads it, a listener
+ * started on it takes standby as active and a push rule thaws its unit,
+ * and exit thaws everything. */
+START_TEST(test_journal_at_limit) {
+        _cleanup_free_ char *text = NULL, *big = NULL, *out = NULL, *err = NULL, *tmp = NULL;
+        HostileListener l = {};
+        char cmd[1024];
+        size_t len = 0;
+
+        if (!test_need_root_cgroup2())
+                return;
+        spawn_units(2);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        text = read_state(&len);
+        char *at = strstr(text, "/u00.service \\-\n");
+        ck_assert_ptr_nonnull(at);
+        size_t head = (size_t) (at - text) + strlen("/u00.service "), k = JOURNAL_SIZE_MAX - (len - 2);
+        big = malloc(JOURNAL_SIZE_MAX + 1);
+        ck_assert_ptr_nonnull(big);
+        memcpy(big, text, head);
+        memset(big + head, 'r', k);
+        memcpy(big + head + k, text + head + 2, len - head - 2);
+        /* Put in place as journal_save() does: a reader never sees it half written. */
+        ck_assert_int_ge(asprintf(&tmp, "%s.test", journal_path()), 0);
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        ck_assert_int_ge(fd, 0);
+        for (size_t done = 0; done < JOURNAL_SIZE_MAX;) {
+                ssize_t n = write(fd, big + done, JOURNAL_SIZE_MAX - done);
+                ck_assert_int_gt(n, 0);
+                done += (size_t) n;
+        }
+        close(fd);
+        ck_assert_int_eq(rename(tmp, journal_path()), 0);
+
+        int code = test_manager_env(NULL, &out, &err, "status", NULL);
+        ck_assert_msg(code == EXIT_OK, "status %d: %.300s", code, err);
+        ck_assert_msg(strstr(out, "Units: 2 frozen"), "status: %.300s", out);
+
+        bool ready = listener_start(&l, 0), thawed = false;
+        if (ready) {
+                snprintf(cmd, sizeof(cmd),
+                         "busctl --address=%s call org.standby.Listener1 /org/standby/Listener1 "
+                         "org.standby.Listener1 Push ss u00.service test 2>&1",
+                         l.address);
+                _cleanup_free_ char *pushed = NULL;
+                ck_assert_msg(test_run_shell(cmd, &pushed) == 0, "push: %s", pushed);
+                thawed = test_wait_for(is_thawed, (void *) "u00.service", 5 * USEC_PER_SEC);
+        }
+        (void) listener_stop(&l, NULL);
+        ck_assert_msg(ready, "the listener did not start");
+        ck_assert_msg(thawed, "a push did not thaw u00.service with the journal at its limit");
+        ck_assert(test_frozen("u01.service"));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        assert_nothing_frozen("after exit");
+        ck_assert(!journal_exists());
+}
+END_TEST
+
 /* A damaged journal is never taken for a good one by the verbs that would
  * write over it: enter refuses it, naming exit as the way out. */
 START_TEST(test_damaged_journal_blocks_enter) {
@@ -1020,6 +1079,7 @@ Suite *hostile_suite(void) {
         tcase_add_test(tc, test_messages_escaped);
         tcase_add_test(tc, test_frozen_above_targets);
         tcase_add_test(tc, test_journal_budget);
+        tcase_add_test(tc, test_journal_at_limit);
         tcase_add_test(tc, test_ambiguous_target);
         tc = tcase_create("hostile-text");
         tcase_add_test(tc, test_unicode_controls_escaped);

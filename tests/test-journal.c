@@ -240,6 +240,163 @@ START_TEST(test_lock_excludes) {
 }
 END_TEST
 
+/* The one limit for writing and reading: a journal of exactly
+ * JOURNAL_SIZE_MAX bytes is saved and read back whole; a byte more is not
+ * written, and a file of that size (written by someone else) is not read. */
+START_TEST(test_size_limit) {
+        _cleanup_journal_ Journal *j = journal_new(), *k = NULL;
+        _cleanup_free_ char *path = malloc(64 * 1024), *text = NULL, *reason = NULL;
+        size_t size = 0;
+        int fd;
+
+        ck_assert_ptr_nonnull(path);
+        /* Units of 64 KiB paths, up to near the limit. */
+        for (size_t i = 0; i < 64 * 1024 - 1; i++)
+                path[i] = i % 200 == 199 ? '/' : 'a';
+        path[64 * 1024 - 1] = 0;
+        j->phase = JOURNAL_ACTIVE;
+        for (int i = 0; i < 250; i++) {
+                path[0] = (char) ('A' + i % 26);
+                path[1] = (char) ('A' + i / 26);
+                ck_assert_int_eq(journal_add_unit(j, path, UNIT_FROZEN, NULL), 0);
+        }
+        ck_assert_int_eq(journal_format(j, &text, &size), 0);
+        ck_assert_uint_lt(size, JOURNAL_SIZE_MAX);
+        /* The last unit's reason ("\-", two bytes) makes up the rest. */
+        size_t n = JOURNAL_SIZE_MAX - size + 2;
+        reason = malloc(n + 2);
+        ck_assert_ptr_nonnull(reason);
+        memset(reason, 'r', n + 1);
+        reason[n] = 0;
+        ck_assert_int_eq(journal_unit_set_reason(&j->units[j->n_units - 1], reason), 0);
+        text = mfree(text);
+        ck_assert_int_eq(journal_format(j, &text, &size), 0);
+        ck_assert_uint_eq(size, JOURNAL_SIZE_MAX);
+        ck_assert_int_eq(journal_save(dir_fd, j), 0);
+        ck_assert_int_eq(journal_load(dir_fd, &k), 0);
+        ck_assert(!journal_is_damaged(k));
+        ck_assert_uint_eq(k->n_units, 250);
+        ck_assert_str_eq(k->units[249].reason, reason);
+
+        /* One byte more. */
+        reason[n] = 'r';
+        reason[n + 1] = 0;
+        ck_assert_int_eq(journal_unit_set_reason(&j->units[j->n_units - 1], reason), 0);
+        ck_assert_int_eq(journal_save(dir_fd, j), -EFBIG);
+        fd = openat(dir_fd, JOURNAL_FILE, O_WRONLY | O_APPEND | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, "\n", 1), 1);
+        close(fd);
+        k = journal_free(k);
+        ck_assert_int_eq(journal_load(dir_fd, &k), -EFBIG);
+}
+END_TEST
+
+/* A path of length bytes (components of 200) starting with tag. */
+static char *held_path(const char *tag, size_t length) {
+        char *p = malloc(length + 1);
+
+        ck_assert_ptr_nonnull(p);
+        for (size_t i = 0; i < length; i++)
+                p[i] = i % 200 == 199 ? '/' : 'a';
+        memcpy(p, tag, strlen(tag));
+        p[length] = 0;
+        return p;
+}
+
+/* Units held during standby take their owner's share of the journal, and
+ * all of them together their budget: past either, one more is refused
+ * (nothing added), while others still fit. A held unit's owner reads back. */
+START_TEST(test_held_budget) {
+        _cleanup_journal_ Journal *j = journal_new(), *k = NULL;
+        size_t line = 0, held = 0;
+        char tag[32];
+        uid_t uid = 1000;
+        int r;
+
+        j->phase = JOURNAL_ACTIVE;
+        ck_assert_int_eq(journal_add_unit(j, "enter.service", UNIT_FROZEN, NULL), 0);
+        /* One user: lines of 40 KiB until the share is used. */
+        for (int i = 0;; i++) {
+                _cleanup_free_ char *p = NULL;
+                snprintf(tag, sizeof(tag), "u%d-%d", (int) uid, i);
+                p = held_path(tag, 40 * 1024);
+                line = JOURNAL_HELD_LINE_SIZE(p);
+                r = journal_add_held_unit(j, p, uid, UNIT_FREEZING, "started during standby");
+                if (r == -EDQUOT)
+                        break;
+                ck_assert_int_eq(r, 0);
+                held++;
+                ck_assert_uint_le(held * line, JOURNAL_HELD_UID_BUDGET);
+        }
+        ck_assert_uint_gt((held + 1) * line, JOURNAL_HELD_UID_BUDGET);
+        ck_assert_uint_eq(j->n_units, held + 1);
+        /* Root's units are not kept out by the user's. */
+        ck_assert_int_eq(journal_add_held_unit(j, "system.slice/late.service", 0, UNIT_FREEZING, NULL), 0);
+        /* Other users, until all held units take the budget. */
+        for (uid = 1001;; uid++) {
+                _cleanup_free_ char *p = NULL;
+                snprintf(tag, sizeof(tag), "u%d", (int) uid);
+                p = held_path(tag, 40 * 1024);
+                r = journal_add_held_unit(j, p, uid, UNIT_FREEZING, NULL);
+                if (r == -EDQUOT)
+                        break;
+                ck_assert_int_eq(r, 0);
+                ck_assert_uint_lt(uid, 1000 + 1000);
+        }
+        size_t all = 0;
+        for (size_t i = 0; i < j->n_units; i++)
+                if (j->units[i].held_uid != JOURNAL_NOT_HELD)
+                        all += JOURNAL_HELD_LINE_SIZE(j->units[i].cgroup);
+        ck_assert_uint_le(all, JOURNAL_HELD_BUDGET);
+        ck_assert_uint_gt(all + line, JOURNAL_HELD_BUDGET);
+        /* Enter's units are not held units. */
+        ck_assert_int_eq(journal_add_unit(j, "another.service", UNIT_FROZEN, NULL), 0);
+
+        /* The owner reads back; a unit gone gives its room back. */
+        ck_assert_int_eq(journal_save(dir_fd, j), 0);
+        ck_assert_int_eq(journal_load(dir_fd, &k), 0);
+        ck_assert(!journal_is_damaged(k));
+        ck_assert_uint_eq(k->n_units, j->n_units);
+        for (size_t i = 0; i < j->n_units; i++)
+                ck_assert_uint_eq(k->units[i].held_uid, j->units[i].held_uid);
+        ck_assert_uint_eq(k->units[0].held_uid, JOURNAL_NOT_HELD);
+        ck_assert_uint_eq(k->units[1].held_uid, 1000);
+        journal_remove_unit(k, &k->units[1]);
+        _cleanup_free_ char *p = held_path("u1000-again", 40 * 1024);
+        ck_assert_int_eq(journal_add_held_unit(k, p, 1000, UNIT_FREEZING, NULL), 0);
+}
+END_TEST
+
+/* "held UID" after the optional systemd address, nowhere else. */
+START_TEST(test_held_field) {
+        static const char good[] = "standby-journal 1\nphase active\n"
+                                   "unit frozen 0 a.service \\- held 1000\n"
+                                   "unit frozen 0 b.service \\- systemd unix:path=/x held 0\n"
+                                   "unit frozen 0 c.service \\- systemd unix:path=/x\nend\n";
+        static const char * const bad[] = { "unit frozen 0 a.service \\- held\n", "unit frozen 0 a.service \\- held x\n",
+                                            "unit frozen 0 a.service \\- held 4294967295\n",
+                                            "unit frozen 0 a.service \\- held 1 systemd unix:path=/x\n",
+                                            "unit frozen 0 a.service \\- held 1 held 2\n" };
+        _cleanup_journal_ Journal *j = NULL;
+
+        ck_assert_int_eq(journal_parse(good, strlen(good), &j), 0);
+        ck_assert(!journal_is_damaged(j));
+        ck_assert_uint_eq(j->n_units, 3);
+        ck_assert_uint_eq(j->units[0].held_uid, 1000);
+        ck_assert_uint_eq(j->units[1].held_uid, 0);
+        ck_assert_str_eq(j->units[1].systemd, "unix:path=/x");
+        ck_assert_uint_eq(j->units[2].held_uid, JOURNAL_NOT_HELD);
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                _cleanup_free_ char *text = NULL;
+                _cleanup_journal_ Journal *k = NULL;
+                ck_assert_int_ge(asprintf(&text, "standby-journal 1\nphase active\n%send\n", bad[i]), 0);
+                ck_assert_int_eq(journal_parse(text, strlen(text), &k), 0);
+                ck_assert_msg(journal_is_damaged(k) && k->n_units == 0, "taken: %s", bad[i]);
+        }
+}
+END_TEST
+
 START_TEST(test_dir_refuses_symlink) {
         char link[4096];
         int fd = -EBADF;
@@ -262,6 +419,9 @@ Suite *journal_suite(void) {
         tcase_add_test(tc, test_any_bytes_roundtrip);
         tcase_add_test(tc, test_lock_excludes);
         tcase_add_test(tc, test_dir_refuses_symlink);
+        tcase_add_test(tc, test_size_limit);
+        tcase_add_test(tc, test_held_budget);
+        tcase_add_test(tc, test_held_field);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -10,6 +10,7 @@
 #include <linux/input.h>
 #include <linux/rtnetlink.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sched.h>
@@ -630,6 +631,184 @@ START_TEST(test_app_locks) {
         ck_assert(wait_prepare(app, 0));
         sd_bus_flush_close_unref(app);
         sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
+/* listener/listener.h's LISTENER_INHIBITORS_MAX, _PER_USER_MAX, _RESERVED. */
+#define LOCKS_MAX 64
+#define LOCKS_PER_USER 8
+#define LOCKS_RESERVED 16
+
+/* A user (uid) that takes up to n delay locks and holds them. It reports
+ * how many it got (a byte on report); "r" from the test on command makes
+ * it close them all and take them anew, "q" makes it exit (its locks
+ * go). */
+typedef struct LockUser {
+        pid_t pid;
+        int report, command;
+} LockUser;
+
+static LockUser lock_user(uid_t uid, int n) {
+        int rep[2], cmd[2];
+
+        ck_assert_int_eq(pipe2(rep, O_CLOEXEC), 0);
+        ck_assert_int_eq(pipe2(cmd, O_CLOEXEC), 0);
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                int fds[LOCKS_MAX];
+                sd_bus *ub = NULL;
+                char c = 0;
+
+                close(rep[0]);
+                close(cmd[1]);
+                if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+                        _exit(2);
+                if (sd_bus_new(&ub) < 0 || sd_bus_set_address(ub, bus_address) < 0 || sd_bus_set_bus_client(ub, true) < 0 ||
+                    sd_bus_start(ub) < 0)
+                        _exit(3);
+                do {
+                        int got = 0;
+                        for (int k = 0; k < n && k < LOCKS_MAX; k++) {
+                                _cleanup_free_ char *e = inhibit(ub, "delay", &fds[got]);
+                                if (!e)
+                                        got++;
+                        }
+                        char b = (char) got;
+                        if (write(rep[1], &b, 1) != 1)
+                                _exit(4);
+                        if (read(cmd[0], &c, 1) != 1 || c == 'q')
+                                _exit(0);
+                        for (int k = 0; k < got; k++)
+                                close(fds[k]);
+                } while (true);
+        }
+        close(rep[1]);
+        close(cmd[0]);
+        return (LockUser) { .pid = pid, .report = rep[0], .command = cmd[1] };
+}
+
+/* How many locks u reported taking (bounded wait: 10 s). */
+static int lock_user_got(LockUser *u) {
+        struct pollfd p = { .fd = u->report, .events = POLLIN };
+        char b;
+
+        ck_assert_int_eq(poll(&p, 1, 10000), 1);
+        ck_assert_int_eq(read(u->report, &b, 1), 1);
+        return b;
+}
+
+static void lock_user_end(LockUser *u) {
+        int status;
+
+        ck_assert_int_eq(write(u->command, "q", 1), 1);
+        u->command = safe_close(u->command);
+        ck_assert_int_eq(waitpid(u->pid, &status, 0), u->pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a lock user: wait status 0x%x", status);
+        u->report = safe_close(u->report);
+}
+
+/* Users cannot use up root's locks: each user holds at most
+ * LOCKS_PER_USER, users together leave LOCKS_RESERVED for root (and
+ * Group=), which root then takes. */
+START_TEST(test_inhibit_slots_reserved) {
+        LockUser users[LOCKS_MAX / LOCKS_PER_USER];
+        uid_t uids[ELEMENTSOF(users)];
+        int taken = 0, fds[LOCKS_MAX], n_root = 0;
+        size_t n_uids = 0;
+        struct passwd *pw;
+
+        if (!test_need_root_cgroup2())
+                return;
+        /* Users the bus knows (dbus-daemon refuses a uid without an
+         * account): enough of them to take every slot. */
+        setpwent();
+        while (n_uids < ELEMENTSOF(uids) && (pw = getpwent()))
+                if (pw->pw_uid != 0)
+                        uids[n_uids++] = pw->pw_uid;
+        endpwent();
+        ck_assert_msg(n_uids == ELEMENTSOF(uids), "this test needs %zu accounts other than root", ELEMENTSOF(uids));
+        start_listener();
+        sd_bus *bus = client();
+        for (size_t k = 0; k < ELEMENTSOF(users); k++) {
+                users[k] = lock_user(uids[k], LOCKS_PER_USER + 1);
+                int got = lock_user_got(&users[k]);
+                ck_assert_int_le(got, LOCKS_PER_USER);
+                taken += got;
+        }
+        ck_assert_int_eq(taken, LOCKS_MAX - LOCKS_RESERVED);
+        for (;;) {
+                _cleanup_free_ char *e = inhibit(bus, "delay", &fds[n_root]);
+                if (e) {
+                        ck_assert_str_eq(e, "org.standby.Listener1.TooManyLocks");
+                        break;
+                }
+                ck_assert_int_lt(++n_root, LOCKS_MAX);
+        }
+        ck_assert_int_eq(n_root, LOCKS_RESERVED);
+        for (int k = 0; k < n_root; k++)
+                close(fds[k]);
+        for (size_t k = 0; k < ELEMENTSOF(users); k++)
+                lock_user_end(&users[k]);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
+/* Runs enter (on the test's bus) in a child, without the test's lock
+ * lock_fd; its pid. */
+static pid_t enter_in_child(int lock_fd) {
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                safe_close(lock_fd); /* the lock is the app's alone */
+                _exit(test_manager(NULL, "--quiet", "--bus-address", bus_address, "enter", NULL));
+        }
+        return pid;
+}
+
+/* A user's delay lock holds off one entry at most: held past the delay
+ * (5 s) once, that user's locks, new ones included, are not waited for
+ * at the next entry, while root's lock still is. */
+START_TEST(test_inhibit_user_delay_once) {
+        int fd = -EBADF, st[2] = { -1, 0 };
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_write_config("InhibitDelayMaxSec=5s\n");
+        test_spawn_workload("mail.service", "idle", 100, 1, NULL);
+        start_listener();
+        sd_bus *app = client();
+        ck_assert_int_ge(sd_bus_match_signal(app, NULL, NULL, "/org/standby/Listener1", "org.standby.Listener1",
+                                             "PrepareForStandby", on_prepare, NULL), 0);
+        prepare_seen = -1;
+        LockUser u = lock_user(65534, 1);
+        ck_assert_int_eq(lock_user_got(&u), 1);
+
+        /* The first entry waits for it, the whole delay. */
+        usec_t t0 = now_usec(CLOCK_MONOTONIC);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "--bus-address", bus_address, "enter", NULL), EXIT_OK);
+        ck_assert_uint_ge(now_usec(CLOCK_MONOTONIC) - t0, 4 * USEC_PER_SEC);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        ck_assert(wait_prepare(app, 0));
+
+        /* The user takes a new lock, root one too: the entry waits for
+         * root's alone. */
+        ck_assert_int_eq(write(u.command, "r", 1), 1);
+        ck_assert_int_eq(lock_user_got(&u), 1);
+        ck_assert_ptr_null(inhibit(app, "delay", &fd));
+        st[0] = enter_in_child(fd);
+        ck_assert(wait_prepare(app, 1));
+        ck_assert(!test_frozen("mail.service"));
+        ck_assert_int_eq(waitpid(st[0], &st[1], WNOHANG), 0);
+        fd = safe_close(fd);
+        /* Well inside the 5 s the user's lock would hold it. */
+        ck_assert_msg(test_wait_for(child_exited, st, 2 * USEC_PER_SEC),
+                      "enter still waits for the user's lock 2 s after root's closed");
+        ck_assert(WIFEXITED(st[1]) && WEXITSTATUS(st[1]) == EXIT_OK);
+        ck_assert(test_frozen("mail.service"));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        lock_user_end(&u);
+        sd_bus_flush_close_unref(app);
 }
 END_TEST
 
@@ -3521,7 +3700,10 @@ START_TEST(test_loop_systemd_link_closed_when_idle) {
         if (!test_need_user_manager())
                 return;
         sd_bus *bus = standby_sleeper("standby-i.service",
-                                      "[Match]\nEvent=push\nUnit=standby-i.service\n[Action]\nThaw=standby-i.service\nFor=1s\n",
+                                      /* A window long enough that systemd's "running"
+                                       * is still there to be read on a loaded host
+                                       * (under ASan a 1 s window had closed by then). */
+                                      "[Match]\nEvent=push\nUnit=standby-i.service\n[Action]\nThaw=standby-i.service\nFor=3s\n",
                                       sub, sizeof(sub));
         ck_assert_uint_eq(statistic(bus, "systemd_links"), 0); /* a spare, connected at the enter */
 
@@ -3813,6 +3995,137 @@ START_TEST(test_hold_with_journal_locked) {
 }
 END_TEST
 
+/* The user of the hold-budget test: a chain of HOLD_DEPTH slices of
+ * 255-byte names and HOLD_LEAVES units at its bottom, 1 KiB each once
+ * escaped (spaces take four bytes in the journal), made as uid 65534 in
+ * the slice fd, delegated to it. */
+#define HOLD_DEPTH 60
+#define HOLD_LEAVES 24
+
+static void hold_name(char *buf, bool slice, int i) {
+        if (slice) {
+                memset(buf, ' ', NAME_MAX - 6);
+                strcpy(buf + NAME_MAX - 6, ".slice");
+        } else {
+                memset(buf, ' ', NAME_MAX - 11);
+                snprintf(buf + NAME_MAX - 11, 12, "%03d.service", i);
+        }
+}
+
+/* The chain's bottom below fd, opened (a path longer than PATH_MAX). */
+static int hold_bottom(int fd) {
+        char name[NAME_MAX + 1];
+        int d = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+
+        hold_name(name, true, 0);
+        for (int k = 0; k < HOLD_DEPTH && d >= 0; k++) {
+                int n = openat(d, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                close(d);
+                d = n;
+        }
+        return d;
+}
+
+typedef struct HoldSeen {
+        sd_bus *bus;
+        uint64_t want;
+} HoldSeen;
+
+static bool hold_seen(void *userdata) {
+        HoldSeen *h = userdata;
+        return statistic(h->bus, "held") + statistic(h->bus, "not_held") >= h->want;
+}
+
+/* A user's cgroups made during standby cannot fill the journal: they are
+ * held up to their owner's share of it (JOURNAL_HELD_UID_BUDGET), the rest
+ * left running and counted; root's new unit is held all the same, the
+ * journal stays readable (status), a rule still thaws, exit thaws all. */
+START_TEST(test_hold_budget_per_user) {
+        _cleanup_close_ int slice = -EBADF, bottom = -EBADF;
+        _cleanup_free_ char *path = NULL, *err = NULL;
+        char name[NAME_MAX + 1];
+        size_t len = 0;
+        int status, acted = 0;
+        sd_bus *bus;
+
+        if (!test_need_root_cgroup2())
+                return;
+        bus = standby_with_idle_mail();
+        slice = test_cgroup("user-65534.slice");
+        ck_assert_int_eq(fchown(slice, 65534, 65534), 0);
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+                        _exit(2);
+                int d = fcntl(slice, F_DUPFD_CLOEXEC, 3);
+                hold_name(name, true, 0);
+                for (int k = 0; k < HOLD_DEPTH; k++) {
+                        if (mkdirat(d, name, 0755) < 0)
+                                _exit(3);
+                        int n = openat(d, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                        close(d);
+                        if ((d = n) < 0)
+                                _exit(4);
+                }
+                for (int i = 0; i < HOLD_LEAVES; i++) {
+                        hold_name(name, false, i);
+                        if (mkdirat(d, name, 0755) < 0)
+                                _exit(5);
+                }
+                _exit(0);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the user's mkdirs: wait status 0x%x", status);
+        /* The mkdirs are done: their events are pending in the listener
+         * before these calls are, and taken first (the watch's priority). */
+        ck_assert_msg(test_wait_for(hold_seen, &(HoldSeen) { bus, HOLD_LEAVES }, 20 * USEC_PER_SEC),
+                      "the listener did not see the user's %d units", HOLD_LEAVES);
+
+        /* Every leaf's journal line is as long: so many fit the share. */
+        path = malloc(strlen(T.base) + (HOLD_DEPTH + 2) * (NAME_MAX + 1) + 32);
+        ck_assert_ptr_nonnull(path);
+        len = (size_t) sprintf(path, "%s/user-65534.slice", T.base);
+        hold_name(name, true, 0);
+        for (int k = 0; k < HOLD_DEPTH; k++)
+                len += (size_t) sprintf(path + len, "/%s", name);
+        hold_name(name, false, 0);
+        sprintf(path + len, "/%s", name);
+        size_t line = JOURNAL_HELD_LINE_SIZE(path), fit = JOURNAL_HELD_UID_BUDGET / line;
+        ck_assert_uint_lt(fit, HOLD_LEAVES);
+        ck_assert_uint_gt(fit, 0);
+
+        bottom = hold_bottom(slice);
+        ck_assert_int_ge(bottom, 0);
+        size_t frozen = 0;
+        for (int i = 0; i < HOLD_LEAVES; i++) {
+                _cleanup_close_ int leaf = -EBADF;
+                uint64_t f = 0;
+                hold_name(name, false, i);
+                leaf = openat(bottom, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                ck_assert_int_ge(leaf, 0);
+                ck_assert_int_eq(read_u64at(leaf, "cgroup.freeze", &f), 0);
+                frozen += f == 1;
+        }
+        ck_assert_msg(frozen == fit, "%zu of the user's %d units held, %zu fit its share", frozen, HOLD_LEAVES, fit);
+        /* Counted each time a walk meets one again. */
+        ck_assert_uint_ge(statistic(bus, "not_held"), HOLD_LEAVES - fit);
+
+        /* Root's new unit is not kept out by the user's. */
+        _cleanup_close_ int late = test_cgroup("late.service");
+        ck_assert_msg(wait_frozen("late.service", true), "root's unit was not held after the user's share ran out");
+        ck_assert(wait_journal_state("late.service", UNIT_FROZEN, 10 * USEC_PER_SEC));
+
+        ck_assert_msg(test_manager(&err, "--quiet", "status", NULL) == EXIT_OK, "status: %s", err);
+        ck_assert_ptr_null(push(bus, "mail.service", &acted));
+        ck_assert(acted);
+        ck_assert(wait_frozen("mail.service", false));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        ck_assert(!test_anything_frozen());
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* Not held: an exempt unit, and units made below one the journal names (a
  * frozen unit's child is frozen by the kernel, a thawed one's is its
  * window's); shown by the listener's count of what it left running. A
@@ -4001,6 +4314,8 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_exit_standby_rule);
         tcase_add_test(tc, test_app_locks);
         tcase_add_test(tc, test_inhibit_refuses_controls);
+        tcase_add_test(tc, test_inhibit_slots_reserved);
+        tcase_add_test(tc, test_inhibit_user_delay_once);
         tcase_add_test(tc, test_lock_wakes_only_on_close);
         tcase_add_test(tc, test_enter_bus_stopped);
         tcase_add_test(tc, test_exit_during_apps_delay);
@@ -4074,6 +4389,7 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_hold_own_units_by_place);
         tcase_add_test(tc, test_hold_in_new_slice);
         tcase_add_test(tc, test_hold_with_journal_locked);
+        tcase_add_test(tc, test_hold_budget_per_user);
         tc = listener_tcase(s, "user-socket", 60);
         tcase_add_test(tc, test_loop_user_socket_link_refused);
         tcase_add_test(tc, test_loop_user_socket_connect_waits);

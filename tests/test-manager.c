@@ -68,6 +68,20 @@ START_TEST(test_enter_exit_progress) {
                  test_cgpath("app.slice/futex.service"));
         ck_assert_msg(strstr(out, sub), "status --json lacks %s: %s", sub, out);
 
+        /* is-active says it, with LSB's status codes; status answers at
+         * once while another manager holds the journal's lock (an enter
+         * waiting out its FreezeTimeout, say), from the journal last saved. */
+        _cleanup_free_ char *word = NULL, *busy = NULL, *lockpath = NULL;
+        ck_assert_int_eq(test_manager_env(NULL, &word, NULL, "is-active", NULL), EXIT_OK);
+        ck_assert_str_eq(word, "active\n");
+        ck_assert_int_ge(asprintf(&lockpath, "%s/lock", T.state_dir), 0);
+        _cleanup_close_ int lock = open(lockpath, O_RDWR | O_CLOEXEC);
+        ck_assert_int_ge(lock, 0);
+        ck_assert_int_eq(flock(lock, LOCK_EX), 0);
+        ck_assert_int_eq(test_manager_env(NULL, &busy, NULL, "status", "--json", NULL), EXIT_OK);
+        ck_assert_msg(strstr(busy, "\"active\":true,\"phase\":\"active\",\"journal_busy\":true"), "%s", busy);
+        ck_assert_int_eq(flock(lock, LOCK_UN), 0);
+
         ck_assert_int_eq(test_manager(NULL, "exit", NULL), EXIT_OK);
         ck_assert(!journal_exists());
         ck_assert(!test_anything_frozen());
@@ -75,8 +89,11 @@ START_TEST(test_enter_exit_progress) {
                 ck_assert_msg(test_ticks(ticks[i], 3, 5 * USEC_PER_SEC) == 3, "%s did not resume", kinds[i]);
 
         free(TAKE_PTR(out));
-        ck_assert_int_eq(test_manager_env(NULL, &out, NULL, "status", "--json", NULL), EXIT_OK);
+        ck_assert_int_eq(test_manager_env(NULL, &out, NULL, "status", "--json", NULL), EXIT_STATUS_INACTIVE);
         ck_assert_ptr_nonnull(strstr(out, "\"active\":false"));
+        free(TAKE_PTR(word));
+        ck_assert_int_eq(test_manager_env(NULL, &word, NULL, "is-active", NULL), EXIT_STATUS_INACTIVE);
+        ck_assert_str_eq(word, "inactive\n");
 }
 END_TEST
 
@@ -560,6 +577,9 @@ START_TEST(test_slack_strategy_timers) {
         ck_assert_int_eq(test_manager_env(NULL, &out, NULL, "status", "--json", NULL), EXIT_OK);
         ck_assert_ptr_nonnull(strstr(out, "\"strategy\":\"slack\""));
         ck_assert_ptr_nonnull(strstr(out, "\"threads_slacked\":24"));
+        _cleanup_free_ char *text = NULL;
+        ck_assert_int_eq(test_manager_env(NULL, &text, NULL, "status", NULL), EXIT_OK);
+        ck_assert_msg(strstr(text, "Timer slack: 584y 6M (18446744073709551615 ns) on 24 threads"), "%s", text);
 
         ck_assert_int_eq(test_manager(NULL, "exit", NULL), EXIT_OK);
         ck_assert(!test_anything_frozen());

@@ -90,6 +90,10 @@ START_TEST(test_errors_table) {
                 { "[Match]\nEvent=input\nKey=KEY_NOPE\n[Action]\nExitStandby=yes\n", 3, "Key=KEY_NOPE: expected an evdev key name" },
                 { "[Match]\nEvent=input\nSwitch=KEY_POWER\n[Action]\nExitStandby=yes\n", 3, "Switch=KEY_POWER: expected an evdev switch" },
                 { "[Match]\nEvent=link\nKey=KEY_POWER\n[Action]\nThaw=a.service\n", 3, "Key= does not apply to Event=link" },
+                /* One rule a file: a second [Match] is refused, not merged. */
+                { "[Match]\nEvent=push\n[Action]\nThaw=a.service\n[Match]\nUnit=b.service\n", 5,
+                  "[Match] a second time: each section appears once in a file" },
+                { "[Match]\nEvent=push\n[Action]\nThaw=a.service\n[Action]\nFor=5s\n", 5, "[Action] a second time" },
                 { "[Match]\nEvent=link\nChange=added\n[Action]\nThaw=a.service\n", 3, "Change=added: Event=link expects one of: up down carrier" },
                 { "[Match]\nEvent=socket\n[Action]\nThaw=a.service\n", 2, "Event=socket needs Unit=" },
                 { "[Match]\nEvent=dbus-signal\n[Action]\nThaw=a.service\n", 2, "Event=dbus-signal needs Match=" },
@@ -144,6 +148,31 @@ START_TEST(test_override_and_order) {
         _cleanup_free_ char *err = NULL;
         ck_assert_int_eq(rules_load(dirs, false, &set, &err), 0);
         ck_assert_uint_eq(set->n_rules, 2);
+
+        /* A symbolic link to /dev/null masks the name in every directory
+         * after it; a link to anything else is no mask (and no file is ever
+         * read through a link). */
+        char mask[256];
+        snprintf(mask, sizeof(mask), "%s/10-a.rule", etc);
+        static const struct {
+                const char *target;
+                size_t n;
+                const char *first;
+        } links[] = { { "/dev/null", 1, "/etc/20-b.rule" }, { "/dev/zero", 2, "/etc/10-a.rule" } };
+        for (size_t i = 0; i < ELEMENTSOF(links); i++) {
+                (void) unlink(mask);
+                ck_assert_int_eq(symlink(links[i].target, mask), 0);
+                strv_free(TAKE_PTR(paths));
+                ck_assert_int_eq(rules_enumerate(dirs, false, &paths, &enum_err), 0);
+                ck_assert_uint_eq(strv_length(paths), links[i].n);
+                ck_assert_msg(strstr(paths[0], links[i].first), "%s: %s", links[i].target, paths[0]);
+        }
+        RuleSet *linked = NULL;
+        char *le = NULL;
+        ck_assert_int_eq(rules_load(dirs, false, &linked, &le), -ELOOP);
+        ck_assert_ptr_null(linked);
+        free(le);
+        ck_assert_int_eq(unlink(mask), 0);
 
         /* All or nothing: one bad file and nothing loads. */
         free(put("etc", "40-bad.rule", "[Match]\nEvent=nope\n"));
@@ -473,9 +502,53 @@ START_TEST(test_listener_check_cli) {
         ck_assert_int_eq(run_check(d, &out), 0);
         ck_assert_msg(strstr(out, "50-lid.rule: on SW_LID released/off: end standby"), "%s", out);
 
+        /* A rule that thaws a timer thaws nothing: warned, not refused. */
+        _cleanup_free_ char *out3 = NULL;
+        free(put("d", "55-timer.rule", "[Match]\nEvent=push\n[Action]\nThaw=backup.timer a.service\n"));
+        ck_assert_int_eq(run_check(d, &out3), 0);
+        ck_assert_msg(strstr(out3, "55-timer.rule: Thaw=backup.timer: a timer unit runs no processes"), "%s", out3);
+
         free(put("d", "60-bad.rule", "[Match]\nEvent=link\nKey=KEY_POWER\n[Action]\nThaw=a.service\n"));
         ck_assert_int_eq(run_check(d, &out2), 5);
         ck_assert_msg(strstr(out2, "60-bad.rule:3: Key= does not apply to Event=link"), "%s", out2);
+}
+END_TEST
+
+static int run_check_config(const char *rules_dir, const char *config, char **ret_out) {
+        char cmd[1024];
+        snprintf(cmd, sizeof(cmd), "%s --check --config '%s' --rules-dir '%s' 2>&1", test_bin("standby-listener"), config,
+                 rules_dir);
+        return test_run_shell(cmd, ret_out);
+}
+
+/* --check reads the configuration and its drop-ins as the daemon does at
+ * start: what would keep the service from starting fails the check with the
+ * same exit status (5) and FILE:LINE. */
+START_TEST(test_listener_check_config) {
+        _cleanup_free_ char *ok = NULL, *bad = NULL, *dropin = NULL, *perm = NULL;
+        char rules[128], conf[128];
+
+        free(put("r", "50-lid.rule", "[Match]\nEvent=input\nSwitch=SW_LID\nValue=0\n[Action]\nExitStandby=yes\n"));
+        snprintf(rules, sizeof(rules), "%s/r", dir);
+        free(put(NULL, "standby.conf", "[Standby]\nEnterOn=lid idle\n"));
+        snprintf(conf, sizeof(conf), "%s/standby.conf", dir);
+        ck_assert_int_eq(run_check_config(rules, conf, &ok), 0);
+
+        free(put(NULL, "standby.conf", "[Standby]\nEnterOn=lid\nEnterOn=lid-closed\n"));
+        ck_assert_int_eq(run_check_config(rules, conf, &bad), 5);
+        ck_assert_msg(strstr(bad, "standby.conf:3: EnterOn=: \"lid-closed\" is not one of"), "%s", bad);
+        ck_assert_msg(strstr(bad, "50-lid.rule"), "the rules are still listed: %s", bad);
+
+        free(put(NULL, "standby.conf", "[Standby]\nEnterOn=lid\n"));
+        _cleanup_free_ char *d = put("standby.conf.d", "20-idle.conf", "[Standby]\n\nIdleEnterSec=soon\n");
+        ck_assert_int_eq(run_check_config(rules, conf, &dropin), 5);
+        ck_assert_msg(strstr(dropin, "standby.conf.d/20-idle.conf:3: IdleEnterSec=soon"), "%s", dropin);
+
+        ck_assert_int_eq(chmod(d, 0664), 0);
+        free(put("standby.conf.d", "20-idle.conf", "[Standby]\nIdleEnterSec=2d\n"));
+        ck_assert_int_eq(chmod(d, 0664), 0);
+        ck_assert_int_eq(run_check_config(rules, conf, &perm), 5);
+        ck_assert_msg(strstr(perm, "20-idle.conf"), "%s", perm);
 }
 END_TEST
 
@@ -488,6 +561,7 @@ Suite *rules_suite(void) {
         tcase_add_test(tc, test_override_and_order);
         tcase_add_test(tc, test_ownership);
         tcase_add_test(tc, test_listener_check_cli);
+        tcase_add_test(tc, test_listener_check_config);
         tcase_add_test(tc, test_long_lines);
         tcase_add_test(tc, test_syntax_strict);
         tcase_add_test(tc, test_values_strict);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "fileio.h"
 #include "macro.h"
 #include "test-util.h"
 
@@ -139,6 +140,65 @@ START_TEST(test_install_uninstall) {
 }
 END_TEST
 
+static const char *man_dir(void) {
+        const char *d = getenv("STANDBY_MAN_SRC_DIR");
+        return d ? d : "docs/man";
+}
+
+static bool is_option_char(char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-';
+}
+
+/* text holds opt as a whole word: not a prefix of a longer option. */
+static bool mentions(const char *text, const char *opt) {
+        size_t n = strlen(opt);
+        for (const char *p = strstr(text, opt); p; p = strstr(p + 1, opt))
+                if ((p == text || !is_option_char(p[-1])) && !is_option_char(p[n]))
+                        return true;
+        return false;
+}
+
+/* Every option a program's --help lists is in its man page: the page is
+ * the reference, and an option it lacks is one nobody can look up. */
+START_TEST(test_man_pages_cover_help) {
+        static const struct {
+                const char *program, *page;
+        } pages[] = {
+                { "standby-manager", "standby-manager.8.scd" },
+                { "standby-listener", "standby-listener.8.scd" },
+                { "standby-bench", "standby-bench.1.scd" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(pages); i++) {
+                _cleanup_free_ char *help = NULL, *page = NULL, *cmd = NULL, *path = NULL;
+                size_t n_options = 0;
+
+                ck_assert_int_ge(asprintf(&cmd, "%s --help", test_bin(pages[i].program)), 0);
+                ck_assert_int_eq(test_run_shell(cmd, &help), 0);
+                ck_assert_int_ge(asprintf(&path, "%s/%s", man_dir(), pages[i].page), 0);
+                ck_assert_msg(read_full_fileat(AT_FDCWD, path, &page, NULL) >= 0, "cannot read %s", path);
+                /* An option is a word that starts with one or two dashes
+                 * after a blank, a comma or a bracket. */
+                for (const char *p = help; *p; p++) {
+                        if (*p != '-' || (p > help && !strchr(" \t,[", p[-1])))
+                                continue;
+                        const char *e = p + (p[1] == '-' ? 2 : 1);
+                        if (!((*e >= 'a' && *e <= 'z') || (*e >= 'A' && *e <= 'Z')))
+                                continue;
+                        while (is_option_char(*e))
+                                e++;
+                        _cleanup_free_ char *opt = strndup(p, (size_t) (e - p));
+                        ck_assert_ptr_nonnull(opt);
+                        ck_assert_msg(mentions(page, opt), "%s --help lists %s, which %s does not", pages[i].program, opt,
+                                      path);
+                        n_options++;
+                        p = e - 1;
+                }
+                ck_assert_msg(n_options >= 3, "%s --help: only %zu options found", pages[i].program, n_options);
+        }
+}
+END_TEST
+
 Suite *units_suite(void) {
         Suite *s = suite_create("units");
         TCase *tc = tcase_create("files");
@@ -146,6 +206,7 @@ Suite *units_suite(void) {
         tcase_add_test(tc, test_dbus_policy_loads);
         tcase_add_test(tc, test_example_rules);
         tcase_add_test(tc, test_install_uninstall);
+        tcase_add_test(tc, test_man_pages_cover_help);
         suite_add_tcase(s, tc);
         return s;
 }

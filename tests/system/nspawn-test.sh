@@ -1,17 +1,24 @@
 #!/bin/bash
 # Full-system test: Debian 12 booted with systemd as PID 1 under
-# systemd-nspawn, standby installed into it with `make install`, the listener
-# running as its service; standby entered and left with standby.target; a
-# network daemon woken by a real client and a service woken by a D-Bus push
-# while the rest stays frozen; nothing left frozen. Run as root from the source
-# tree after `make`: `make check-system`. Needs debootstrap and
-# systemd-container (scripts/install-deps.sh --system installs them).
+# systemd-nspawn, standby installed into it as its Debian package, the
+# listener running as its service; the package upgraded over itself in
+# standby; standby entered and left with standby.target; a network daemon
+# woken by a real client and a service woken by a D-Bus push while the rest
+# stays frozen; nothing left frozen; the package removed in standby and
+# purged with nothing left behind. Run as root from the source tree after
+# `make`: `make check-system`. Needs debootstrap, systemd-container and
+# debhelper (scripts/install-deps.sh installs them).
+# STANDBY_SYSTEM_TEST_DIR: the work directory (the rootfs is cached there);
+# STANDBY_SYSTEM_TEST_NAME: the machine's name, which also names the cgroup
+# it runs in, so that two runs with their own of both do not meet;
+# STANDBY_DEB: a .deb built already (else tests/system/install-standby.sh
+# builds one).
 set -eu
 cd "$(dirname "$0")/../.."
 work=${STANDBY_SYSTEM_TEST_DIR:-/var/tmp/standby-system-test}
 rootfs=$work/rootfs
-name=standby-ct
-cgrel=standby-system-test.slice/$name
+name=${STANDBY_SYSTEM_TEST_NAME:-standby-ct}
+cgrel=standby-system-test${STANDBY_SYSTEM_TEST_NAME:+-$name}.slice/$name
 cg2=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
 pass=0 fail=0
 
@@ -24,10 +31,15 @@ check() { # check DESCRIPTION COMMAND...
 # The rootfs is built once and kept (40 s from the Debian archive).
 tests/system/rootfs.sh "$work"
 
-# Install the project as a distribution would, plus two services to freeze.
+# Install the project as a distribution would (its .deb, which enables the
+# listener), plus two services to freeze.
 tests/system/install-standby.sh "$rootfs"
-# The listener's debug log in the container's journal, for the failures below.
-sed -i 's|^ExecStart=\(.*standby-listener\)$|ExecStart=\1 --verbose|' "$rootfs/lib/systemd/system/standby-listener.service"
+# The listener's debug log in the container's journal, for the failures below
+# (a drop-in: the package's unit file is dpkg's; named to come before the
+# drop-in that breaks the listener below).
+mkdir -p "$rootfs/etc/systemd/system/standby-listener.service.d"
+printf '[Service]\nExecStart=\nExecStart=/usr/sbin/standby-listener --verbose\n' \
+        > "$rootfs/etc/systemd/system/standby-listener.service.d/00-verbose.conf"
 printf '[Standby]\nTargets=user.slice workloads.slice\nFreezeTimeout=5s\n' > "$rootfs/etc/standby/standby.conf"
 # A user with a lingering user manager, and a user service of its own.
 chroot "$rootfs" sh -c 'id alice >/dev/null 2>&1 || useradd -m -u 1000 alice'
@@ -102,7 +114,6 @@ mkdir -p "$rootfs/etc/systemd/system/multi-user.target.wants"
 for u in echo.service mail.service; do
         ln -sf "/etc/systemd/system/$u" "$rootfs/etc/systemd/system/multi-user.target.wants/$u"
 done
-ln -sf /lib/systemd/system/standby-listener.service "$rootfs/etc/systemd/system/multi-user.target.wants/standby-listener.service"
 
 # What is left frozen under the targets, in the kernel and in systemd's view
 # (the system manager's and alice's), one line each; nothing when nothing is.
@@ -197,6 +208,30 @@ user_freezer() {
 }
 for _ in $(seq 1 100); do [ "$(user_freezer sync.service 2>/dev/null)" = running ] && break; sleep 0.1; done
 check "standby-listener.service is active" [ "$(in_ct systemctl is-active standby-listener.service)" = active ]
+
+# The package upgraded over itself (dpkg -i of the same .deb) while standby
+# is entered: its prerm leaves standby before anything is replaced, the
+# listener is restarted, and the administrator's standby.conf (a conffile)
+# is kept.
+deb=/var/cache/standby-test/standby.deb
+sc="upgrade"
+check "$sc: enter" in_ct systemctl start standby.target
+check "$sc: mail.service, alice's sync.service frozen" \
+        [ "$(freezer mail.service) $(user_freezer sync.service)" = "frozen frozen" ]
+old=$(in_ct systemctl show -p MainPID --value standby-listener.service)
+out=$(in_ct dpkg -i "$deb" 2>&1) && code=0 || code=$?
+check "$sc: dpkg -i $deb over the installed package ($code)" [ "$code" = 0 ]
+[ "$code" = 0 ] || say "$out" | tail -n 8 | sed 's/^/     /'
+check "$sc: its prerm left standby first" grep -q "leaving standby before the package is upgraded" <<< "$out"
+check "$sc: mail.service runs" freezer_is mail.service running
+check "$sc: alice's sync.service runs" [ "$(user_freezer sync.service)" = running ]
+check "$sc: standby.target stopped" [ "$(in_ct systemctl is-active standby.target)" = inactive ]
+check "$sc: no journal left" in_ct test ! -e /run/standby/state
+new=$(in_ct systemctl show -p MainPID --value standby-listener.service)
+pid_changed() { [ "$new" != "$old" ] && [ "$new" != 0 ]; }
+check "$sc: the listener restarted (MainPID $old -> $new)" pid_changed
+check "$sc: and active" [ "$(in_ct systemctl is-active standby-listener.service)" = active ]
+check "$sc: the administrator's standby.conf kept" in_ct grep -qx 'FreezeTimeout=5s' /etc/standby/standby.conf
 # Installed on a running system, nothing has made /run/standby yet (tmpfiles.d
 # runs at boot): the units make it themselves (RuntimeDirectory=).
 in_ct systemctl stop standby-listener.service
@@ -269,7 +304,7 @@ check "standby left through OnFailure=: nothing frozen" all_running
 check "standby.target stopped too" [ "$(in_ct systemctl is-active standby.target)" = inactive ]
 check "standby-manager status agrees: inactive" in_ct sh -c 'standby-manager status | grep -q "^Standby: inactive"'
 check "and no journal is left" in_ct test ! -e /run/standby/state
-rm -rf "$dropin"
+rm -f "$dropin/broken.conf"
 in_ct systemctl daemon-reload
 
 # systemd's freezer test suite (TEST-38) run against standby: what the
@@ -895,6 +930,85 @@ logind_checks() {
         in_ct systemctl stop standby-app.service
 }
 logind_checks
+
+# The package removed while standby is entered, then purged: the prerm
+# leaves standby before the listener stops, the purge leaves nothing of the
+# package behind. Then installed on the running system, which starts the
+# listener and only the listener, and purged again: the same files before
+# and after (the rest of / and /run; systemd's and dpkg's own records and
+# the logs aside).
+package_checks() {
+        local sc=remove out code files
+        # The test's rules and drop-in are the administrator's files: theirs
+        # to remove (the purge keeps rules an administrator wrote).
+        in_ct sh -c 'rm -f /etc/standby/rules.d/*.rule; rm -rf /etc/systemd/system/standby-listener.service.d'
+        in_ct systemctl daemon-reload
+        in_ct systemctl restart standby-listener.service
+        check "$sc: enter" in_ct systemctl start standby.target
+        check "$sc: mail.service frozen" [ "$(freezer mail.service)" = frozen ]
+        files=$(in_ct dpkg-query -L standby)
+        out=$(in_ct dpkg -r standby 2>&1) && code=0 || code=$?
+        check "$sc: dpkg -r standby ($code)" [ "$code" = 0 ]
+        [ "$code" = 0 ] || say "$out" | tail -n 8 | sed 's/^/     /'
+        check "$sc: its prerm left standby first" grep -q "leaving standby before the package is removed" <<< "$out"
+        check "$sc: nothing left frozen (kernel, systemd)" nothing_left
+        check "$sc: the listener stopped" [ "$(in_ct systemctl is-active standby-listener.service)" = inactive ]
+        check "$sc: standby.conf kept until the purge (a conffile)" in_ct test -f /etc/standby/standby.conf
+        sc=purge
+        out=$(in_ct dpkg -P standby 2>&1) && code=0 || code=$?
+        check "$sc: dpkg -P standby ($code)" [ "$code" = 0 ]
+        [ "$code" = 0 ] || say "$out" | tail -n 8 | sed 's/^/     /'
+        # Each path the package had, gone (directories that other packages
+        # share, such as /usr/sbin, aside: those with "standby" in their name).
+        leftover() { in_ct sh -c 'for f; do
+                        [ -e "$f" ] || [ -L "$f" ] || continue
+                        case $f in *standby*) echo "$f" ;; *) [ -d "$f" ] || echo "$f" ;; esac
+                done' sh $files; }
+        out=$(leftover)
+        check "$sc: no path of the package left ($(echo $out))" [ -z "$out" ]
+        check "$sc: no /etc/standby, no /run/standby" in_ct sh -c '! [ -e /etc/standby ] && ! [ -e /run/standby ]'
+        out=$(in_ct sh -c 'find /etc/systemd -lname "*standby*"
+                find /var/lib/systemd/deb-systemd-helper-enabled /var/lib/systemd/deb-systemd-helper-masked \
+                        -name "*standby*"' 2>/dev/null || true)
+        check "$sc: no unit enabled, nothing in deb-systemd-helper's state ($(echo $out))" [ -z "$out" ]
+        check "$sc: dpkg knows no standby" in_ct sh -c '! dpkg-query -W standby > /dev/null 2>&1'
+
+        sc="install on the running system"
+        # One line per path: type, mode, owner, link target.
+        snapshot() { in_ct sh -c 'find / -xdev \( -path /var/log -o -path /var/lib/dpkg -o -path /var/cache/debconf \
+                -o -path /var/lib/systemd \) -prune -o -printf "%y %m %u %l %p\n"
+                find /run -xdev \( -path /run/systemd -o -path /run/log -o -path /run/user \) -prune \
+                -o -printf "%y %m %u %l %p\n"
+                find /var/lib/systemd/deb-systemd-helper-enabled /var/lib/systemd/deb-systemd-helper-masked \
+                -printf "%y %m %u %l %p\n" 2>/dev/null' | sort; }
+        local before after
+        before=$(snapshot)
+        out=$(in_ct dpkg -i "$deb" 2>&1) && code=0 || code=$?
+        check "$sc: dpkg -i ($code)" [ "$code" = 0 ]
+        [ "$code" = 0 ] || say "$out" | tail -n 8 | sed 's/^/     /'
+        check "$sc: the listener started" [ "$(in_ct systemctl is-active standby-listener.service)" = active ]
+        check "$sc: and enabled" [ "$(in_ct systemctl is-enabled standby-listener.service)" = enabled ]
+        check "$sc: at the first start (no restart: the bus had the new policy)" \
+                [ "$(in_ct systemctl show -p NRestarts --value standby-listener.service)" = 0 ]
+        check "$sc: /run/standby made root's, 0700" [ "$(in_ct stat -c '%U %a' /run/standby)" = "root 700" ]
+        out=$(in_ct busctl call org.standby.Listener1 /org/standby/Listener1 org.standby.Listener1 Push ss \
+                mail.service test 2>&1 || true)
+        check "$sc: it answers a push ($out)" answered
+        check "$sc: standby not entered" [ "$(in_ct systemctl is-active standby.target standby-enter.service \
+                standby-leave.service | tr '\n' ' ')" = "inactive inactive inactive " ]
+        local during
+        during=$(snapshot)
+        check "$sc: the file list has the package's files" grep -q ' /usr/sbin/standby-listener$' <<< "$during"
+        out=$(in_ct dpkg -P standby 2>&1) && code=0 || code=$?
+        check "$sc: dpkg -P standby ($code)" [ "$code" = 0 ]
+        [ "$code" = 0 ] || say "$out" | tail -n 8 | sed 's/^/     /'
+        after=$(snapshot)
+        out=$(diff <(echo "$before") <(echo "$after") || true)
+        same() { [ -n "$before" ] && [ -z "$out" ]; }
+        check "$sc: purged, the file lists before and after are the same ($(echo "$after" | wc -l) paths)" same
+        [ -z "$out" ] || say "$out" | head -n 20 | sed 's/^/     /'
+}
+package_checks
 
 say "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
