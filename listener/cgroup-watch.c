@@ -204,12 +204,12 @@ static int on_held_events(sd_event_source *s, int fd, uint32_t revents, void *us
         if (r >= 0 && !frozen)
                 return 0;
         /* With the lock busy, it stays recorded freezing: exit thaws it all the same. */
-        if (r >= 0 && listener_lock_journal(l) >= 0) {
-                if (freeze_record(&l->m, h->cgroup, UNIT_STATE_MASK(UNIT_FREEZING), UNIT_FROZEN, 0, HOLD_REASON) > 0 &&
-                    (r = manager_save_journal(&l->m)) < 0)
+        if (r >= 0 && (r = listener_journal_begin(l)) != -EAGAIN) {
+                bool recorded = r >= 0 && freeze_record(&l->m, h->cgroup, UNIT_STATE_MASK(UNIT_FREEZING), UNIT_FROZEN,
+                                                        0, HOLD_REASON) > 0;
+                r = listener_journal_commit(l, recorded ? LISTENER_JOURNAL_RECORDED : LISTENER_JOURNAL_UNCHANGED);
+                if (r < 0)
                         log_warning_errno(r, "Cannot record %s frozen (it stays recorded freezing): %m", h->cgroup);
-                listener_cache_refresh(l);
-                manager_unlock_journal(&l->m);
         }
         for (HeldUnit **p = &w->freezing; *p; p = &(*p)->next)
                 if (*p == h) {
@@ -261,7 +261,7 @@ static void hold(Listener *l, int cg_fd, const char *cgroup) {
          * is free (listener_cgroup_watch_retry()): exit's walk thaws
          * whatever is frozen below the targets, recorded or not, so
          * freezing first loses nothing of exit's promise. */
-        r = listener_lock_journal(l);
+        r = listener_journal_begin(l);
         if (r == -EAGAIN) {
                 if (strv_contains(w->unrecorded, cgroup))
                         return;
@@ -276,21 +276,20 @@ static void hold(Listener *l, int cg_fd, const char *cgroup) {
         }
         if (r >= 0)
                 r = freeze_hold(&l->m, cgroup, cg_fd);
-        if (r > 0 && (u = journal_find_unit(l->m.journal, cgroup)) && u->state == UNIT_FREEZING &&
-            watch_freezing(watch_of(l), cg_fd, cgroup) &&
-            freeze_record(&l->m, cgroup, UNIT_STATE_MASK(UNIT_FREEZING), UNIT_FROZEN, 0, HOLD_REASON) > 0)
-                (void) manager_save_journal(&l->m);
+        /* Frozen by now: recorded so at once, saved with the hold. */
+        bool frozen = r > 0 && (u = journal_find_unit(l->m.journal, cgroup)) && u->state == UNIT_FREEZING &&
+                      watch_freezing(watch_of(l), cg_fd, cgroup) &&
+                      freeze_record(&l->m, cgroup, UNIT_STATE_MASK(UNIT_FREEZING), UNIT_FROZEN, 0, HOLD_REASON) > 0;
+        (void) listener_journal_commit(l, frozen ? LISTENER_JOURNAL_RECORDED :
+                                          r > 0  ? LISTENER_JOURNAL_SAVED : LISTENER_JOURNAL_UNCHANGED);
         if (r > 0) {
                 state_of(l)->held++;
                 log_info("Held %s: started during standby.", cgroup);
                 listener_release_timer_job(l, cg_fd, cgroup);
-                listener_cache_refresh(l);
-                listener_forget_resolved(l);
         } else if (r == 0)
                 state_of(l)->not_held++;
         else if (r != -ENOENT)
                 log_warning_errno(r, "Failed to hold %s, started during standby (it runs): %m", cgroup);
-        manager_unlock_journal(&l->m);
 }
 
 typedef struct Visit {
@@ -405,7 +404,7 @@ void listener_cgroup_watch_retry(Listener *l) {
 
         if (!w || !w->unrecorded)
                 return;
-        r = listener_lock_journal(l);
+        r = listener_journal_begin(l);
         if (r == -EAGAIN)
                 return;
         todo = TAKE_PTR(w->unrecorded);
@@ -426,9 +425,8 @@ void listener_cgroup_watch_retry(Listener *l) {
                                 state_of(l)->not_held++;
                 }
         }
-        listener_cache_refresh(l);
-        listener_forget_resolved(l);
-        manager_unlock_journal(&l->m);
+        /* freeze_hold() saved each one it held. */
+        (void) listener_journal_commit(l, LISTENER_JOURNAL_SAVED);
 }
 
 static void watch_stop(Listener *l);

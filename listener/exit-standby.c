@@ -35,6 +35,7 @@
 
 #include "listener.h"
 #include "log.h"
+#include "strv.h"
 
 void listener_forget_exit(Listener *l) {
         l->exit_source = sd_event_source_disable_unref(l->exit_source);
@@ -142,7 +143,9 @@ void listener_exit_standby(Listener *l, const char *why) {
                 return; /* one exit at a time: this event joins it */
         l->stats.exits++;
         log_info("Ending standby (%s).", why);
-        listener_logind_note_leave(l, why);
+        /* Told as LastLeave (logind.c) once standby is left. */
+        if (free_and_strdup(&l->leave_why, why) < 0)
+                log_warning("Out of memory: this leave's reason is not told.");
         if (leave_through_systemd(l) < 0)
                 exit_here(l, why);
         /* Everything in flight is the exit's now. */

@@ -52,6 +52,15 @@ typedef struct Window {
 
 typedef struct HeldJob HeldJob;
 
+/* Who freezes a unit again (refreeze.c), told when an event thaws it first
+ * (unit-state.c). */
+typedef void (*UnitReleased)(void *userdata, const char *cgroup);
+typedef struct UnitRefreezing {
+        char *cgroup;
+        UnitReleased released;
+        void *userdata;
+} UnitRefreezing;
+
 /* What the journal says of a unit, kept in memory for the event path. */
 typedef struct CachedUnit {
         char *cgroup;
@@ -129,9 +138,20 @@ typedef struct LoopSource LoopSource;
 /* How many event sources the table in sources.c may have. */
 #define LISTENER_SOURCES_MAX 16
 
+/* What a handler leaves for the dispatcher (dispatch.c), which does it
+ * once the handler returns, in this order. */
+typedef enum ListenerWork {
+        LISTENER_WORK_LOCK_FREE = 1 << 0,       /* the journal's lock came free: what waited for it */
+        LISTENER_WORK_JOURNAL_CHANGED = 1 << 1, /* l->m.journal is newer than what follows it */
+        LISTENER_WORK_RECORDS = 1 << 2,         /* thaws to record in the journal */
+        LISTENER_WORK_WINDOWS_DUE = 1 << 3,     /* windows whose end waited */
+} ListenerWork;
+
 /* The daemon: one sd-event loop, no periodic timer (only window deadlines). */
 typedef struct Listener {
         sd_event *event;
+        sd_event_source *queue_source;    /* the dispatcher, enabled while work is queued (queue.c) */
+        ListenerWork queued;
         int loop_fd;                     /* the loop's epoll: sd-event's fd and the hot sources (loop.c) */
         LoopSource *loop_dead;           /* removed hot sources, freed after the epoll batch */
         sd_bus *bus;
@@ -152,6 +172,7 @@ typedef struct Listener {
         bool step_aside;                  /* the event being dispatched yields after its thaws */
         ThawReport *reports;              /* calls waiting for their thaws through systemd */
         pid_t exit_pid;                   /* an ExitStandby= exit running in a child (exit-standby.c) */
+        char *leave_why;                  /* why the exit under way began, until standby is left (LastLeave) */
         bool leave_pending;               /* or asked of systemd, not yet begun (exit-standby.c) */
         sd_event_source *exit_source;     /* its pidfd */
         CachedUnit *cache;
@@ -160,6 +181,8 @@ typedef struct Listener {
         PendingRecord *pending;
         size_t n_pending;
         char **thaws_in_flight;           /* cgroups asked of systemd to thaw, not yet answered */
+        UnitRefreezing *refreezing;       /* units whose refreeze is in flight (unit-state.c) */
+        size_t n_refreezing;
         /* What rules asked for while standby was not (yet) active, one entry
          * per rule of late_rules (late.c): when its latest event came,
          * CLOCK_REALTIME as the journal's since, 0 for none. One a rule, so
@@ -189,6 +212,7 @@ typedef struct Listener {
         sd_bus_slot *announce_watch;     /* the last PrepareEntry caller's going (inhibit.c) */
         Statistics stats;
         void *source_states[LISTENER_SOURCES_MAX]; /* each source's own (sources.c) */
+        const struct ListenerSource *source_of_state[LISTENER_SOURCES_MAX]; /* whose, from the start on */
 } Listener;
 
 /* One event from any source, as the rules see it; unset fields are NULL/0. */
@@ -236,18 +260,55 @@ static inline bool listener_str_matches(const char *want, const char *have) {
 /* A source's state (ListenerSource.state_size bytes, its own type), from
  * before its start to after its stop; NULL outside that. */
 void *listener_source_state(Listener *l, const ListenerSource *source);
-/* GetStatistics' rows, in order: the listener's own, then each source's. */
-size_t listener_n_statistics(void);
-const char *listener_statistic_key(size_t i);
-uint64_t listener_statistic_value(Listener *l, size_t i);
+/* statistics.c: GetStatistics' rows, in order: the listener's own, then
+ * each started source's. */
+typedef int (*ListenerStatisticRow)(const char *key, uint64_t value, void *userdata);
+/* Calls row for each; stops at its first negative return, and returns it. */
+int listener_statistics_foreach(Listener *l, ListenerStatisticRow row, void *userdata);
+/* Whether every field of Statistics has exactly one row (logged if not). */
+int listener_statistics_check(void);
 /* Sets up every source, in the table's order; checks that every event
  * kind has one. */
 int listener_sources_start(Listener *l);
-/* Puts rules (loaded whole) in force and sets the sources up for them. */
-void listener_sources_reload(Listener *l, RuleSet *rules);
+/* Puts rules (loaded whole) in force and sets the sources up for them;
+ * returns the rules it replaced, which nothing points into any more (the
+ * caller's to free). */
+RuleSet *listener_sources_reload(Listener *l, RuleSet *rules);
 void listener_sources_stop(Listener *l);
 /* Whether ev matches rule, as its source says. */
 bool listener_source_matches(const Rule *rule, const Event *ev);
+
+/* queue.c: handlers queue work; the dispatcher does it. */
+/* The dispatcher runs before every other source of the loop. */
+#define LISTENER_QUEUE_PRIORITY (SD_EVENT_PRIORITY_IMPORTANT - 100)
+/* The defer source that calls dispatcher while work is queued. */
+int listener_queue_init(Listener *l, sd_event_handler_t dispatcher);
+/* Queues work: the dispatcher runs once the current handler returns. */
+void listener_enqueue(Listener *l, ListenerWork work);
+/* What is queued, no longer queued (the dispatcher's). */
+ListenerWork listener_queue_take(Listener *l);
+void listener_queue_free(Listener *l);
+
+/* dispatch.c */
+/* Sets up the dispatcher of queued work (its order: see dispatch.c). */
+int listener_dispatcher_init(Listener *l);
+
+/* journal-transaction.c: one change of the journal by the listener. */
+typedef enum ListenerJournalChange {
+        LISTENER_JOURNAL_UNCHANGED, /* nothing recorded: only unlocked */
+        LISTENER_JOURNAL_RECORDED,  /* records made (freeze_record()): saved */
+        LISTENER_JOURNAL_SAVED,     /* saved already by the engine (freeze_hold(), freeze_refreeze_begin()) */
+} ListenerJournalChange;
+/* Takes the journal's lock and loads the journal, never waiting: -EAGAIN
+ * while another process holds the lock (a manager verb may wait out
+ * FreezeTimeout under it); LISTENER_WORK_LOCK_FREE is queued when that
+ * process closes the lock file. Other errors are logged. Ended by commit,
+ * whatever it returned. */
+int listener_journal_begin(Listener *l);
+/* Saves the records (RECORDED), lets go of the lock, and, if the journal
+ * changed, queues LISTENER_WORK_JOURNAL_CHANGED. Returns the save's error
+ * (not logged), else 0. */
+int listener_journal_commit(Listener *l, ListenerJournalChange change);
 
 /* loop.c */
 /* Called when the fd turned readable (edge-triggered), before sd-event
@@ -310,9 +371,13 @@ void listener_drop_reports(Listener *l);
 /* windows.c */
 /* Opens a window: leaves are frozen again at deadline (CLOCK_MONOTONIC). */
 int listener_add_window(Listener *l, char **leaves, usec_t deadline);
-/* Windows whose end was put off for the journal's lock, tried again. */
+/* Closes the windows that ended (due), once their records are written;
+ * one whose end must wait (the journal's lock, a thaw in flight) stays due. */
 void listener_windows_retry(Listener *l);
 void listener_drop_windows(Listener *l);
+/* Re-arms windows from the journal (start, restart, standby change), the
+ * cache rebuilt from it. */
+int listener_windows_reconcile(Listener *l);
 
 /* names.c */
 /* The journal's leaves (what standby froze) that a rule's unit name stands
@@ -324,8 +389,6 @@ void listener_forget_resolved(Listener *l);
 
 /* unit-state.c: each unit's state, and its reconcile with the journal and
  * the kernel. */
-/* Re-arms windows from the journal (start, restart, standby change). */
-int listener_reconcile(Listener *l);
 /* At start: a unit the journal calls frozen but that runs (its thaw was not
  * recorded before the last listener stopped) is frozen again, so that the
  * journal holds. Returns how many. */
@@ -356,6 +419,18 @@ int listener_record_thaws(Listener *l, char **cgroups, usec_t until);
  * cancels (their records are then dropped: flush_records()). */
 int listener_unit_thaw_sent(Listener *l, const char *cgroup);
 void listener_unit_thaw_settled(Listener *l, const char *cgroup);
+/* Thaws or freezes a unit the way standby froze it: cg_fd (or freeze_fd, if
+ * >= 0) for cgroupfs, address (if not NULL) for systemd, a thaw there
+ * counted in flight until settled, and its outcome told to the call being
+ * answered (report.c). */
+int listener_unit_set_freeze(Listener *l, const char *cgroup, const char *address, int cg_fd, int freeze_fd, bool freeze);
+/* A unit whose refreeze (refreeze.c) is in flight: an event that thaws it
+ * first calls released(userdata, cgroup), from inside that thaw, and the
+ * registration ends; else it ends with refrozen (cgroup and userdata as
+ * given). -ENOMEM: not registered, and an event for it is not taken until
+ * its refreeze ends. */
+int listener_unit_refreezing(Listener *l, const char *cgroup, UnitReleased released, void *userdata);
+void listener_unit_refrozen(Listener *l, const char *cgroup, void *userdata);
 /* Whether a thaw of one of cgroups is in flight so. */
 bool listener_units_thaw_in_flight(Listener *l, char **cgroups);
 /* A thaw is recorded this long after it, once the woken service and its
@@ -367,13 +442,6 @@ bool listener_units_thaw_in_flight(Listener *l, char **cgroups);
  * Hello, BecomeMonitor): sd-bus's own timeout for a call. */
 #define LISTENER_CALL_MONITOR_TIMEOUT_USEC (25 * USEC_PER_SEC)
 #define LISTENER_RECORD_ACCURACY_USEC (1 * USEC_PER_MSEC)
-/* Takes the journal's lock and loads the journal, never waiting: -EAGAIN
- * while another process holds the lock (a manager verb may wait out
- * FreezeTimeout under it); the work is then retried when that process
- * closes the lock file (listener_lock_retry). */
-int listener_lock_journal(Listener *l);
-/* Everything put off for the lock, tried again. */
-void listener_lock_retry(Listener *l);
 /* Writes the pending thaw records to the journal (one save, under its lock). */
 void listener_flush_records(Listener *l);
 /* The same, waiting for the lock if need be (at the end). */
@@ -384,11 +452,9 @@ void listener_drop_records(Listener *l);
 /* refreeze.c */
 /* A window ends: freezes its units again if nothing superseded it, without
  * waiting (see refreeze.c); -EAGAIN while the journal's lock is another's
- * or a unit's thaw through systemd is in flight (the window is then due). */
+ * (the window is then due). The caller has written the pending records
+ * and waits for thaws of leaves in flight through systemd. */
 int listener_refreeze_start(Listener *l, char **leaves, usec_t deadline);
-/* An event thaws a unit whose refreeze is in flight: that refreeze lets go
- * of it. Returns whether one had it. */
-bool listener_refreeze_forget(Listener *l, const char *cgroup);
 /* Refreezes and guards whose journal work was put off, tried again. */
 void listener_refreeze_retry(Listener *l);
 /* Standby ended or an exit began: stops every refreeze and guard in flight
@@ -403,11 +469,19 @@ void listener_drop_refreezes(Listener *l);
  * (common/private-socket.h); the calls queued meanwhile keep their own
  * timeouts (a thaw falls back to cgroup.freeze after the one above). */
 #define LISTENER_SYSTEMD_CONNECT_TIMEOUT_USEC (5 * USEC_PER_SEC)
+/* What a thaw asked of systemd came to: r 0 thawed (by systemd, or
+ * through cgroup.freeze after all), or a negative errno, why not. */
+typedef void (*SystemdThawDone)(void *userdata, const char *cgroup, int r);
 /* Sends FreezeUnit or ThawUnit for cgroup to the manager at address, not
  * waiting for the answer. A thaw that systemd refuses, or does not answer
  * in time, is done through cgroup.freeze: a thaw never leaves a unit
- * frozen. A freeze's outcome is cgroup.events' to tell. */
-int listener_systemd_set_freeze(Listener *l, const char *address, const char *cgroup, bool freeze);
+ * frozen; its outcome goes to done (if not NULL) exactly once, from the
+ * loop, never before this returns (nor at all for a call the listener's
+ * end cancels). A freeze's outcome is cgroup.events' to tell; its failure
+ * to be sent is logged here. Returns 0, or a negative errno if nothing
+ * was asked (out of memory): then done is never called. */
+int listener_systemd_set_freeze(Listener *l, const char *address, const char *cgroup, bool freeze,
+                                SystemdThawDone done, void *userdata);
 void listener_drop_systemd_links(Listener *l);
 /* Forgets which user managers refused a connect (at the end). */
 void listener_forget_refused_links(void);
@@ -431,9 +505,6 @@ void listener_systemd_links_sync(Listener *l);
 void listener_release_timer_job(Listener *l, int cg_fd, const char *cgroup);
 /* Standby ended: drops what is under way. */
 void listener_held_jobs_drop(Listener *l);
-/* Thaws or freezes a unit the way standby froze it: cg_fd (or freeze_fd, if
- * >= 0) for cgroupfs, address (if not NULL) for systemd. */
-int listener_unit_set_freeze(Listener *l, const char *cgroup, const char *address, int cg_fd, int freeze_fd, bool freeze);
 
 /* exit-standby.c */
 /* Ends standby in a child process, whose end is a loop event; while it
@@ -493,13 +564,12 @@ void listener_announce_end(Listener *l);
 const Inhibitor *listener_blocked(Listener *l, char **ret_description);
 
 /* logind.c */
-/* The configuration's policy changed (a reload): locks and inputs follow. */
+/* The configuration's policy changed (a reload): locks follow (the input
+ * devices it wants: listener_setup_input()). */
 void listener_logind_reload(Listener *l);
 /* The first block lock on standby was taken, or the last one went: the lid
  * is logind's meanwhile, and idleness may enter again after. */
 void listener_logind_blocks_changed(Listener *l);
-/* An exit begins, for why (status's last leave). */
-void listener_logind_note_leave(Listener *l, const char *why);
 /* Standby began or ended (the journal says so). */
 void listener_logind_state_changed(Listener *l);
 /* A switch or key from any input device, for the policy. */

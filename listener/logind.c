@@ -82,7 +82,6 @@ typedef struct Logind {
         bool sleeping;                  /* between PrepareForSleep(true) and (false) */
         bool sleep_ready;               /* the freeze before this sleep is done: its lock may go */
         bool entered_for_sleep;         /* standby was entered for the sleep: left on resume */
-        bool leave_noted;               /* the leave under way said why (listener_logind_note_leave) */
         char *leave_wanted;             /* a leave asked for during the entry (its apps' delay): why */
         bool lid_closed;                /* as last read (SW_LID) */
         sd_bus_slot *lid_query;         /* logind's docking rules, asked on a lid close */
@@ -776,7 +775,6 @@ void listener_logind_reload(Listener *l) {
                 return;
         sync_locks(logind_of(l));
         idle_sync(logind_of(l));
-        (void) listener_setup_input(l);
 }
 
 void listener_logind_blocks_changed(Listener *l) {
@@ -784,15 +782,6 @@ void listener_logind_blocks_changed(Listener *l) {
                 return;
         sync_locks(logind_of(l));
         idle_sync(logind_of(l));
-}
-
-void listener_logind_note_leave(Listener *l, const char *why) {
-        Logind *lg = logind_of(l);
-
-        if (!lg)
-                return;
-        set_text(&lg->last_leave, "%s", why);
-        lg->leave_noted = true;
 }
 
 void listener_logind_state_changed(Listener *l) {
@@ -803,10 +792,8 @@ void listener_logind_state_changed(Listener *l) {
         /* Entered or left neither by the policy, a sleep nor a rule. */
         if (l->standby_active && !lg->entering && lg->sleep_pid <= 0 && !lg->sleeping)
                 set_text(&lg->last_entry, "by hand (standby.target, standby-manager enter)");
-        if (!l->standby_active && !lg->leave_noted)
-                set_text(&lg->last_leave, "by hand (standby.target, standby-manager exit)");
         if (!l->standby_active)
-                lg->leave_noted = false;
+                set_text(&lg->last_leave, "%s", l->leave_why ?: "by hand (standby.target, standby-manager exit)");
         if (l->standby_active) {
                 lg->entering = false;
                 lg->entering_timer = sd_event_source_disable_unref(lg->entering_timer);
@@ -919,7 +906,8 @@ int listener_method_power_state(sd_bus_message *msg, void *userdata, sd_bus_erro
                 PAIR("PowerKeyAlsoHeldBy", lg->power_holders ?: "");
                 PAIR("IdleHint", lg->idle_hint ? "yes" : "no");
                 PAIR("LastEntry", lg->last_entry ?: "");
-                PAIR("LastLeave", lg->last_leave ?: "");
+                /* The leave under way's, from its start. */
+                PAIR("LastLeave", l->leave_why ?: lg->last_leave ?: "");
                 PAIR("LastSleep", lg->last_sleep ?: "");
         }
 #undef PAIR

@@ -370,6 +370,10 @@ static int method_thaw(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         return listener_report_end(l);
 }
 
+static int append_statistic(const char *key, uint64_t value, void *userdata) {
+        return sd_bus_message_append(userdata, "{st}", key, value);
+}
+
 static int method_statistics(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         Listener *l = userdata;
@@ -383,8 +387,8 @@ static int method_statistics(sd_bus_message *msg, void *userdata, sd_bus_error *
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r >= 0)
                 r = sd_bus_message_open_container(reply, 'a', "{st}");
-        for (size_t i = 0; r >= 0 && i < listener_n_statistics(); i++)
-                r = sd_bus_message_append(reply, "{st}", listener_statistic_key(i), listener_statistic_value(l, i));
+        if (r >= 0)
+                r = listener_statistics_foreach(l, append_statistic, reply);
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         if (r < 0)

@@ -45,6 +45,8 @@ static void refreeze_free(Refreeze *rf) {
                 return;
         sd_event_source_disable_unref(rf->timer);
         for (size_t i = 0; i < rf->n; i++) {
+                if (!rf->units[i].dropped)
+                        listener_unit_refrozen(rf->listener, rf->units[i].cgroup, &rf->units[i]);
                 sd_event_source_disable_unref(rf->units[i].source);
                 safe_close(rf->units[i].events_fd);
                 free(rf->units[i].cgroup);
@@ -135,7 +137,7 @@ static void guard_apply(LockGuard *g) {
                 guard_unlink(g);
                 return;
         }
-        r = listener_lock_journal(l);
+        r = listener_journal_begin(l);
         if (r == -EAGAIN) {
                 g->apply_due = true; /* listener_refreeze_retry() */
                 return;
@@ -157,11 +159,9 @@ static void guard_apply(LockGuard *g) {
                 r = freeze_record(&l->m, g->holders[i], UNIT_STATE_MASK(UNIT_FROZEN), UNIT_LOCKHOLDER, 0, g->reasons[i]);
                 changed = changed || r > 0;
         }
-        if (r >= 0 && changed && (r = manager_save_journal(&l->m)) < 0)
+        r = listener_journal_commit(l, changed ? LISTENER_JOURNAL_RECORDED : LISTENER_JOURNAL_UNCHANGED);
+        if (r < 0)
                 log_error_errno(r, "Failed to record a lock holder in the journal: %m");
-        if (changed)
-                listener_cache_refresh(l);
-        manager_unlock_journal(&l->m);
         guard_unlink(g);
 }
 
@@ -220,7 +220,7 @@ static void refreeze_settle(Refreeze *rf) {
         bool changed = false;
         int r;
 
-        r = listener_lock_journal(l);
+        r = listener_journal_begin(l);
         if (r == -EAGAIN) {
                 rf->settle_due = true; /* listener_refreeze_retry() */
                 return;
@@ -236,16 +236,18 @@ static void refreeze_settle(Refreeze *rf) {
                 if (r > 0 && u->outcome == UNIT_FROZEN && (r = strv_extend(&frozen, u->cgroup)) < 0)
                         break;
         }
-        if (r >= 0 && changed)
-                r = manager_save_journal(&l->m);
+        /* Their sockets held, and the cache following, before any other
+         * event is judged (dispatch.c). */
+        if (r >= 0)
+                r = listener_journal_commit(l, changed ? LISTENER_JOURNAL_RECORDED : LISTENER_JOURNAL_UNCHANGED);
+        else
+                (void) listener_journal_commit(l, changed ? LISTENER_JOURNAL_SAVED : LISTENER_JOURNAL_UNCHANGED);
         if (r < 0)
                 log_error_errno(r, "Failed to record a window's refreeze in the journal: %m");
-        listener_cache_refresh(l);
+        /* The guard reads the copy of the journal, which the commit keeps. */
         if (r >= 0 && frozen && l->m.config->deadlock_guard && (r = guard_start(l, frozen)) < 0)
                 log_warning_errno(r, "Cannot start the deadlock guard after a refreeze: %m");
-        manager_unlock_journal(&l->m);
         refreeze_unlink(l, rf);
-        (void) listener_sync_sockets(l); /* their sockets held at once (above) */
 }
 
 static int on_events(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -306,38 +308,31 @@ static int on_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-bool listener_refreeze_forget(Listener *l, const char *cgroup) {
-        for (Refreeze *rf = l->refreezes; rf; rf = rf->next)
-                for (size_t i = 0; i < rf->n; i++) {
-                        RefreezeUnit *u = &rf->units[i];
-                        if (u->dropped || !streq(u->cgroup, cgroup))
-                                continue;
-                        if (u->outcome == UNIT_FREEZING)
-                                unit_done(u, UNIT_FREEZING);
-                        u->dropped = true;
-                        if (rf->n_pending == 0)
-                                refreeze_settle_soon(rf);
-                        return true;
-                }
-        return false;
+/* An event thawed the unit (unit-state.c, which forgot this registration):
+ * no longer this refreeze's. */
+static void on_unit_released(void *userdata, const char *cgroup) {
+        RefreezeUnit *u = userdata;
+
+        if (u->outcome == UNIT_FREEZING)
+                unit_done(u, UNIT_FREEZING);
+        u->dropped = true;
+        if (u->refreeze->n_pending == 0)
+                refreeze_settle_soon(u->refreeze);
 }
 
 int listener_refreeze_start(Listener *l, char **leaves, usec_t deadline) {
         _cleanup_strv_free_ char **due = NULL;
+        ListenerJournalChange change;
         Refreeze *rf = NULL;
         int r;
 
-        /* A unit whose ThawUnit is unanswered has no record yet, and the
-         * refreeze would take the journal's word that it is frozen: the
-         * window waits for the answer (its record then retries it). */
-        if (listener_units_thaw_in_flight(l, leaves))
-                return -EAGAIN;
-        listener_flush_records(l);
-        r = listener_lock_journal(l);
+        r = listener_journal_begin(l);
         if (r == -EAGAIN)
                 return r; /* the window waits for the lock (windows.c) */
         if (r >= 0)
                 r = freeze_refreeze_begin(&l->m, leaves, deadline, &due);
+        /* Recorded freezing (and saved) before any freeze is written. */
+        change = r > 0 ? LISTENER_JOURNAL_SAVED : LISTENER_JOURNAL_UNCHANGED;
         if (r > 0) {
                 rf = calloc(1, sizeof(Refreeze));
                 if (rf && !(rf->units = calloc((size_t) r, sizeof(RefreezeUnit))))
@@ -364,6 +359,9 @@ int listener_refreeze_start(Listener *l, char **leaves, usec_t deadline) {
                 RefreezeUnit *u = &rf->units[rf->n++];
                 *u = (RefreezeUnit) { .refreeze = rf, .cgroup = c, .events_fd = -EBADF, .outcome = UNIT_FREEZING };
                 rf->n_pending++;
+                /* An event that thaws it meanwhile takes it out of this refreeze. */
+                if (listener_unit_refreezing(l, c, on_unit_released, u) < 0)
+                        log_warning("Out of memory: an event for %s is not taken until its refreeze ends.", c);
                 r = cgroup_open(l->m.root_fd, *x, &cg);
                 if (r >= 0)
                         r = cgroup_open_events(cg, &u->events_fd);
@@ -389,11 +387,10 @@ int listener_refreeze_start(Listener *l, char **leaves, usec_t deadline) {
                 (void) on_timeout(NULL, 0, rf); /* what the timer would do, now */
         }
 finish:
-        listener_cache_refresh(l);
-        manager_unlock_journal(&l->m);
-        /* Its units' bus connections watched for calls now, not only once
-         * the journal's change comes back through inotify. */
-        (void) listener_sync_sockets(l);
+        /* Its units' bus connections watched for calls, by the dispatcher
+         * right after this handler, not only once the journal's change
+         * comes back through inotify. */
+        (void) listener_journal_commit(l, change);
         return r < 0 ? r : 0;
 }
 

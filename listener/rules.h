@@ -58,7 +58,7 @@ struct Rule {
         void *userdata;      /* for the listener's sources */
 };
 
-/* For the keys' parsers: a string key's value, replacing the last. */
+/* rule-keys.c, for the keys' parsers: a string key's value, replacing the last. */
 int rule_key_string(char **field, const char *value);
 /* What was expected, formatted into *ret_why; returns -EINVAL (-ENOMEM). */
 int rule_key_fail(char **ret_why, const char *fmt, ...) _printf_(2, 3);

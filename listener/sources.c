@@ -6,7 +6,8 @@
  * of its events. standby-listener.c, rules.c and match.c go through this
  * table: a new source is its own file plus one row here; what it keeps, its
  * statistics among it, is a state of its own type that the listener
- * allocates for it (listener_source_state()). */
+ * allocates for it (listener_source_state(), source-state.c: a source's
+ * file never names this table's). */
 #include <assert.h>
 #include <string.h>
 
@@ -48,76 +49,7 @@ const EventKind *event_kind_from_string(const char *name) {
         return NULL;
 }
 
-/* The statistics of the listener as a whole (events of every kind, thaws,
- * windows) and those more than one source counts. */
-static const ListenerStatistic core_statistics[] = {
-        LISTENER_STATISTIC(events),          LISTENER_STATISTIC(matched),       LISTENER_STATISTIC(thaws),
-        LISTENER_STATISTIC(coalesced),       LISTENER_STATISTIC(refreezes),     LISTENER_STATISTIC(exits),
-        LISTENER_STATISTIC(resyncs),         LISTENER_STATISTIC(forged),        LISTENER_STATISTIC(replayed),
-        LISTENER_STATISTIC(thaw_usec_total), LISTENER_STATISTIC(thaw_usec_max), LISTENER_STATISTIC(systemd_fallbacks),
-        LISTENER_STATISTIC(journal_busy),    LISTENER_STATISTIC(thaw_failures), LISTENER_STATISTIC(jobs_released),
-        LISTENER_STATISTIC(systemd_connects), LISTENER_STATISTIC(records),   LISTENER_STATISTIC(systemd_links),
-        LISTENER_STATISTIC(systemd_signals), LISTENER_STATISTIC(systemd_renewals), LISTENER_STATISTIC(yields),
-        {},
-};
-
-/* GetStatistics' rows: the listener's own, then each source's, with the
- * source whose state holds the counter (NULL: Statistics). */
-#define STATISTICS_MAX 64
-static struct {
-        const ListenerStatistic *row;
-        size_t source;
-} statistics[STATISTICS_MAX];
-static size_t n_statistics;
-
-static void statistics_build(void) {
-        if (n_statistics > 0)
-                return;
-        for (const ListenerStatistic *s = core_statistics; s->key; s++)
-                statistics[n_statistics++].row = s;
-        for (size_t i = 0; i < ELEMENTSOF(sources); i++)
-                for (const ListenerStatistic *s = sources[i]->statistics; s && s->key; s++) {
-                        if (n_statistics == STATISTICS_MAX)
-                                abort(); /* a table this size is a mistake in the code */
-                        statistics[n_statistics].row = s;
-                        statistics[n_statistics++].source = i + 1;
-                }
-}
-
-size_t listener_n_statistics(void) {
-        statistics_build();
-        return n_statistics;
-}
-
-const char *listener_statistic_key(size_t i) {
-        statistics_build();
-        return i < n_statistics ? statistics[i].row->key : NULL;
-}
-
-uint64_t listener_statistic_value(Listener *l, size_t i) {
-        const uint8_t *base;
-        uint64_t v;
-
-        statistics_build();
-        if (i >= n_statistics)
-                return 0;
-        base = statistics[i].source ? l->source_states[statistics[i].source - 1] : (const uint8_t *) &l->stats;
-        if (!base)
-                return 0; /* a source not started: nothing counted */
-        memcpy(&v, base + statistics[i].row->offset, sizeof(v));
-        return v;
-}
-
-void *listener_source_state(Listener *l, const ListenerSource *source) {
-        for (size_t i = 0; i < ELEMENTSOF(sources); i++)
-                if (sources[i] == source)
-                        return l->source_states[i];
-        abort(); /* a source not in the table is a mistake in the code */
-}
-
 int listener_sources_start(Listener *l) {
-        bool seen[sizeof(Statistics) / sizeof(uint64_t)] = {};
-        size_t n = 0;
         int r;
 
         static_assert(ELEMENTSOF(sources) <= LISTENER_SOURCES_MAX, "LISTENER_SOURCES_MAX too small");
@@ -125,15 +57,9 @@ int listener_sources_start(Listener *l) {
          * source lies inside its state: a counter nobody can read, or a row
          * that reads past the state, is a mistake in the code, found at the
          * first start. */
-        for (const ListenerStatistic *s = core_statistics; s->key; s++, n++) {
-                size_t k = s->offset / sizeof(uint64_t);
-                if (seen[k])
-                        return log_error_errno(-EINVAL, "Statistic %s has two rows.", s->key);
-                seen[k] = true;
-        }
-        if (n != ELEMENTSOF(seen))
-                return log_error_errno(-EINVAL, "%zu statistics of %zu have a row in listener/sources.c.", n,
-                                       ELEMENTSOF(seen));
+        r = listener_statistics_check();
+        if (r < 0)
+                return r;
         for (size_t i = 0; i < ELEMENTSOF(sources); i++)
                 for (const ListenerStatistic *s = sources[i]->statistics; s && s->key; s++)
                         if (s->offset + sizeof(uint64_t) > sources[i]->state_size)
@@ -143,6 +69,8 @@ int listener_sources_start(Listener *l) {
         /* Every state first: a source's code may run (its reload, a sync
          * that the journal brings) once any source has started. */
         for (size_t i = 0; i < ELEMENTSOF(sources); i++)
+                l->source_of_state[i] = sources[i];
+        for (size_t i = 0; i < ELEMENTSOF(sources); i++)
                 if (sources[i]->state_size > 0 && !(l->source_states[i] = calloc(1, sources[i]->state_size)))
                         return log_error_errno(-ENOMEM, "Cannot set up the %s events: %m", sources[i]->name);
         for (size_t i = 0; i < ELEMENTSOF(sources); i++)
@@ -151,16 +79,18 @@ int listener_sources_start(Listener *l) {
         return 0;
 }
 
-void listener_sources_reload(Listener *l, RuleSet *rules) {
+RuleSet *listener_sources_reload(Listener *l, RuleSet *rules) {
+        RuleSet *old = l->rules;
+
         for (size_t i = 0; i < ELEMENTSOF(sources); i++)
                 if (sources[i]->before_reload)
                         sources[i]->before_reload(l);
         listener_forget_resolved(l);
-        rule_set_free(l->rules);
         l->rules = rules;
         for (size_t i = 0; i < ELEMENTSOF(sources); i++)
                 if (sources[i]->reload)
                         (void) sources[i]->reload(l);
+        return old;
 }
 
 void listener_sources_stop(Listener *l) {
@@ -169,8 +99,4 @@ void listener_sources_stop(Listener *l) {
                         sources[i - 1]->stop(l);
         for (size_t i = 0; i < ELEMENTSOF(sources); i++)
                 l->source_states[i] = mfree(l->source_states[i]);
-}
-
-bool listener_source_matches(const Rule *rule, const Event *ev) {
-        return rule->event == ev->kind && rule->event->matches(rule, ev);
 }

@@ -91,13 +91,16 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
                 (void) sd_notify(false, buf);
                 reload_policy(l);
                 /* All or nothing: a rule set that does not load changes nothing. */
-                if (rules_load(l->rules_dirs, true, &set, &error) < 0)
+                if (rules_load(l->rules_dirs, true, &set, &error) < 0) {
                         log_error("Reload refused, keeping the %zu rules in force: %s", l->rules->n_rules,
                                   error ? error : "cannot load the rules");
-                else {
+                        /* The input devices the new policy wants (the
+                         * sources' reload below does it with the rules). */
+                        (void) listener_setup_input(l);
+                } else {
                         warn_processless(set);
                         listener_forget_late(l); /* kept per rule of the old set */
-                        listener_sources_reload(l, TAKE_PTR(set));
+                        rule_set_free(listener_sources_reload(l, TAKE_PTR(set)));
                         log_info("Reloaded %zu rules.", l->rules->n_rules);
                 }
                 if (!listener_call_monitor_says_ready(l))
@@ -115,28 +118,27 @@ static int state_changed(Listener *l) {
 
         /* Without the lock: blocking on the manager mid-enter would make the
          * listener itself a lock waiter the deadlock guard has to look at. */
-        if (manager_read_journal(&l->m) >= 0) {
+        if (manager_read_journal(&l->m) >= 0)
                 l->standby_active = l->m.journal->phase == JOURNAL_ACTIVE;
-                listener_cache_refresh(l);
-        }
         manager_unlock_journal(&l->m);
-        /* Units frozen or thawed by anyone: hold or drop their sockets. */
-        (void) listener_sync_sockets(l);
-        (void) listener_cgroup_watch_sync(l);
+        /* Units frozen or thawed by anyone: what follows the journal (their
+         * sockets held or dropped, the cgroup watch) is the dispatcher's,
+         * right after this handler. */
+        listener_enqueue(l, LISTENER_WORK_JOURNAL_CHANGED);
         /* Left, everything thawed: apps are told (if they were told it began). */
         if (l->m.journal && l->m.journal->phase == JOURNAL_NONE)
                 listener_announce_end(l);
         if (l->standby_active == was)
                 return 0;
         listener_logind_state_changed(l);
+        if (!l->standby_active)
+                l->leave_why = mfree(l->leave_why); /* told (LastLeave) */
         log_info("Standby %s.", l->standby_active ? "entered" : "left");
         if (l->standby_active) {
-                int r = listener_reconcile(l);
                 /* Its copy of the journal is a new generation of the cache,
-                 * which the socket source's thaw-first sets must follow, or
-                 * the first socket event of the standby would wait for its
-                 * dispatch. */
-                (void) listener_sync_sockets(l);
+                 * which the socket source's thaw-first sets follow (queued
+                 * above) before the first socket event of the standby. */
+                int r = listener_windows_reconcile(l);
                 listener_replay_late(l);
                 return r;
         }
@@ -330,6 +332,9 @@ static int run_daemon(const char *config_path, const char *state_dir, const char
                 r = listener_loop_init(&l);
         if (r < 0)
                 goto fail;
+        r = listener_dispatcher_init(&l);
+        if (r < 0)
+                goto finish;
         sigset_t mask;
         sigemptyset(&mask);
         sigaddset(&mask, SIGTERM);
@@ -352,7 +357,7 @@ static int run_daemon(const char *config_path, const char *state_dir, const char
         r = listener_enforce_journal(&l);
         if (r < 0 && r != -EBADMSG && r != -EFBIG)
                 goto fail;
-        r = listener_reconcile(&l);
+        r = listener_windows_reconcile(&l);
         if (r == -EBADMSG || r == -EFBIG) {
                 if (!l.m.journal && !(l.m.journal = journal_new())) {
                         r = -ENOMEM;
@@ -402,6 +407,8 @@ finish:
         sd_event_source_disable_unref(l.state_parent_watch);
         sd_event_source_disable_unref(l.state_rewatch);
         listener_drop_systemd_links(&l);
+        listener_queue_free(&l);
+        free(l.leave_why);
         strv_free(l.thaws_in_flight);
         listener_forget_refused_links();
         sd_bus_flush_close_unref(l.bus);

@@ -27,6 +27,7 @@
 #include "unit-name.h"
 
 typedef struct SystemdCall SystemdCall;
+typedef struct ThawOutcome ThawOutcome;
 typedef struct LinkWaiter LinkWaiter;
 
 /* One that waits for a link to take calls (listener_systemd_acquire). */
@@ -79,7 +80,7 @@ struct SystemdCall {
         char *cgroup;
         bool freeze;
         bool settled;             /* thawed through cgroup.freeze already: the answer is moot */
-        bool in_flight;           /* a thaw counted in flight (unit-state.c), to be settled once */
+        ThawOutcome *outcome;     /* a thaw's, for its caller, until settled */
         uint64_t link;            /* the link it holds, from sending to its end; 0: none */
         sd_event_source *timer;   /* a thaw's own deadline (see listener_systemd_set_freeze) */
 };
@@ -583,40 +584,101 @@ void listener_systemd_links_sync(Listener *l) {
         }
 }
 
-/* A thaw asked of systemd ended, r its outcome: the call that asked for it
- * is told (report.c), and the unit's record may go (unit-state.c). */
-static void thaw_settled(Listener *l, const char *cgroup, bool in_flight, int r) {
-        listener_report_settled(l, cgroup, r);
-        if (in_flight)
-                listener_unit_thaw_settled(l, cgroup);
+/* What a thaw came to (r: 0 thawed, by systemd or through cgroup.freeze,
+ * or why not), told to whoever asked for it from the loop: from a defer
+ * source of its own, never from inside listener_systemd_set_freeze(), even
+ * when the call fails at once. Made with the call, so that telling cannot
+ * fail for want of memory; the call owns it until settled, then the loop
+ * does (a floating source, whose destroy callback frees it). */
+struct ThawOutcome {
+        SystemdThawDone done;
+        void *userdata;
+        char *cgroup;
+        int r;
+        sd_event_source *source;
+};
+
+static void outcome_free(void *userdata) {
+        ThawOutcome *o = userdata;
+
+        free(o->cgroup);
+        free(o);
+}
+
+static int on_outcome(sd_event_source *s, void *userdata) {
+        ThawOutcome *o = userdata;
+
+        o->done(o->userdata, o->cgroup, o->r);
+        /* The loop's reference, the only one: freed (o too) once this returns. */
+        (void) sd_event_source_set_floating(s, false);
+        return 0;
+}
+
+static int outcome_new(Listener *l, const char *cgroup, SystemdThawDone done, void *userdata, ThawOutcome **ret) {
+        ThawOutcome *o = calloc(1, sizeof(ThawOutcome));
+        int r;
+
+        if (!o)
+                return -ENOMEM;
+        *o = (ThawOutcome) { .done = done, .userdata = userdata, .cgroup = strdup(cgroup) };
+        if (!o->cgroup) {
+                outcome_free(o);
+                return -ENOMEM;
+        }
+        r = sd_event_add_defer(l->event, &o->source, on_outcome, o);
+        if (r < 0) {
+                outcome_free(o);
+                return r;
+        }
+        (void) sd_event_source_set_destroy_callback(o->source, outcome_free);
+        (void) sd_event_source_set_enabled(o->source, SD_EVENT_OFF);
+        /* Told before other events are judged, as the dispatcher is. */
+        (void) sd_event_source_set_priority(o->source, LISTENER_QUEUE_PRIORITY);
+        *ret = o;
+        return 0;
+}
+
+/* The call's thaw ended (r): its outcome goes to the loop, once. */
+static void thaw_settled(SystemdCall *c, int r) {
+        ThawOutcome *o = TAKE_PTR(c->outcome);
+
+        if (!o)
+                return;
+        o->r = r;
+        (void) sd_event_source_set_enabled(o->source, SD_EVENT_ONESHOT);
+        (void) sd_event_source_set_floating(o->source, true);
+        sd_event_source_unref(o->source);
 }
 
 /* The thaw through cgroup.freeze that replaces one systemd did not do:
  * counted (systemd_fallbacks), and, if it fails too, logged and counted as
- * a failure (thaw_failures); its outcome goes to the reply of the call
- * that asked for it, if one did (report.c). */
-static void thaw_directly(Listener *l, const char *cgroup, bool in_flight) {
+ * a failure (thaw_failures); its outcome goes to the caller. */
+static void thaw_directly(SystemdCall *c) {
+        Listener *l = c->listener;
         _cleanup_close_ int fd = -EBADF;
         int r;
 
-        r = cgroup_open(l->m.root_fd, cgroup, &fd);
+        c->settled = true;
+        r = cgroup_open(l->m.root_fd, c->cgroup, &fd);
         if (r >= 0)
                 r = cgroup_set_freeze(fd, false);
         if (r == -ENOENT || r == -ENODEV) {
-                thaw_settled(l, cgroup, in_flight, -ENOENT); /* gone: nothing to thaw */
+                thaw_settled(c, -ENOENT); /* gone: nothing to thaw */
                 return;
         }
         if (r < 0) {
-                log_error_errno(r, "Failed to thaw %s through cgroup.freeze: %m", cgroup);
+                log_error_errno(r, "Failed to thaw %s through cgroup.freeze: %m", c->cgroup);
                 l->stats.thaw_failures++;
         } else
                 l->stats.systemd_fallbacks++;
-        thaw_settled(l, cgroup, in_flight, r);
+        thaw_settled(c, r);
 }
 
 static void call_free(void *userdata) {
         SystemdCall *c = userdata;
         sd_event_source_disable_unref(c->timer);
+        if (c->outcome) /* never settled (the listener ends): nobody is told */
+                sd_event_source_disable_unref(c->outcome->source);
         if (c->link > 0)
                 listener_systemd_release(c->listener, c->link);
         free(c->address);
@@ -629,10 +691,9 @@ static int on_thaw_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         char tbuf[32];
 
         c->timer = sd_event_source_disable_unref(c->timer);
-        c->settled = true;
         log_warning("%s: systemd did not answer ThawUnit within %s; thawing it through cgroup.freeze.", c->cgroup,
                     format_duration(tbuf, sizeof(tbuf), LISTENER_SYSTEMD_TIMEOUT_USEC));
-        thaw_directly(c->listener, c->cgroup, c->in_flight);
+        thaw_directly(c);
         return 0;
 }
 
@@ -645,7 +706,7 @@ static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) 
                 return 0;
         if (!e) {
                 if (!c->freeze)
-                        thaw_settled(c->listener, c->cgroup, c->in_flight, 0);
+                        thaw_settled(c, 0);
                 return 0;
         }
         /* systemd's view, not the kernel's: a unit stopped while frozen (its
@@ -655,7 +716,7 @@ static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) 
                 if (!c->freeze) {
                         log_warning("%s: systemd says %s is not active; thawing it through cgroup.freeze.", c->cgroup,
                                     unit_name_of_cgroup(c->cgroup));
-                        thaw_directly(c->listener, c->cgroup, c->in_flight);
+                        thaw_directly(c);
                 }
                 return 0;
         }
@@ -665,38 +726,31 @@ static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) 
         }
         log_warning("%s: systemd did not thaw it (%s); thawing it through cgroup.freeze.", c->cgroup,
                     e->message ?: e->name);
-        thaw_directly(c->listener, c->cgroup, c->in_flight);
+        thaw_directly(c);
         return 0;
 }
-
-/* While listener_systemd_set_freeze() asks for its link: where a call
- * that fails at once leaves its error, for the caller. */
-static int *early_error;
 
 /* A call that could not be sent (r): a thaw is done through cgroup.freeze
  * (unless its timer did that already), a freeze is left to cgroup.events. */
 static void call_failed(SystemdCall *c, int r) {
-        Listener *l = c->listener;
-        _cleanup_free_ char *cgroup = TAKE_PTR(c->cgroup), *a = TAKE_PTR(c->address);
-        const char *address = a ?: "(its socket)";
-        bool freeze = c->freeze, settled = c->settled, in_flight = c->in_flight;
+        const char *address = c->address ?: "(its socket)";
 
-        call_free(c);
-        if (early_error)
-                *early_error = r;
-        if (r == -ECANCELED) /* the listener ends */
+        if (r == -ECANCELED) { /* the listener ends */
+                call_free(c);
                 return;
+        }
         if (r == link_refused(address)) /* logged once, when refused */
-                log_debug("%s: the systemd manager at %s refused a connect lately: %s", cgroup, address,
+                log_debug("%s: the systemd manager at %s refused a connect lately: %s", c->cgroup, address,
                           private_socket_strerror(r));
-        else if (freeze)
-                log_warning_errno(r, "%s: cannot ask the systemd manager at %s to freeze it: %s", cgroup, address,
+        else if (c->freeze)
+                log_warning_errno(r, "%s: cannot ask the systemd manager at %s to freeze it: %s", c->cgroup, address,
                                   private_socket_strerror(r));
-        else if (!settled)
+        else if (!c->settled)
                 log_warning_errno(r, "%s: cannot ask the systemd manager at %s to thaw it (%s); thawing it through "
-                                  "cgroup.freeze.", cgroup, address, private_socket_strerror(r));
-        if (!freeze && !settled)
-                thaw_directly(l, cgroup, in_flight);
+                                  "cgroup.freeze.", c->cgroup, address, private_socket_strerror(r));
+        if (!c->freeze && !c->settled)
+                thaw_directly(c);
+        call_free(c);
 }
 
 /* Its link takes calls (bus), or will not (r). */
@@ -726,25 +780,18 @@ static void call_ready(void *userdata, sd_bus *bus, uint64_t link, int r) {
         sd_bus_slot_unref(slot);
 }
 
-int listener_systemd_set_freeze(Listener *l, const char *address, const char *cgroup, bool freeze) {
+int listener_systemd_set_freeze(Listener *l, const char *address, const char *cgroup, bool freeze,
+                                SystemdThawDone done, void *userdata) {
         SystemdCall *c;
-        int early = 0, *outer = early_error, r;
+        int r;
 
         c = calloc(1, sizeof(SystemdCall));
         if (!c)
                 return -ENOMEM;
         *c = (SystemdCall) { .listener = l, .address = strdup(address), .cgroup = strdup(cgroup), .freeze = freeze };
-        if (!c->cgroup || !c->address) {
-                call_free(c);
-                if (!freeze)
-                        thaw_directly(l, cgroup, false);
-                return freeze ? -ENOMEM : 0;
-        }
-        r = 0;
-        if (!freeze) { /* settled once, by its answer or its fallback */
-                r = listener_unit_thaw_sent(l, cgroup);
-                c->in_flight = r >= 0;
-        }
+        r = c->cgroup && c->address ? 0 : -ENOMEM;
+        if (r >= 0 && !freeze && done)
+                r = outcome_new(l, cgroup, done, userdata, &c->outcome);
         /* A freeze gets as long as any freeze (FreezeTimeout judges it, by
          * cgroup.events); a thaw only a moment, timed by a loop timer of its
          * own: sd-bus times a call only once its connection is up, and a
@@ -753,19 +800,13 @@ int listener_systemd_set_freeze(Listener *l, const char *address, const char *cg
         if (r >= 0 && !freeze) /* absolute: sd_event_now() is stale on the loop's hot path (loop.c) */
                 r = sd_event_add_time(l->event, &c->timer, CLOCK_MONOTONIC,
                                       now_usec(CLOCK_MONOTONIC) + LISTENER_SYSTEMD_TIMEOUT_USEC, 0, on_thaw_timeout, c);
-        early_error = &early;
-        if (r >= 0)
-                r = listener_systemd_acquire(l, address, call_ready, c); /* sent now, or once connected */
+        if (r < 0) {
+                /* Nothing asked, nobody told: the caller's to do. */
+                call_free(c);
+                return r;
+        }
+        r = listener_systemd_acquire(l, address, call_ready, c); /* sent now, or once connected */
         if (r < 0)
                 call_failed(c, r);
-        early_error = outer;
-        return freeze ? early : 0;
-}
-
-int listener_unit_set_freeze(Listener *l, const char *cgroup, const char *address, int cg_fd, int freeze_fd, bool freeze) {
-        if (address)
-                return listener_systemd_set_freeze(l, address, cgroup, freeze);
-        if (freeze_fd >= 0)
-                return cgroup_write_freeze(freeze_fd, freeze);
-        return cgroup_set_freeze(cg_fd, freeze);
+        return 0;
 }

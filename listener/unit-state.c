@@ -130,8 +130,6 @@ void listener_cache_refresh(Listener *l) {
                 free(old[k].systemd);
         }
         free(old);
-        /* Each manager's spare connected now, off the event's path. */
-        listener_systemd_links_sync(l);
 }
 
 static void free_records(Listener *l) {
@@ -147,48 +145,6 @@ void listener_drop_records(Listener *l) {
                 (void) sd_event_source_set_enabled(l->record_source, SD_EVENT_OFF);
 }
 
-static int on_lock_released(sd_event_source *s, const struct inotify_event *ev, void *userdata) {
-        Listener *l = userdata;
-
-        l->lock_watch = sd_event_source_disable_unref(l->lock_watch);
-        listener_lock_retry(l);
-        return 0;
-}
-
-int listener_lock_journal(Listener *l) {
-        char path[PATH_MAX];
-        int r;
-
-        for (int attempt = 0; l->m.lock_fd < 0; attempt++) {
-                r = journal_lock(l->m.state_fd, LOCK_EX | LOCK_NB, &l->m.lock_fd);
-                if (r >= 0)
-                        break;
-                if (r != -EWOULDBLOCK)
-                        return log_error_errno(r, "Failed to lock the journal in %s: %m", l->m.state_dir);
-                if (attempt > 0 || l->lock_watch) {
-                        l->stats.journal_busy++;
-                        return -EAGAIN;
-                }
-                /* Told when its holder closes the lock file (a process that
-                 * ends closes it too); tried once more after the watch is in
-                 * place, so that a release in between is not missed. */
-                snprintf(path, sizeof(path), "%s/" JOURNAL_LOCK_FILE, l->m.state_dir);
-                r = sd_event_add_inotify(l->event, &l->lock_watch, path, IN_CLOSE_WRITE | IN_CLOSE_NOWRITE,
-                                         on_lock_released, l);
-                if (r < 0)
-                        return log_error_errno(r, "Cannot watch %s: %m", path);
-        }
-        l->lock_watch = sd_event_source_disable_unref(l->lock_watch);
-        return manager_lock_journal(&l->m, true);
-}
-
-void listener_lock_retry(Listener *l) {
-        listener_flush_records(l);
-        listener_windows_retry(l);
-        listener_refreeze_retry(l);
-        listener_cgroup_watch_retry(l);
-}
-
 /* Writes the pending records, but not those of thaws still in flight
  * through systemd: they stay pending until settled
  * (listener_unit_thaw_settled() arms the timer again), or, at the end
@@ -202,11 +158,11 @@ static void flush_records(Listener *l, bool wait) {
 
         if (l->n_pending == 0)
                 return;
-        r = wait ? manager_lock_journal(&l->m, true) : listener_lock_journal(l);
+        r = wait ? manager_lock_journal(&l->m, true) : listener_journal_begin(l);
         if (r == -EAGAIN)
                 return; /* kept, for when the lock is free */
+        size_t changed = 0;
         if (r >= 0) {
-                size_t changed = 0;
                 for (size_t k = 0; k < l->n_pending; k++) {
                         /* Not if standby ended, or began anew, since the thaw. */
                         if (l->m.journal->phase != JOURNAL_ACTIVE || l->m.journal->since != l->pending[k].since) {
@@ -234,13 +190,15 @@ static void flush_records(Listener *l, bool wait) {
                                           UNIT_THAWED, l->pending[k].until, NULL);
                         changed += r > 0;
                 }
-                r = changed > 0 ? manager_save_journal(&l->m) : 0;
+        }
+        if (r >= 0) {
+                r = listener_journal_commit(l, changed > 0 ? LISTENER_JOURNAL_RECORDED : LISTENER_JOURNAL_UNCHANGED);
                 if (r < 0)
                         log_error_errno(r, "Failed to record a thaw in the journal: %m");
                 else
                         l->stats.records += changed;
-        }
-        manager_unlock_journal(&l->m);
+        } else
+                (void) listener_journal_commit(l, LISTENER_JOURNAL_UNCHANGED);
         if (kept > 0) {
                 /* The rest are written (or lost with a failed save): the
                  * kept ones stay, for when their thaws settle. */
@@ -252,10 +210,9 @@ static void flush_records(Listener *l, bool wait) {
                  * due since its thaw settled (on_record()). */
                 free_records(l);
         /* A thaw overtaken by others: the in-memory view goes back to the
-         * journal's (the watches follow at the next journal change, as the
-         * manager's refreeze that overtook it is one). */
+         * journal's. */
         if (skipped && r >= 0)
-                listener_cache_refresh(l);
+                listener_enqueue(l, LISTENER_WORK_JOURNAL_CHANGED);
 }
 
 void listener_flush_records(Listener *l) {
@@ -268,10 +225,9 @@ void listener_flush_records_wait(Listener *l) {
 
 /* The pending records, then the windows that ended while a thaw of theirs
  * was in flight through systemd (due), now that it settled and is
- * recorded. */
+ * recorded: the dispatcher's, in that order. */
 static int on_record(sd_event_source *s, uint64_t usec, void *userdata) {
-        listener_flush_records(userdata);
-        listener_windows_retry(userdata);
+        listener_enqueue(userdata, LISTENER_WORK_RECORDS | LISTENER_WORK_WINDOWS_DUE);
         return 0;
 }
 
@@ -295,6 +251,50 @@ static int arm_record(Listener *l) {
         return r;
 }
 
+int listener_unit_refreezing(Listener *l, const char *cgroup, UnitReleased released, void *userdata) {
+        UnitRefreezing *n = reallocarray(l->refreezing, l->n_refreezing + 1, sizeof(UnitRefreezing));
+
+        if (!n)
+                return -ENOMEM;
+        l->refreezing = n;
+        n[l->n_refreezing] = (UnitRefreezing) { .cgroup = strdup(cgroup), .released = released, .userdata = userdata };
+        if (!n[l->n_refreezing].cgroup)
+                return -ENOMEM;
+        l->n_refreezing++;
+        return 0;
+}
+
+static void refreezing_forget(Listener *l, size_t i) {
+        free(l->refreezing[i].cgroup);
+        memmove(&l->refreezing[i], &l->refreezing[i + 1], (l->n_refreezing - i - 1) * sizeof(UnitRefreezing));
+        if (--l->n_refreezing == 0)
+                l->refreezing = mfree(l->refreezing);
+}
+
+void listener_unit_refrozen(Listener *l, const char *cgroup, void *userdata) {
+        for (size_t i = 0; i < l->n_refreezing; i++)
+                if (l->refreezing[i].userdata == userdata && streq(l->refreezing[i].cgroup, cgroup)) {
+                        refreezing_forget(l, i);
+                        return;
+                }
+}
+
+/* A unit freezing again that an event thaws: whoever freezes it lets go of
+ * it. Returns whether anyone did (else it is not the listener's to thaw:
+ * an enter or a hold freezes it). */
+static bool unit_release(Listener *l, const char *cgroup) {
+        for (size_t i = 0; i < l->n_refreezing; i++)
+                if (streq(l->refreezing[i].cgroup, cgroup)) {
+                        UnitRefreezing r = l->refreezing[i];
+                        l->refreezing[i].cgroup = NULL;
+                        refreezing_forget(l, i);
+                        r.released(r.userdata, cgroup);
+                        free(r.cgroup);
+                        return true;
+                }
+        return false;
+}
+
 /* The one place that thaws a unit for an event: from its state, whether it
  * is to be thawed (frozen; thawed, with its window over; freezing again,
  * its refreeze in flight, which then lets go of it), the thaw written the
@@ -311,7 +311,7 @@ int listener_unit_thaw(Listener *l, const char *cgroup, usec_t now, usec_t until
         if (c->state == UNIT_THAWED && (c->thaw_until == USEC_INFINITY || c->thaw_until > now))
                 return 0;
         if (c->state != UNIT_FROZEN && c->state != UNIT_THAWED &&
-            !(c->state == UNIT_FREEZING && listener_refreeze_forget(l, c->cgroup)))
+            !(c->state == UNIT_FREEZING && unit_release(l, c->cgroup)))
                 return 0;
         if (c->fd < 0 && (r = cgroup_open(l->m.root_fd, c->cgroup, &c->fd)) < 0)
                 return r == -ENOENT ? r : log_warning_errno(r, "Failed to open %s to thaw it: %m", c->cgroup);
@@ -368,6 +368,36 @@ void listener_unit_thaw_settled(Listener *l, const char *cgroup) {
                 log_warning_errno(r, "Cannot schedule the record of %s's thaw: %m; it waits for the next one.", cgroup);
 }
 
+/* A thaw asked of systemd settled: the call that asked for it is told
+ * (report.c), and the unit's record may go. */
+static void on_systemd_thaw(void *userdata, const char *cgroup, int r) {
+        Listener *l = userdata;
+
+        listener_report_settled(l, cgroup, r);
+        listener_unit_thaw_settled(l, cgroup);
+}
+
+int listener_unit_set_freeze(Listener *l, const char *cgroup, const char *address, int cg_fd, int freeze_fd, bool freeze) {
+        int r;
+
+        if (address && freeze)
+                return listener_systemd_set_freeze(l, address, cgroup, true, NULL, NULL);
+        if (address) {
+                /* Settled once, by its answer or its fallback. */
+                r = listener_unit_thaw_sent(l, cgroup);
+                if (r >= 0)
+                        r = listener_systemd_set_freeze(l, address, cgroup, false, on_systemd_thaw, l);
+                if (r >= 0)
+                        return 0;
+                listener_unit_thaw_settled(l, cgroup);
+                /* Nothing asked of systemd: thawed here, as its fallback would. */
+                log_warning_errno(r, "%s: cannot ask systemd to thaw it (%m); thawing it through cgroup.freeze.", cgroup);
+        }
+        if (freeze_fd >= 0)
+                return cgroup_write_freeze(freeze_fd, freeze);
+        return cgroup_set_freeze(cg_fd, freeze);
+}
+
 int listener_record_thaws(Listener *l, char **cgroups, usec_t until) {
         int r;
 
@@ -410,33 +440,4 @@ int listener_enforce_journal(Listener *l) {
         }
         manager_unlock_journal(&l->m);
         return r < 0 ? r : (int) n;
-}
-
-int listener_reconcile(Listener *l) {
-        usec_t now = now_usec(CLOCK_MONOTONIC);
-        int r;
-
-        listener_drop_windows(l);
-        listener_drop_refreezes(l);
-        r = manager_read_journal(&l->m);
-        if (r < 0)
-                return r;
-        l->standby_active = l->m.journal->phase == JOURNAL_ACTIVE;
-        listener_cache_refresh(l);
-        listener_forget_resolved(l);
-        /* Windows opened before a restart close on time (or now, if overdue). */
-        for (size_t i = 0; l->standby_active && i < l->m.journal->n_units; i++) {
-                JournalUnit *u = &l->m.journal->units[i];
-                char *one[] = { u->cgroup, NULL };
-
-                if (u->state != UNIT_THAWED || u->thaw_until == USEC_INFINITY || u->thaw_until == 0)
-                        continue;
-                r = listener_add_window(l, one, MAX(u->thaw_until, now));
-                if (r < 0)
-                        break;
-                /* freeze_refreeze_due() matches on the exact deadline. */
-                l->windows->deadline = u->thaw_until;
-        }
-        manager_unlock_journal(&l->m);
-        return r < 0 ? r : 0;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Thaw windows: one sd-event timer per thaw, at its deadline, which starts
- * the refreeze of its units (refreeze.c); the only timers the listener has
- * while idle in standby. */
+/* Thaw windows: one sd-event timer per thaw, at its deadline, which
+ * queues its end for the dispatcher, which starts the refreeze of its
+ * units (refreeze.c); the only timers the listener has while idle in
+ * standby. And their reconcile with the journal. */
 #include "listener.h"
 #include "strv.h"
 
@@ -31,18 +32,26 @@ void listener_drop_windows(Listener *l) {
         }
 }
 
-static int on_window_end(sd_event_source *s, uint64_t usec, void *userdata) {
-        Window *w = userdata;
-        Listener *l = w->listener;
-
-        /* Started here, finished by loop events (refreeze.c); or, while
-         * another process holds the journal's lock, once it lets go; or,
-         * while a unit's ThawUnit is unanswered, once it is recorded. */
-        if (listener_refreeze_start(l, w->leaves, w->deadline) == -EAGAIN) {
+/* Closes a window: starts the refreeze of its units (refreeze.c), whose
+ * end loop events bring. It waits, due, while another process holds the
+ * journal's lock, or while a unit's ThawUnit is unanswered: that unit has
+ * no record yet, and the refreeze would take the journal's word that it is
+ * frozen (its record, once settled, queues the window again). The
+ * dispatcher calls this after writing the pending records. */
+static void window_close(Listener *l, Window *w) {
+        if (listener_units_thaw_in_flight(l, w->leaves) ||
+            listener_refreeze_start(l, w->leaves, w->deadline) == -EAGAIN) {
                 w->due = true;
-                return 0;
+                return;
         }
         window_unlink(l, w);
+}
+
+static int on_window_end(sd_event_source *s, uint64_t usec, void *userdata) {
+        Window *w = userdata;
+
+        w->due = true;
+        listener_enqueue(w->listener, LISTENER_WORK_WINDOWS_DUE);
         return 0;
 }
 
@@ -74,6 +83,35 @@ void listener_windows_retry(Listener *l) {
         for (Window *w = l->windows, *next; w; w = next) {
                 next = w->next;
                 if (w->due)
-                        (void) on_window_end(w->timer, 0, w);
+                        window_close(l, w);
         }
+}
+
+int listener_windows_reconcile(Listener *l) {
+        usec_t now = now_usec(CLOCK_MONOTONIC);
+        int r;
+
+        listener_drop_windows(l);
+        listener_drop_refreezes(l);
+        r = manager_read_journal(&l->m);
+        if (r < 0)
+                return r;
+        l->standby_active = l->m.journal->phase == JOURNAL_ACTIVE;
+        listener_cache_refresh(l);
+        listener_forget_resolved(l);
+        /* Windows opened before a restart close on time (or now, if overdue). */
+        for (size_t i = 0; l->standby_active && i < l->m.journal->n_units; i++) {
+                JournalUnit *u = &l->m.journal->units[i];
+                char *one[] = { u->cgroup, NULL };
+
+                if (u->state != UNIT_THAWED || u->thaw_until == USEC_INFINITY || u->thaw_until == 0)
+                        continue;
+                r = listener_add_window(l, one, MAX(u->thaw_until, now));
+                if (r < 0)
+                        break;
+                /* freeze_refreeze_due() matches on the exact deadline. */
+                l->windows->deadline = u->thaw_until;
+        }
+        manager_unlock_journal(&l->m);
+        return r < 0 ? r : 0;
 }

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The dispatcher: the one place that acts on what handlers queued
+ * (queue.c), once per turn of the loop, right after the handler that queued
+ * it and before any other event is judged. Handlers (event sources, timers,
+ * completions, the journal's transactions) never call one another for what
+ * follows a change; they queue it, and this runs it in a fixed order:
+ *
+ *   1. LOCK_FREE: the journal's lock came free. What was put off for it:
+ *      settled refreezes and deadlock guards (refreeze.c), units held
+ *      meanwhile (cgroup-watch.c). Their journal changes join step 2.
+ *   2. JOURNAL_CHANGED: the listener's copy of the journal is newer than
+ *      what follows it: the unit cache (and what a rule's unit name stands
+ *      for), the sockets held for frozen units, the cgroup watch, the
+ *      spare links to the managers that froze units.
+ *   3. RECORDS: thaws done and not yet in the journal are recorded.
+ *   4. WINDOWS_DUE: windows that ended close (their refreezes start),
+ *      after the records of step 3; one whose end must wait (for the
+ *      lock, or for a thaw in flight through systemd to settle and be
+ *      recorded) stays due until queued again.
+ *
+ * Work that 3 and 4 queue (their journal changes) runs at once in the next
+ * turn, again before any event. An event's own thaw never waits for this:
+ * only what follows it (its record, its window's end) does. */
+#include "listener.h"
+#include "log.h"
+
+static int on_dispatch(sd_event_source *s, void *userdata) {
+        Listener *l = userdata;
+        ListenerWork work = listener_queue_take(l);
+
+        if (work & LISTENER_WORK_LOCK_FREE) {
+                listener_refreeze_retry(l);
+                listener_cgroup_watch_retry(l);
+                /* And records and windows that waited for the lock. */
+                work |= LISTENER_WORK_RECORDS | LISTENER_WORK_WINDOWS_DUE | listener_queue_take(l);
+        }
+        if (work & LISTENER_WORK_JOURNAL_CHANGED) {
+                listener_cache_refresh(l);
+                (void) listener_sync_sockets(l);
+                (void) listener_cgroup_watch_sync(l);
+                listener_systemd_links_sync(l);
+        }
+        /* Records first, windows after: a refreeze takes the journal's
+         * word for what its units are. */
+        if (work & (LISTENER_WORK_RECORDS | LISTENER_WORK_WINDOWS_DUE))
+                listener_flush_records(l);
+        if (work & LISTENER_WORK_WINDOWS_DUE)
+                listener_windows_retry(l);
+        return 0;
+}
+
+int listener_dispatcher_init(Listener *l) {
+        int r = listener_queue_init(l, on_dispatch);
+        if (r < 0)
+                return log_error_errno(r, "Cannot set up the listener's dispatcher: %m");
+        return 0;
+}
