@@ -344,7 +344,7 @@ int cgroup_open_events(int cg_fd, int *ret_fd) {
 int cgroup_wait_frozen(const int *cg_fds, size_t n, bool want, usec_t deadline, bool *ret_done) {
         _cleanup_free_ struct pollfd *pfds = NULL;
         _cleanup_free_ size_t *idx = NULL;
-        size_t left = 0;
+        size_t left = 0, next = 0;
         int r = 0;
 
         if (ret_done)
@@ -357,24 +357,33 @@ int cgroup_wait_frozen(const int *cg_fds, size_t n, bool want, usec_t deadline, 
         if (!pfds || !idx)
                 return -ENOMEM;
 
-        for (size_t i = 0; i < n; i++) {
-                int fd = openat(cg_fds[i], "cgroup.events", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-                if (fd < 0) {
-                        if (errno == ENOENT || errno == ENODEV) {
-                                if (ret_done)
-                                        ret_done[i] = true;
-                                continue;
+        for (;;) {
+                /* Watch as many as descriptors allow: a caller that holds
+                 * one per cgroup already (any user can make that many empty
+                 * ones) has few left, and a cgroup whose answer came frees
+                 * its slot for the next. One written long ago reads done
+                 * at once when its turn comes. */
+                while (next < n) {
+                        int fd = openat(cg_fds[next], "cgroup.events", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+                        if (fd < 0) {
+                                if (errno == ENOENT || errno == ENODEV) {
+                                        if (ret_done)
+                                                ret_done[next] = true;
+                                        next++;
+                                        continue;
+                                }
+                                if ((errno == EMFILE || errno == ENFILE) && left > 0)
+                                        break;
+                                r = negative_errno();
+                                goto finish;
                         }
-                        r = negative_errno();
-                        goto finish;
+                        pfds[left] = (struct pollfd) { .fd = fd, .events = POLLPRI };
+                        idx[left++] = next++;
                 }
-                pfds[left] = (struct pollfd) { .fd = fd, .events = POLLPRI };
-                idx[left++] = i;
-        }
+                if (left == 0)
+                        break;
 
-        while (left > 0) {
                 size_t k = 0;
-
                 /* Read everything still pending, then keep only what has not arrived. */
                 for (size_t j = 0; j < left; j++) {
                         bool frozen = false;
@@ -394,9 +403,12 @@ int cgroup_wait_frozen(const int *cg_fds, size_t n, bool want, usec_t deadline, 
                         pfds[k].revents = 0;
                         idx[k++] = idx[j];
                 }
+                bool freed = k < left;
                 left = k;
-                if (left == 0)
+                if (left == 0 && next == n)
                         break;
+                if (freed && next < n)
+                        continue; /* open the next ones first */
 
                 int timeout = deadline_poll_timeout(deadline);
                 if (timeout == 0) {

@@ -969,6 +969,23 @@ int freeze_exit(Manager *m, size_t *ret_walk_thawed) {
         }
 
         q = exit_walk_targets(m, ret_walk_thawed);
+        /* A unit still frozen when its own thaw was waited for may have been
+         * kept so by a frozen parent (one its user froze, which is theirs to
+         * do), which the walk has thawed since: the kernel's word now
+         * decides, so that no user can keep every exit failing, and the
+         * journal in "exiting", with a freeze of their own. */
+        for (size_t i = 0; stuck > 0 && i < b.n; i++) {
+                JournalUnit *u = b.done[i] ? NULL : journal_find_unit(m->journal, b.cgroups[i]);
+                bool frozen = true;
+                if (!u)
+                        continue;
+                r = cgroup_get_frozen(b.fds[i], &frozen, NULL);
+                if (r == -ENOENT || (r >= 0 && !frozen)) {
+                        log_notice("%s runs again now that what was frozen above it is thawed.", u->cgroup);
+                        journal_remove_unit(m->journal, u);
+                        stuck--;
+                }
+        }
         return stuck > 0 || q < 0 ? -EBUSY : 0;
 }
 

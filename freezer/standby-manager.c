@@ -155,6 +155,17 @@ static int verb_enter_told(Manager *m, Strategy strategy) {
                 log_error("This kernel has no cgroup v2 freezer (cgroup.freeze needs Linux 5.2).");
                 return EXIT_NO_CGROUP2;
         }
+        if (r < 0 && m->journal && !journal_is_empty(m->journal)) {
+                /* A failure after the first freeze (out of memory, no
+                 * descriptor left for a wait: any user can make enough
+                 * empty cgroups) must not leave the machine frozen with
+                 * nothing to thaw it: standby-enter.service's ExecStop does
+                 * not run after a failed start, and the listener acts only
+                 * on an active standby. What was done is undone now. */
+                log_error("Entering standby failed; leaving it again.");
+                if (manager_exit_standby(m) < 0)
+                        log_error("Not everything could be thawed; `standby-manager exit` tries again.");
+        }
         return r < 0 ? EXIT_FAILURE_GENERIC : EXIT_OK;
 }
 

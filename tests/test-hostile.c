@@ -533,6 +533,90 @@ START_TEST(test_enter_after_failed_exit) {
 }
 END_TEST
 
+/* A user who freezes a cgroup of theirs above one of their own frozen units
+ * keeps that unit's thaw from showing until the walk thaws the parent: the
+ * unit is then running, and exit succeeds (it used to keep the journal in
+ * "exiting" and fail every exit). */
+START_TEST(test_exit_over_users_own_parent_freeze) {
+        _cleanup_free_ char *err = NULL;
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_spawn_workload("own.slice/app.service", "idle", 100, 1, NULL);
+        test_spawn_workload("other.service", "idle", 100, 1, NULL);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        _cleanup_close_ int parent = test_cgroup("own.slice");
+        ck_assert_int_eq(cgroup_set_freeze(parent, true), 0);
+        int left = test_manager(&err, "exit", NULL);
+        ck_assert_msg(left == EXIT_OK, "exit: %d: %s", left, err);
+        ck_assert(!journal_exists());
+        assert_nothing_frozen("after exit");
+}
+END_TEST
+
+/* Each run of enter and exit under a descriptor limit (hard and soft,
+ * inherited by the manager): cgroup fds for every unit plus a cgroup.events
+ * fd for each one waited on would need twice as many. */
+static int manager_with_nofile(rlim_t limit, char **ret_err, const char *verb) {
+        int pipefd[2];
+        ck_assert_int_eq(pipe2(pipefd, O_CLOEXEC), 0);
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                struct rlimit rl = { limit, limit };
+                dup2(pipefd[1], STDERR_FILENO);
+                /* Only the standard three: what the limit leaves is the
+                 * manager's alone, as when a service starts it. */
+                if (close_range(3, ~0U, 0) < 0 || setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                        _exit(126);
+                execl(test_bin("standby-manager"), "standby-manager", "--config", T.config, "--state-dir", T.state_dir,
+                      verb, NULL);
+                _exit(127);
+        }
+        close(pipefd[1]);
+        FILE *f = fdopen(pipefd[0], "re");
+        ck_assert_ptr_nonnull(f);
+        size_t size = 0;
+        FILE *out = open_memstream(ret_err, &size);
+        ck_assert_ptr_nonnull(out);
+        int c;
+        while ((c = fgetc(f)) != EOF)
+                fputc(c, out);
+        fclose(out);
+        fclose(f);
+        int status;
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+static void make_empty_units(int base, int n) {
+        char name[32];
+        for (int i = 0; i < n; i++) {
+                snprintf(name, sizeof(name), "e%03d.service", i);
+                ck_assert_int_eq(mkdirat(base, name, 0755), 0);
+        }
+}
+
+/* Any user can make empty cgroups by the thousand: enter and exit must not
+ * need a second descriptor for each one they wait on. */
+START_TEST(test_enter_exit_few_descriptors) {
+        _cleanup_free_ char *err = NULL, *err2 = NULL;
+        _cleanup_close_ int base = test_cgroup(NULL);
+
+        if (!test_need_root_cgroup2())
+                return;
+        make_empty_units(base, 150);
+        int entered = manager_with_nofile(200, &err, "enter");
+        ck_assert_msg(entered == EXIT_OK, "enter: %d: %s", entered, err);
+        ck_assert(test_frozen("e000.service"));
+        ck_assert(test_frozen("e149.service"));
+        int left = manager_with_nofile(200, &err2, "exit");
+        ck_assert_msg(left == EXIT_OK, "exit: %d: %s", left, err2);
+        ck_assert(!journal_exists());
+        assert_nothing_frozen("after exit");
+}
+END_TEST
+
 /* A journal that is no regular file (a FIFO, made by an unlucky admin or a
  * script gone wrong) is a journal lost, not a wait: exit thaws through the
  * walk at once. A helper holds the FIFO's only write end open until the
@@ -1163,6 +1247,8 @@ Suite *hostile_suite(void) {
         tcase_add_test(tc, test_deeper_than_walks);
         tcase_add_test(tc, test_frozen_deeper_than_walks);
         tcase_add_test(tc, test_enter_after_failed_exit);
+        tcase_add_test(tc, test_exit_over_users_own_parent_freeze);
+        tcase_add_test(tc, test_enter_exit_few_descriptors);
         tcase_add_test(tc, test_corrupt_journals);
         tcase_add_test(tc, test_journal_fifo);
         tcase_add_test(tc, test_listener_many_units);
