@@ -174,19 +174,55 @@ int select_targets(Manager *m, char ***ret) {
         return 0;
 }
 
+static int cmp_str(const void *a, const void *b) {
+        return strcmp(*(char * const *) a, *(char * const *) b);
+}
+
+/* Appends a copy of s to the list l of n entries (cap allocated): amortised
+ * O(1), where strv_extend() counts the list first. Any user can make the
+ * units by the ten thousand. */
+static int units_append(char ***l, size_t *n, size_t *cap, const char *s) {
+        char *c = strdup(s);
+        if (!c || !GROW_ARRAY(*l, *cap, *n + 2)) {
+                free(c);
+                return -ENOMEM;
+        }
+        (*l)[(*n)++] = c;
+        (*l)[*n] = NULL;
+        return 0;
+}
+
 int select_units(Manager *m, char **targets, char ***ret, char ***ret_kept) {
         _cleanup_strv_free_ char **callers = NULL, **units = NULL, **kept = NULL;
+        _cleanup_free_ char **seen = NULL; /* the units of earlier targets, sorted (borrowed strings) */
+        size_t n_units = 0, units_cap = 0, n_kept = 0, kept_cap = 0, n_seen = 0;
         int r;
 
         r = select_callers(&callers);
         if (r < 0)
                 return r;
-        if (strv_split_words("", &units) < 0 || strv_split_words("", &kept) < 0)
+        units = calloc(1, sizeof(char *));
+        kept = calloc(1, sizeof(char *));
+        if (!units || !kept)
                 return -ENOMEM;
+        units_cap = kept_cap = 1;
 
         for (char **t = targets; *t; t++) {
                 _cleanup_strv_free_ char **leaves = NULL, **inner = NULL, **unwalked = NULL;
 
+                /* Targets may nest, so a leaf may come twice; one target's
+                 * walk lists each once. Looked up among the earlier targets'
+                 * units, sorted: a list check per leaf would cost the square
+                 * of what any user can make. */
+                if (t != targets && n_units > n_seen) {
+                        char **s2 = realloc(seen, (n_units + 1) * sizeof(char *));
+                        if (!s2)
+                                return -ENOMEM;
+                        seen = s2;
+                        memcpy(seen, units, n_units * sizeof(char *));
+                        n_seen = n_units;
+                        qsort(seen, n_seen, sizeof(char *), cmp_str);
+                }
                 r = cgroup_list_leaves(m->root_fd, *t, &leaves, &inner, &unwalked);
                 if (r < 0)
                         return log_error_errno(r, "Failed to list cgroups below %s: %m", *t);
@@ -200,12 +236,12 @@ int select_units(Manager *m, char **targets, char ***ret, char ***ret_kept) {
                         if (!is_exempt(m->config->exempt, *i) && !holds_caller(callers, *i) &&
                             (m->config->freeze_sessions || !is_session_scope(*i)))
                                 log_warning("Cgroup %s has processes of its own besides child cgroups; those stay running.", *i);
-                        if ((r = strv_extend(&kept, *i)) < 0)
+                        if ((r = units_append(&kept, &n_kept, &kept_cap, *i)) < 0)
                                 return r;
                 }
 
                 for (char **l = leaves; *l; l++) {
-                        if (strv_contains(units, *l))
+                        if (n_seen > 0 && bsearch(l, seen, n_seen, sizeof(char *), cmp_str))
                                 continue;
                         if (holds_caller(callers, *l))
                                 log_info("Leaving %s running: it holds standby-manager or its caller.", *l);
@@ -214,12 +250,12 @@ int select_units(Manager *m, char **targets, char ***ret, char ***ret_kept) {
                         else if (!m->config->freeze_sessions && is_session_scope(*l))
                                 log_info("Leaving %s running: a login session (FreezeSessions=no).", *l);
                         else {
-                                r = strv_extend(&units, *l);
+                                r = units_append(&units, &n_units, &units_cap, *l);
                                 if (r < 0)
                                         return r;
                                 continue;
                         }
-                        if ((r = strv_extend(&kept, *l)) < 0)
+                        if ((r = units_append(&kept, &n_kept, &kept_cap, *l)) < 0)
                                 return r;
                 }
         }
