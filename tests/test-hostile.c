@@ -535,8 +535,8 @@ END_TEST
 
 /* A user who freezes a cgroup of theirs above one of their own frozen units
  * keeps that unit's thaw from showing until the walk thaws the parent: the
- * unit is then running, and exit succeeds (it used to keep the journal in
- * "exiting" and fail every exit). */
+ * unit is then running, and exit succeeds (counted as stuck, it would keep
+ * the journal in "exiting" and fail every exit). */
 START_TEST(test_exit_over_users_own_parent_freeze) {
         _cleanup_free_ char *err = NULL;
 
