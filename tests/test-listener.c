@@ -1263,19 +1263,17 @@ START_TEST(test_restart_enforces_journal) {
 }
 END_TEST
 
-/* A push that comes while the manager is still entering standby (it waits
- * for a unit stuck in a FUSE read) is not lost: once standby is entered, the
- * listener thaws the unit the push named. */
-START_TEST(test_push_during_enter_replayed) {
-        int acted, status;
-
+/* Standby being entered and held open: mail.service frozen, the manager
+ * still waiting (FreezeTimeout=1s) for a unit stuck in a FUSE read. Returns
+ * the manager's pid (reaped by enter_done()); false where FUSE is not. */
+static bool enter_held_open(sd_bus **ret_bus, pid_t *ret_enter) {
         if (!test_need_root_cgroup2() || !test_have_fuse())
-                return;
+                return false;
         test_write_config("FreezeTimeout=1s\n");
         test_spawn_workload("mail.service", "idle", 100, 1, NULL);
         test_start_stuck_client("stuck.service");
         start_listener();
-        sd_bus *bus = client();
+        *ret_bus = client();
 
         pid_t enter = fork();
         ck_assert_int_ge(enter, 0);
@@ -1284,11 +1282,29 @@ START_TEST(test_push_during_enter_replayed) {
                       T.state_dir, "enter", NULL);
                 _exit(127);
         }
-        /* mail.service is frozen; the manager still waits for stuck.service. */
         ck_assert(wait_frozen("mail.service", true));
-        ck_assert_ptr_null(push(bus, "mail.service", &acted));
+        *ret_enter = enter;
+        return true;
+}
+
+static void enter_done(pid_t enter) {
+        int status;
         ck_assert_int_eq(waitpid(enter, &status, 0), enter);
         ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == EXIT_OK, "enter: status 0x%x", status);
+}
+
+/* A push that comes while the manager is still entering standby (it waits
+ * for a unit stuck in a FUSE read) is not lost: once standby is entered, the
+ * listener thaws the unit the push named. */
+START_TEST(test_push_during_enter_replayed) {
+        sd_bus *bus;
+        pid_t enter;
+        int acted;
+
+        if (!enter_held_open(&bus, &enter))
+                return;
+        ck_assert_ptr_null(push(bus, "mail.service", &acted));
+        enter_done(enter);
 
         ck_assert(wait_frozen("mail.service", false));
         ck_assert_uint_eq(statistic(bus, "replayed"), 1);
@@ -1301,31 +1317,17 @@ END_TEST
  * matches meanwhile (broadcast signals any user may send, say), a late
  * ExitStandby= is not pushed out, and standby ends once it is entered. */
 START_TEST(test_late_exit_kept_per_rule) {
-        int status;
+        sd_bus *bus;
+        pid_t enter;
 
-        if (!test_need_root_cgroup2() || !test_have_fuse())
+        if (!enter_held_open(&bus, &enter))
                 return;
-        test_write_config("FreezeTimeout=1s\n");
-        test_spawn_workload("mail.service", "idle", 100, 1, NULL);
-        test_start_stuck_client("stuck.service");
-        start_listener();
-        sd_bus *bus = client();
-
-        pid_t enter = fork();
-        ck_assert_int_ge(enter, 0);
-        if (enter == 0) {
-                execl(test_bin("standby-manager"), "standby-manager", "--quiet", "--config", T.config, "--state-dir",
-                      T.state_dir, "enter", NULL);
-                _exit(127);
-        }
-        ck_assert(wait_frozen("mail.service", true));
         /* The lid first, then more events of another rule than any ring
          * kept (it held 32). */
         ck_assert_ptr_null(push(bus, "lid.service", NULL));
         for (int i = 0; i < 100; i++)
                 ck_assert_ptr_null(push(bus, "mail.service", NULL));
-        ck_assert_int_eq(waitpid(enter, &status, 0), enter);
-        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == EXIT_OK, "enter: status 0x%x", status);
+        enter_done(enter);
 
         /* Both rules are carried out once: mail thawed, then standby left. */
         ck_assert(wait_journal_state("mail.service", -1, 10 * USEC_PER_SEC));
