@@ -16,20 +16,18 @@
  * policy refuses goes by too (followed by the bus's error to the caller).
  * A rule fires only on a call the bus delivered, found, by its sender and
  * serial, unread in the bus connection of a frozen process of the rule's
- * Thaw= units (sockets.c): the bus writes a call to its destination before
+ * Thaw= units (bus-peek.c): the bus writes a call to its destination before
  * it shows it to monitors, so a delivered call is there when the monitor
  * tells, and a refused one never is. Calls while nothing of the rule is
  * frozen are left alone: one that reached a unit frozen during enter is
- * found unread when standby begins (thaw.c). */
+ * found unread when standby begins (late.c). */
 #include <assert.h>
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <systemd/sd-daemon.h>
 
 #include "bus-monitor.h"
-#include "bus-owner.h"
 #include "dbus-wire.h"
-#include "dbus-names.h"
 #include "listener.h"
 #include "log.h"
 #include "strv.h"
@@ -37,21 +35,6 @@
 /* Headers longer than this (fields of 64 KiB) are skipped unread: bus names
  * are at most 255 bytes, and dbus-daemon sends nothing like it. */
 #define MONITOR_BUFFER (64u * 1024u)
-
-/* The process that owns a watched bus name, by the bus's word
- * (GetConnectionUnixProcessID), asked again whenever the name changes hands
- * (NameOwnerChanged); 0 while unknown or unowned. Only its bus connections
- * can hold a call the bus delivered to the name: any other process of a
- * Thaw= unit reads its own connection where it likes, and can stop inside
- * a message whose body it wrote (a signal it sent itself), leaving forged
- * calls as its unread bytes. Both asked without waiting. */
-typedef struct CallOwner {
-        Listener *listener;
-        char *bus_name;
-        pid_t pid;
-        sd_bus_slot *changed, *query;
-        struct CallOwner *next;
-} CallOwner;
 
 /* The connection while it becomes a monitor: sd-bus's, driven by an io
  * source and bounded by a timer of the listener's own. */
@@ -69,7 +52,6 @@ typedef struct MonitorSetup {
 typedef struct CallMonitor {
         int fd;
         DBusWireStream stream; /* MONITOR_BUFFER bytes, from a message boundary */
-        CallOwner *owners;
         MonitorSetup *setup;   /* non-NULL until the fd is read (fd < 0 meanwhile) */
 } CallMonitor;
 
@@ -94,78 +76,6 @@ static void drop_monitor(Listener *l);
 static CallMonitor *monitor_of(Listener *l) {
         CallState *st = state_of(l);
         return st ? st->monitor : NULL;
-}
-
-static int on_owner_pid(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
-        CallOwner *o = userdata;
-        uint32_t pid = 0;
-
-        if (sd_bus_message_is_method_error(reply, NULL) || sd_bus_message_read(reply, "u", &pid) < 0)
-                pid = 0; /* no owner */
-        o->pid = (pid_t) pid;
-        log_debug("%s is owned by process %u.", o->bus_name, pid);
-        return 0;
-}
-
-static void owner_query(CallOwner *o) {
-        o->pid = 0;
-        o->query = sd_bus_slot_unref(o->query); /* a reply still to come is dropped */
-        if (sd_bus_call_method_async(o->listener->bus, &o->query, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-                                     "org.freedesktop.DBus", "GetConnectionUnixProcessID", on_owner_pid, o, "s",
-                                     o->bus_name) < 0)
-                log_warning("Cannot ask the bus who owns %s: calls to it wake nothing.", o->bus_name);
-}
-
-static int on_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        if (bus_signal_from_bus(m)) /* anyone may send one to the listener alone */
-                owner_query(userdata);
-        return 0;
-}
-
-static void owners_free(CallOwner *o) {
-        while (o) {
-                CallOwner *next = o->next;
-                sd_bus_slot_unref(o->changed);
-                sd_bus_slot_unref(o->query);
-                free(o->bus_name);
-                free(o);
-                o = next;
-        }
-}
-
-static int owner_add(Listener *l, CallMonitor *cm, const char *bus_name) {
-        _cleanup_free_ char *match = NULL;
-        CallOwner *o;
-
-        for (o = cm->owners; o; o = o->next)
-                if (streq(o->bus_name, bus_name))
-                        return 0;
-        if (!l->bus)
-                return 0; /* no bus: no owner known, no call found */
-        o = calloc(1, sizeof(CallOwner));
-        if (!o || !(o->bus_name = strdup(bus_name))) {
-                free(o);
-                return -ENOMEM;
-        }
-        o->listener = l;
-        o->next = cm->owners;
-        cm->owners = o;
-        if (asprintf(&match, "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
-                             "member='NameOwnerChanged',arg0='%s'", bus_name) < 0)
-                return -ENOMEM;
-        /* The match first: no change between the question and the watch. */
-        int r = sd_bus_add_match_async(l->bus, &o->changed, match, on_owner_changed, NULL, o);
-        if (r < 0)
-                return r;
-        owner_query(o);
-        return 0;
-}
-
-pid_t listener_call_owner_pid(Listener *l, const char *bus_name) {
-        for (CallOwner *o = monitor_of(l) ? monitor_of(l)->owners : NULL; o; o = o->next)
-                if (streq(o->bus_name, bus_name))
-                        return o->pid;
-        return 0;
 }
 
 static void on_call(Listener *l, const char *dest, const char *sender, uint32_t serial) {
@@ -239,7 +149,7 @@ static void drop_monitor(Listener *l) {
         st->source = sd_event_source_disable_unref(st->source);
         if (st->monitor) {
                 setup_free(st->monitor->setup);
-                owners_free(st->monitor->owners);
+                listener_call_owners_drop(l);
                 safe_close(st->monitor->fd);
                 free(st->monitor->stream.buf);
                 st->monitor = mfree(st->monitor);
@@ -411,7 +321,7 @@ static int setup_call_monitor(Listener *l, bool at_start) {
                                                USEC_PER_MSEC, on_setup_timeout, l);
         for (size_t i = 0; r >= 0 && l->rules && i < l->rules->n_rules; i++)
                 if (l->rules->rules[i].event == &event_kind_dbus_call)
-                        r = owner_add(l, cm, listener_call_rule_bus_name(&l->rules->rules[i]));
+                        r = listener_call_owner_add(l, listener_call_rule_bus_name(&l->rules->rules[i]));
         if (r < 0) {
                 _cleanup_free_ char *files = call_rule_files(l);
                 drop_monitor(l);
@@ -425,55 +335,18 @@ static int start_call_monitor(Listener *l) {
         return setup_call_monitor(l, true);
 }
 
+/* The calls the monitor reports are looked for in the bus connections of
+ * the rules' frozen units (bus-peek.c): found again for the new rules. */
 static int reload_call_monitor(Listener *l) {
-        return setup_call_monitor(l, false);
+        int r = setup_call_monitor(l, false);
+        (void) listener_sync_call_targets(l);
+        return r;
 }
 
-/* Event=dbus-call: BusName=, the name called. */
-typedef struct CallMatch {
-        char *bus_name;
-} CallMatch;
-
-const char *listener_call_rule_bus_name(const Rule *rule) {
-        return rule->event == &event_kind_dbus_call ? ((const CallMatch *) rule->match)->bus_name : NULL;
+static void stop_call_monitor(Listener *l) {
+        listener_drop_call_targets(l);
+        drop_monitor(l);
 }
-
-static void call_match_done(void *match) {
-        free(((CallMatch *) match)->bus_name);
-}
-
-static int parse_bus_name(Rule *rule, const char *value, char **ret_why) {
-        if (!dbus_bus_name_is_valid(value))
-                return rule_key_fail(ret_why, "BusName=%s: expected a D-Bus bus name such as org.example.Mail (or a "
-                                     "unique name such as :1.42)", value);
-        return rule_key_string(&((CallMatch *) rule->match)->bus_name, value);
-}
-
-static int check_call(const Rule *rule, char **ret_why) {
-        if (!((const CallMatch *) rule->match)->bus_name)
-                return rule_key_fail(ret_why, "Event=dbus-call needs BusName=");
-        return 0;
-}
-
-static char *describe_call(const Rule *rule) {
-        char *s;
-        return asprintf(&s, "on a method call to %s", ((const CallMatch *) rule->match)->bus_name) < 0 ? NULL : s;
-}
-
-/* A watched bus name belongs to its rule. */
-static bool match_call(const Rule *rule, const Event *ev) {
-        return rule == ev->rule;
-}
-
-const EventKind event_kind_dbus_call = {
-        .name = "dbus-call",
-        .match_size = sizeof(CallMatch),
-        .done = call_match_done,
-        .keys = (const RuleKey[]) { { "BusName", parse_bus_name }, {} },
-        .check = check_call,
-        .describe = describe_call,
-        .matches = match_call,
-};
 
 const ListenerSource listener_source_dbus_call = {
         .name = "dbus-call",
@@ -482,6 +355,7 @@ const ListenerSource listener_source_dbus_call = {
         .statistics = (const ListenerStatistic[]) { LISTENER_SOURCE_STATISTIC(CallState, undelivered),
                                                     LISTENER_SOURCE_STATISTIC(CallState, calls_seen), {} },
         .start = start_call_monitor,
+        .before_reload = listener_drop_call_targets, /* they point into the rules */
         .reload = reload_call_monitor,
-        .stop = drop_monitor,
+        .stop = stop_call_monitor,
 };

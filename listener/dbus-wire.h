@@ -42,7 +42,7 @@ static inline int dbus_wire_destination(const uint8_t *p, const DBusHeader *h, c
 /* Whether the n bytes at buf, from a message boundary, hold a method call
  * to bus_name (and, with sender set, the one call of that sender and
  * serial): walked message by message, up to the first bytes that are not a
- * header. The peek at a frozen service's bus connection (sockets.c). */
+ * header. The peek at a frozen service's bus connection (bus-peek.c). */
 bool dbus_wire_holds_call(const uint8_t *buf, size_t n, const char *bus_name, const char *sender, uint32_t serial);
 
 /* Messages arriving in pieces (the dbus-call monitor): buf (size bytes)

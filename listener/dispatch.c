@@ -10,8 +10,9 @@
  *      meanwhile (cgroup-watch.c). Their journal changes join step 2.
  *   2. JOURNAL_CHANGED: the listener's copy of the journal is newer than
  *      what follows it: the unit cache (and what a rule's unit name stands
- *      for), the sockets held for frozen units, the cgroup watch, the
- *      spare links to the managers that froze units.
+ *      for), the bus connections peeked for calls to frozen units, the
+ *      sockets held for them, the cgroup watch, the spare links to the
+ *      managers that froze units.
  *   3. RECORDS: thaws done and not yet in the journal are recorded.
  *   4. WINDOWS_DUE: windows that ended close (their refreezes start),
  *      after the records of step 3; one whose end must wait (for the
@@ -36,6 +37,7 @@ static int on_dispatch(sd_event_source *s, void *userdata) {
         }
         if (work & LISTENER_WORK_JOURNAL_CHANGED) {
                 listener_cache_refresh(l);
+                (void) listener_sync_call_targets(l);
                 (void) listener_sync_sockets(l);
                 (void) listener_cgroup_watch_sync(l);
                 listener_systemd_links_sync(l);

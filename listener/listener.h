@@ -132,6 +132,11 @@ typedef struct Inhibitor Inhibitor;
 /* A thaw asked over the bus, answered once its outcome is known (report.c). */
 typedef struct ThawReport ThawReport;
 
+/* bus-peek.c: who owns each bus name of the dbus-call rules, and the bus
+ * connections of their frozen units. */
+typedef struct CallOwner CallOwner;
+typedef struct CallTarget CallTarget;
+
 /* loop.c: a source handled before sd-event's (a thaw's critical path). */
 typedef struct LoopSource LoopSource;
 
@@ -197,6 +202,8 @@ typedef struct Listener {
         sd_event_source *state_parent_watch; /* inotify on its parent, for its name */
         sd_event_source *state_rewatch;  /* a one-shot: find the state directory again */
         HeldJob *held_jobs;              /* held units whose timer job is being released (held-job.c) */
+        CallOwner *call_owners;          /* the dbus-call rules' bus names, whose process owns each (bus-peek.c) */
+        CallTarget *call_targets;        /* the bus connections of their frozen units (bus-peek.c) */
         Inhibitor *inhibitors;           /* apps' locks on standby (inhibit.c) */
         uid_t late_uids[LISTENER_LATE_UIDS_MAX]; /* users whose delay locks are no longer waited for */
         size_t n_late_uids;
@@ -516,10 +523,38 @@ static inline bool listener_exiting(const Listener *l) {
         return l->exit_pid > 0 || l->leave_pending;
 }
 
+/* proc-sockets.c */
+/* pidfd_getfd(2): a duplicate of a process's fd, through its pidfd. */
+int listener_pidfd_getfd(int pidfd, int fd);
+/* One socket of a process of a cgroup, as listener_for_each_socket() finds it. */
+typedef struct SocketRef {
+        pid_t pid;                   /* the process */
+        int pidfd;                   /* the same */
+        int fd;                      /* the socket's number there */
+        int dup;                     /* a duplicate of it */
+} SocketRef;
+/* Calls fn with a duplicate of every socket of every process of the cgroup
+ * (but stdout and stderr: output, a journal stream under systemd); fn keeps
+ * the duplicate (returns > 0) or leaves it to be closed. A negative return
+ * stops the walk. */
+int listener_for_each_socket(Listener *l, const char *cgroup, int (*fn)(const SocketRef *s, void *userdata),
+                             void *userdata);
+
 /* sockets.c */
 /* Holds duplicates of the sockets of every frozen unit an Event=socket rule
  * names, and drops those of units no longer frozen; call after any change. */
 int listener_sync_sockets(Listener *l);
+
+/* bus-peek.c */
+/* Watches who owns bus_name, a dbus-call rule's (asked of the bus without
+ * waiting, again whenever it changes hands); no-op without a bus. */
+int listener_call_owner_add(Listener *l, const char *bus_name);
+void listener_call_owners_drop(Listener *l);
+/* Finds the bus connections of the frozen units of the dbus-call rules'
+ * Thaw=, afresh; call after any change of the journal or the rules. */
+int listener_sync_call_targets(Listener *l);
+/* Before the rules they point into go, and at the end. */
+void listener_drop_call_targets(Listener *l);
 /* Whether a process of the cgroup has a D-Bus method call to bus_name
  * waiting, unread, on one of its connections to the bus (peeked, never
  * consumed): only the bus writes there, and only what it delivered. */
@@ -529,16 +564,15 @@ bool listener_unit_has_unread_call(Listener *l, const char *cgroup, const char *
  * units: > 0 yes, 0 no, -ESRCH if none of those units is frozen. */
 int listener_call_delivered(Listener *l, const Rule *rule, const char *sender, uint32_t serial);
 
-/* dbus-call.c */
+/* dbus-call-rule.c */
 extern const EventKind event_kind_dbus_call;
 /* An Event=dbus-call rule's BusName=; NULL for a rule of another kind. */
 const char *listener_call_rule_bus_name(const Rule *rule);
+
+/* dbus-call.c */
 /* Whether the call monitor's setup is still under way; if so, it sends
  * sd_notify's READY=1 itself once it ends (set up or failed). */
 bool listener_call_monitor_says_ready(Listener *l);
-/* The process owning bus_name, a dbus-call rule's, by the bus's word; 0
- * while unknown or unowned (dbus-call.c). */
-pid_t listener_call_owner_pid(Listener *l, const char *bus_name);
 
 /* cgroup-watch.c: holds the cgroups made below the targets during standby.
  * Call after every journal change: watches while standby is active (and no

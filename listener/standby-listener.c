@@ -366,6 +366,7 @@ static int run_daemon(const char *config_path, const char *state_dir, const char
                 log_warning("The journal cannot be read: standby is taken as inactive.");
         } else if (r < 0)
                 goto fail;
+        (void) listener_sync_call_targets(&l);
         r = listener_sync_sockets(&l);
         if (r < 0)
                 goto fail;
