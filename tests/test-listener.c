@@ -934,6 +934,37 @@ START_TEST(test_inhibit_refuses_controls) {
 }
 END_TEST
 
+/* The interface is one object with every method and the signal, each
+ * argument named: what busctl introspect and D-Bus bindings show. */
+START_TEST(test_introspect_names_arguments) {
+        static const char * const want[] = {
+                "<method name=\"Push\">",          "name=\"unit\"",  "name=\"reason\"",
+                "<method name=\"Inhibit\">",       "name=\"mode\"",  "name=\"fd\"",
+                "<method name=\"GetPowerState\">", "<method name=\"GetStatistics\">",
+                "<signal name=\"PrepareForStandby\">", "name=\"start\"",
+        };
+        sd_bus_message *reply = NULL;
+        const char *xml;
+
+        if (!test_need_root_cgroup2())
+                return;
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_ge(sd_bus_call_method(bus, "org.standby.Listener1", "/org/standby/Listener1",
+                                            "org.freedesktop.DBus.Introspectable", "Introspect", NULL, &reply, ""),
+                         0);
+        ck_assert_int_ge(sd_bus_message_read(reply, "s", &xml), 0);
+        for (size_t i = 0; i < ELEMENTSOF(want); i++)
+                ck_assert_msg(strstr(xml, want[i]), "%s not in the introspection:\n%s", want[i], xml);
+        /* One interface, registered once. */
+        const char *first = strstr(xml, "<interface name=\"org.standby.Listener1\">");
+        ck_assert_ptr_nonnull(first);
+        ck_assert_ptr_null(strstr(first + 1, "<interface name=\"org.standby.Listener1\">"));
+        sd_bus_message_unref(reply);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* An ExitStandby= event (as the lid opened) while enter waits for the apps'
  * delay locks is carried out once standby is entered, not lost. */
 START_TEST(test_exit_during_apps_delay) {
@@ -4353,6 +4384,7 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_exit_standby_rule);
         tcase_add_test(tc, test_app_locks);
         tcase_add_test(tc, test_inhibit_refuses_controls);
+        tcase_add_test(tc, test_introspect_names_arguments);
         tcase_add_test(tc, test_inhibit_slots_reserved);
         tcase_add_test(tc, test_inhibit_user_delay_once);
         tcase_add_test(tc, test_lock_wakes_only_on_close);
