@@ -113,7 +113,7 @@ static int on_monitor_io(sd_event_source *s, int fd, uint32_t revents, void *use
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
                 return 0;
         /* A monitor that fails leaves Event=dbus-call rules dead: as when the
-         * bus goes away (push.c), exit to be restarted, and reconnect. */
+         * bus goes away (bus-api.c), exit to be restarted, and reconnect. */
         if (n <= 0) {
                 log_error_errno(n < 0 ? -errno : -ECONNRESET,
                                 "The D-Bus monitor connection failed (%m); exiting, to be restarted.");

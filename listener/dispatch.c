@@ -18,6 +18,9 @@
  *      after the records of step 3; one whose end must wait (for the
  *      lock, or for a thaw in flight through systemd to settle and be
  *      recorded) stays due until queued again.
+ *   5. BLOCKS_CHANGED: the first block lock on standby was taken or the
+ *      last one went (inhibit.c): logind's locks and the idle policy
+ *      follow (logind.c).
  *
  * Work that 3 and 4 queue (their journal changes) runs at once in the next
  * turn, again before any event. An event's own thaw never waits for this:
@@ -48,6 +51,8 @@ static int on_dispatch(sd_event_source *s, void *userdata) {
                 listener_flush_records(l);
         if (work & LISTENER_WORK_WINDOWS_DUE)
                 listener_windows_retry(l);
+        if (work & LISTENER_WORK_BLOCKS_CHANGED)
+                listener_logind_blocks_changed(l);
         return 0;
 }
 

@@ -188,7 +188,7 @@ static int on_lock_fd(sd_event_source *s, int fd, uint32_t revents, void *userda
         if (was_delay && l->announcing && count_waited(l) == 0)
                 announce_finish(l, false);
         if (!was_delay && !listener_blocked(l, NULL))
-                listener_logind_blocks_changed(l);
+                listener_enqueue(l, LISTENER_WORK_BLOCKS_CHANGED);
         return 0;
 }
 
@@ -206,7 +206,7 @@ static bool text_is_sane(const char *s) {
         return true;
 }
 
-static int method_inhibit(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+int listener_method_inhibit(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Listener *l = userdata;
         const char *what, *who, *why, *mode;
         _cleanup_close_ int rfd = -EBADF, wfd = -EBADF;
@@ -227,7 +227,7 @@ static int method_inhibit(sd_bus_message *msg, void *userdata, sd_bus_error *err
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                          "Who and why: 1 to 256 printable characters each.");
         block = streq(mode, "block");
-        r = listener_caller(l, msg, method_inhibit, &uid, &pid, &privileged, error);
+        r = listener_caller(l, msg, listener_method_inhibit, &uid, &pid, &privileged, error);
         if (r != 0)
                 return r;
         /* Every local user is hostile: a block lock held forever would keep
@@ -275,13 +275,13 @@ static int method_inhibit(sd_bus_message *msg, void *userdata, sd_bus_error *err
         i->next = l->inhibitors;
         l->inhibitors = i;
         if (first_block)
-                listener_logind_blocks_changed(l);
+                listener_enqueue(l, LISTENER_WORK_BLOCKS_CHANGED);
         log_info("%s lock on standby taken by %s (uid %u, pid %d): %s.", block ? "Block" : "Delay", who, (unsigned) uid,
                  (int) pid, why);
         return sd_bus_reply_method_return(msg, "h", wfd); /* sends a copy; ours closes here */
 }
 
-static int method_list_inhibitors(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+int listener_method_list_inhibitors(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         Listener *l = userdata;
         int r;
@@ -366,12 +366,12 @@ static int on_announcer_gone(sd_bus_message *msg, void *userdata, sd_bus_error *
 /* `standby-manager enter`, before it freezes anything: answered once the
  * apps are ready (or InhibitDelayMaxSec= passed). Standby entered already
  * is answered at once. */
-static int method_prepare_entry(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+int listener_method_prepare_entry(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Listener *l = userdata;
         char match[256];
         int r;
 
-        r = listener_check_access(l, msg, "announce standby through", method_prepare_entry, error);
+        r = listener_check_access(l, msg, "announce standby through", listener_method_prepare_entry, error);
         if (r != 0)
                 return r;
         if (l->standby_active)
@@ -388,23 +388,6 @@ static int method_prepare_entry(sd_bus_message *msg, void *userdata, sd_bus_erro
                 log_warning_errno(r, "Cannot watch the caller of PrepareEntry: %m");
         listener_announce(l, msg, NULL, l->m.config->inhibit_delay_max);
         return 1;
-}
-
-static const sd_bus_vtable inhibit_vtable[] = {
-        SD_BUS_VTABLE_START(0),
-        SD_BUS_METHOD("Inhibit", "ssss", "h", method_inhibit, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD("ListInhibitors", "", "a(ssssuu)", method_list_inhibitors, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD("PrepareEntry", "", "", method_prepare_entry, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD("GetPowerState", "", "a{ss}", listener_method_power_state, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_SIGNAL("PrepareForStandby", "b", 0),
-        SD_BUS_VTABLE_END
-};
-
-int listener_setup_inhibit(Listener *l) {
-        int r = sd_bus_add_object_vtable(l->bus, NULL, LISTENER_OBJECT_PATH, LISTENER_INTERFACE, inhibit_vtable, l);
-        if (r < 0)
-                return log_error_errno(r, "Failed to add the inhibitor methods: %m");
-        return 0;
 }
 
 void listener_drop_inhibitors(Listener *l) {

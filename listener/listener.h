@@ -150,6 +150,7 @@ typedef enum ListenerWork {
         LISTENER_WORK_JOURNAL_CHANGED = 1 << 1, /* l->m.journal is newer than what follows it */
         LISTENER_WORK_RECORDS = 1 << 2,         /* thaws to record in the journal */
         LISTENER_WORK_WINDOWS_DUE = 1 << 3,     /* windows whose end waited */
+        LISTENER_WORK_BLOCKS_CHANGED = 1 << 4,  /* the first block lock on standby taken, or the last gone */
 } ListenerWork;
 
 /* The daemon: one sd-event loop, no periodic timer (only window deadlines). */
@@ -583,7 +584,6 @@ void listener_cgroup_watch_retry(Listener *l);
 
 
 /* inhibit.c */
-int listener_setup_inhibit(Listener *l);
 void listener_drop_inhibitors(Listener *l);
 /* In a child of the listener: closes its copies of the apps' lock pipes, so
  * that what the listener sees of them does not depend on the child. */
@@ -596,13 +596,18 @@ void listener_announce(Listener *l, sd_bus_message *call, void (*done)(Listener 
 void listener_announce_end(Listener *l);
 /* A block lock on standby, if any is held (with who holds it, the caller's). */
 const Inhibitor *listener_blocked(Listener *l, char **ret_description);
+/* Inhibit, ListInhibitors, PrepareEntry (bus-api.c's vtable). */
+int listener_method_inhibit(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+int listener_method_list_inhibitors(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+int listener_method_prepare_entry(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 
 /* logind.c */
 /* The configuration's policy changed (a reload): locks follow (the input
  * devices it wants: listener_setup_input()). */
 void listener_logind_reload(Listener *l);
-/* The first block lock on standby was taken, or the last one went: the lid
- * is logind's meanwhile, and idleness may enter again after. */
+/* The first block lock on standby was taken, or the last one went
+ * (LISTENER_WORK_BLOCKS_CHANGED, dispatch.c): the lid is logind's
+ * meanwhile, and idleness may enter again after. */
 void listener_logind_blocks_changed(Listener *l);
 /* Standby began or ended (the journal says so). */
 void listener_logind_state_changed(Listener *l);
@@ -610,13 +615,26 @@ void listener_logind_state_changed(Listener *l);
 void listener_power_input(Listener *l, unsigned type, unsigned code, int value);
 /* Whether the policy wants a device with these capabilities read. */
 bool listener_policy_wants_input(Listener *l, bool has_lid, bool has_power_key, bool has_keys);
+/* GetPowerState (bus-api.c's vtable). */
 int listener_method_power_state(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 
 /* input.c */
 /* Opens the input devices the Event=input rules name (again after a reload). */
 int listener_setup_input(Listener *l);
 
-/* push.c */
+/* push.c: Event=push, and Push, PushEx, Thaw, GetStatistics (bus-api.c's
+ * vtable). */
+extern const EventKind listener_event_kind_push;
+int listener_method_push(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+int listener_method_push_ex(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+int listener_method_thaw(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+int listener_method_statistics(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+
+/* bus-access.c: who calls a method, and whether they may. */
+/* Group='s gid, looked up once at start. */
+void listener_access_setup(Listener *l);
+/* Drops the calls that wait for their callers' credentials. */
+void listener_access_stop(Listener *l);
 /* The caller's uid and pid as the bus recorded them when it connected, and
  * whether it is root or in Group=: 0 and those; 1 when they are being asked
  * of the bus (method is then called again with msg once they come); or a

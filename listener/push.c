@@ -1,285 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The D-Bus face of the listener: Push(unit, reason), PushEx(unit, reason),
- * Thaw(cgroups, usec) and GetStatistics(). */
-#include <grp.h>
-#include <stddef.h>
-#include <sys/socket.h>
-
-#include "bus-owner.h"
-#include "dbus-names.h"
+/* Event=push, and the methods that thaw or count: Push(unit, reason),
+ * PushEx(unit, reason), Thaw(cgroups, usec) and GetStatistics(). The
+ * interface that reaches them is bus-api.c's; who may call them,
+ * bus-access.c's. */
 #include "listener.h"
 #include "log.h"
 #include "strv.h"
 #include "unit-name.h"
-
-static const EventKind event_kind_push;
-
-/* The verdict for each recent sender. Asking the bus for a sender's
- * credentials is a round trip (~0.5 ms); a unique name keeps its connection,
- * and so the credentials the bus recorded for it, for the bus's lifetime, and
- * is never reused (the listener exits when the bus goes away). */
-#define VERDICTS 16
-static struct {
-        char *sender;
-        bool allowed;
-        uid_t uid;
-        pid_t pid;
-} verdicts[VERDICTS];
-static unsigned next_verdict;
-
-static void remember(const char *sender, bool allowed, uid_t uid, pid_t pid) {
-        free(verdicts[next_verdict].sender);
-        verdicts[next_verdict].sender = strdup(sender);
-        verdicts[next_verdict].allowed = allowed;
-        verdicts[next_verdict].uid = uid;
-        verdicts[next_verdict].pid = pid;
-        next_verdict = (next_verdict + 1) % VERDICTS;
-}
-
-void listener_forget_verdicts(void) {
-        for (unsigned i = 0; i < VERDICTS; i++)
-                verdicts[i].sender = mfree(verdicts[i].sender);
-}
-
-/* Group='s gid, looked up once at start (Group= is not reloaded): a user
- * database lookup (LDAP, sssd) per caller could make the loop wait. -1: no
- * group, root alone. */
-static gid_t access_gid = (gid_t) -1;
-
-/* The connection's uid and groups as the bus recorded them when it connected
- * (GetConnectionCredentials' reply: SO_PEERCRED and SO_PEERGROUPS), never
- * read from /proc/PID when the call is handled: by then the PID may be
- * another process, or the same one with other credentials. Returns whether
- * it is root or in gid (-1: no group configured). A bus that gives no
- * UnixGroupIDs admits root alone. */
-static int creds_allowed(sd_bus_message *reply, gid_t gid, bool *ret, uid_t *ret_uid, pid_t *ret_pid) {
-        bool have_uid = false, allowed = false;
-        uint32_t uid = UINT32_MAX, pid = 0;
-        const char *key;
-        int r;
-
-        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
-        while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
-                r = sd_bus_message_read(reply, "s", &key);
-                if (r >= 0 && streq(key, "ProcessID"))
-                        r = sd_bus_message_read(reply, "v", "u", &pid);
-                else if (r >= 0 && streq(key, "UnixUserID")) {
-                        r = sd_bus_message_read(reply, "v", "u", &uid);
-                        have_uid = r >= 0;
-                        if (r >= 0 && uid == 0)
-                                allowed = true;
-                } else if (r >= 0 && streq(key, "UnixGroupIDs")) {
-                        const uint32_t *gids;
-                        size_t size;
-                        r = sd_bus_message_enter_container(reply, 'v', "au");
-                        if (r >= 0)
-                                r = sd_bus_message_read_array(reply, 'u', (const void **) &gids, &size);
-                        for (size_t i = 0; r >= 0 && gid != (gid_t) -1 && i < size / sizeof(uint32_t); i++)
-                                if (gids[i] == (uint32_t) gid)
-                                        allowed = true;
-                        if (r >= 0)
-                                r = sd_bus_message_exit_container(reply);
-                } else if (r >= 0)
-                        r = sd_bus_message_skip(reply, "v");
-                if (r >= 0)
-                        r = sd_bus_message_exit_container(reply);
-        }
-        if (r < 0)
-                return r;
-        if (!have_uid)
-                return -EPROTO;
-        *ret = allowed;
-        *ret_uid = uid;
-        *ret_pid = (pid_t) pid;
-        return 0;
-}
-
-/* A call whose caller's credentials are asked of the bus: the loop does not
- * wait for the answer (a slow or hostile bus would stall every event); the
- * call is handled again once it comes. sd_bus_query_sender_creds() would
- * not do: on dbus-daemon, whose messages carry no credentials, it makes the
- * same call synchronously (or reads /proc/PID, which may be another process
- * by then). */
-typedef struct HeldCall {
-        sd_bus_message *call;
-        sd_bus_message_handler_t method;
-        void *userdata;
-} HeldCall;
-
-/* One question per sender, whatever it sends meanwhile: one connection
- * sending calls back to back takes one place, not every place, and its
- * calls beyond CREDS_CALLS_PER_SENDER_MAX are answered LimitsExceeded. */
-#define CREDS_CALLS_PER_SENDER_MAX 8
-
-typedef struct CredsQuery {
-        char *sender;
-        HeldCall calls[CREDS_CALLS_PER_SENDER_MAX];
-        unsigned n_calls;
-        sd_bus_slot *slot;
-        struct CredsQuery *next;
-} CredsQuery;
-
-/* Senders waiting at once, at most: one more is answered LimitsExceeded.
- * Twice what dbus-daemon lets one user connect on the system bus
- * (max_connections_per_user, 256): no user alone fills it. */
-#define CREDS_SENDERS_MAX 512
-/* How long the bus has to answer: then the calls are refused. */
-#define CREDS_TIMEOUT_USEC (2 * USEC_PER_SEC)
-static CredsQuery *creds_queries;
-static unsigned n_creds_queries;
-
-static void creds_query_unlink(CredsQuery *q) {
-        for (CredsQuery **p = &creds_queries; *p; p = &(*p)->next)
-                if (*p == q) {
-                        *p = q->next;
-                        n_creds_queries--;
-                        break;
-                }
-}
-
-static void creds_query_free(CredsQuery *q) {
-        sd_bus_slot_unref(q->slot);
-        for (unsigned i = 0; i < q->n_calls; i++)
-                sd_bus_message_unref(q->calls[i].call);
-        free(q->sender);
-        free(q);
-}
-
-static void drop_creds_queries(Listener *l) {
-        while (creds_queries) {
-                CredsQuery *q = creds_queries;
-                creds_query_unlink(q);
-                creds_query_free(q);
-        }
-}
-
-static int on_creds(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
-        CredsQuery *q = userdata;
-        bool allowed = false;
-        uid_t uid = (uid_t) -1;
-        pid_t pid = 0;
-        int r;
-
-        /* Out of the list before any call is handled again: a new call
-         * from this sender finds the verdict, not this query. */
-        creds_query_unlink(q);
-        if (sd_bus_message_is_method_error(reply, NULL))
-                r = -sd_bus_message_get_errno(reply) ?: -EIO;
-        else
-                r = creds_allowed(reply, access_gid, &allowed, &uid, &pid);
-        if (r < 0)
-                log_warning_errno(r, "Cannot get the bus's credentials of %s: %m", q->sender);
-        else
-                remember(q->sender, allowed, uid, pid);
-        for (unsigned i = 0; i < q->n_calls; i++) {
-                HeldCall *c = &q->calls[i];
-                sd_bus_error error = SD_BUS_ERROR_NULL;
-                int k = r;
-
-                /* Handled afresh, from its first argument: the verdict is known now. */
-                if (k >= 0)
-                        k = sd_bus_message_rewind(c->call, true);
-                if (k >= 0)
-                        k = c->method(c->call, c->userdata, &error);
-                if (k < 0 || sd_bus_error_is_set(&error))
-                        (void) sd_bus_reply_method_errno(c->call, k < 0 ? k : -EACCES, &error);
-                sd_bus_error_free(&error);
-        }
-        creds_query_free(q);
-        return 0;
-}
-
-static int creds_query_hold(CredsQuery *q, sd_bus_message *msg, sd_bus_message_handler_t method, void *userdata,
-                            sd_bus_error *error) {
-        if (q->n_calls >= CREDS_CALLS_PER_SENDER_MAX)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
-                                         "Too many calls from %s wait for its credentials from the bus.", q->sender);
-        q->calls[q->n_calls++] = (HeldCall) { .call = sd_bus_message_ref(msg), .method = method, .userdata = userdata };
-        return 1;
-}
-
-/* Asks the bus for the credentials of msg's sender without waiting, once
- * for each sender; msg is handled again by method when they come. Returns
- * 1 (the call is taken), or the error to answer with. */
-static int creds_query_start(sd_bus_message *msg, sd_bus_message_handler_t method, void *userdata,
-                             sd_bus_error *error) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *ask = NULL;
-        const char *sender = sd_bus_message_get_sender(msg);
-        CredsQuery *q;
-        int r;
-
-        for (q = creds_queries; q; q = q->next)
-                if (streq(q->sender, sender))
-                        return creds_query_hold(q, msg, method, userdata, error);
-        if (n_creds_queries >= CREDS_SENDERS_MAX)
-                return sd_bus_error_set(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
-                                        "Too many callers wait for their credentials from the bus.");
-        q = calloc(1, sizeof(CredsQuery));
-        if (!q || !(q->sender = strdup(sender))) {
-                free(q);
-                return -ENOMEM;
-        }
-        r = sd_bus_message_new_method_call(sd_bus_message_get_bus(msg), &ask, "org.freedesktop.DBus",
-                                           "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                                           "GetConnectionCredentials");
-        if (r >= 0)
-                r = sd_bus_message_append(ask, "s", sender);
-        if (r >= 0)
-                r = sd_bus_call_async(sd_bus_message_get_bus(msg), &q->slot, ask, on_creds, q, CREDS_TIMEOUT_USEC);
-        if (r < 0) {
-                free(q->sender);
-                free(q);
-                return log_warning_errno(r, "Cannot ask the bus for the credentials of %s: %m", sender);
-        }
-        q->next = creds_queries;
-        creds_queries = q;
-        n_creds_queries++;
-        return creds_query_hold(q, msg, method, userdata, error);
-}
-
-/* Root, or a member of the configured Group=, may push and read the
- * statistics; what is asked is named in the error. 0: allowed; 1: the
- * caller's credentials are being asked for, and method is called again with
- * msg once they come; < 0: refused (error set). */
-static int check_access(Listener *l, sd_bus_message *msg, const char *what, sd_bus_message_handler_t method,
-                        sd_bus_error *error) {
-        const char *sender = sd_bus_message_get_sender(msg);
-        const char *group = l->m.config->group;
-
-        if (!sender)
-                goto deny; /* a direct connection, not through the bus: nobody to judge */
-        for (unsigned i = 0; i < VERDICTS; i++)
-                if (verdicts[i].sender && streq(verdicts[i].sender, sender)) {
-                        if (verdicts[i].allowed)
-                                return 0;
-                        goto deny;
-                }
-        return creds_query_start(msg, method, l, error);
-deny:
-        return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED, "Only root%s%s%s may %s standby-listener.",
-                                 group ? " or members of \"" : "", group ?: "", group ? "\"" : "", what);
-}
-
-int listener_check_access(Listener *l, sd_bus_message *msg, const char *what, sd_bus_message_handler_t method,
-                          sd_bus_error *error) {
-        return check_access(l, msg, what, method, error);
-}
-
-int listener_caller(Listener *l, sd_bus_message *msg, sd_bus_message_handler_t method, uid_t *ret_uid,
-                    pid_t *ret_pid, bool *ret_privileged, sd_bus_error *error) {
-        const char *sender = sd_bus_message_get_sender(msg);
-
-        if (!sender)
-                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot tell who is calling.");
-        for (unsigned i = 0; i < VERDICTS; i++)
-                if (verdicts[i].sender && streq(verdicts[i].sender, sender)) {
-                        *ret_uid = verdicts[i].uid;
-                        *ret_pid = verdicts[i].pid;
-                        *ret_privileged = verdicts[i].allowed;
-                        return 0;
-                }
-        return creds_query_start(msg, method, l, error);
-}
 
 /* What Push and PushEx share: their arguments, read and checked, from a
  * caller who may push. 0 and the unit; 1 when the caller's credentials are
@@ -292,7 +19,7 @@ static int push_read(Listener *l, sd_bus_message *msg, sd_bus_message_handler_t 
         r = sd_bus_message_read(msg, "ss", &unit, &reason);
         if (r < 0)
                 return r;
-        r = check_access(l, msg, "push to", method, error);
+        r = listener_check_access(l, msg, "push to", method, error);
         if (r != 0)
                 return r;
         if (!unit_name_is_valid(unit))
@@ -303,34 +30,34 @@ static int push_read(Listener *l, sd_bus_message *msg, sd_bus_message_handler_t 
         return 0;
 }
 
-static int method_push(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+int listener_method_push(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Listener *l = userdata;
         usec_t received = now_usec(CLOCK_MONOTONIC);
         const char *unit;
         int r;
 
-        r = push_read(l, msg, method_push, &unit, error);
+        r = push_read(l, msg, listener_method_push, &unit, error);
         if (r != 0)
                 return r;
-        r = listener_dispatch(l, &(Event) { .kind = &event_kind_push, .unit = unit }, received);
+        r = listener_dispatch(l, &(Event) { .kind = &listener_event_kind_push, .unit = unit }, received);
         return sd_bus_reply_method_return(msg, "b", r > 0);
 }
 
 /* Push, answered with what it did (report.c): the units it left running,
  * and those that stay frozen, each with why. */
-static int method_push_ex(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+int listener_method_push_ex(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Listener *l = userdata;
         usec_t received = now_usec(CLOCK_MONOTONIC);
         const char *unit;
         int r;
 
-        r = push_read(l, msg, method_push_ex, &unit, error);
+        r = push_read(l, msg, listener_method_push_ex, &unit, error);
         if (r != 0)
                 return r;
         r = listener_report_begin(l, msg);
         if (r < 0)
                 return r;
-        (void) listener_dispatch(l, &(Event) { .kind = &event_kind_push, .unit = unit }, received);
+        (void) listener_dispatch(l, &(Event) { .kind = &listener_event_kind_push, .unit = unit }, received);
         return listener_report_end(l);
 }
 
@@ -339,7 +66,7 @@ static int method_push_ex(sd_bus_message *msg, void *userdata, sd_bus_error *err
  * units the journal lists as frozen by standby are thawed; cgroups is what
  * the caller resolved its names to, and anything else in it is answered
  * "not frozen by standby". */
-static int method_thaw(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+int listener_method_thaw(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         _cleanup_strv_free_ char **cgroups = NULL;
         Listener *l = userdata;
         usec_t received = now_usec(CLOCK_MONOTONIC);
@@ -351,7 +78,7 @@ static int method_thaw(sd_bus_message *msg, void *userdata, sd_bus_error *error)
                 r = sd_bus_message_read(msg, "t", &usec);
         if (r < 0)
                 return r;
-        r = check_access(l, msg, "thaw units through", method_thaw, error);
+        r = listener_check_access(l, msg, "thaw units through", listener_method_thaw, error);
         if (r != 0)
                 return r;
         if (usec == 0)
@@ -374,14 +101,14 @@ static int append_statistic(const char *key, uint64_t value, void *userdata) {
         return sd_bus_message_append(userdata, "{st}", key, value);
 }
 
-static int method_statistics(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+int listener_method_statistics(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         Listener *l = userdata;
         int r;
 
         /* When events came and how long thaws took tell when a user's
          * services were woken: not for everyone's eyes. */
-        r = check_access(l, msg, "read the statistics of", method_statistics, error);
+        r = listener_check_access(l, msg, "read the statistics of", listener_method_statistics, error);
         if (r != 0)
                 return r;
         r = sd_bus_message_new_method_return(msg, &reply);
@@ -394,87 +121,6 @@ static int method_statistics(sd_bus_message *msg, void *userdata, sd_bus_error *
         if (r < 0)
                 return r;
         return sd_bus_send(NULL, reply, NULL);
-}
-
-static const sd_bus_vtable listener_vtable[] = {
-        SD_BUS_VTABLE_START(0),
-        SD_BUS_METHOD("Push", "ss", "b", method_push, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD("PushEx", "ss", "asa(ss)", method_push_ex, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD("Thaw", "ast", "asa(ss)", method_thaw, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD("GetStatistics", "", "a{st}", method_statistics, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_VTABLE_END
-};
-
-/* The bus went away (dbus-daemon stopped or restarted). Without it Push,
- * dbus-signal and dbus-call rules would be dead for good while the listener
- * looked alive: it exits with a failure instead, so that the service
- * manager (Restart=on-failure) starts it again, and the new one reconnects
- * and reconciles as after any restart. */
-static int on_bus_lost(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        Listener *l = userdata;
-
-        log_error("Lost the connection to the bus; exiting, to be restarted.");
-        return sd_event_exit(l->event, EXIT_FAILURE_GENERIC);
-}
-
-static int setup_bus(Listener *l) {
-        const char *group = l->m.config->group;
-        int r;
-
-        if (group) {
-                errno = 0;
-                struct group *g = getgrnam(group);
-                if (g)
-                        access_gid = g->gr_gid;
-                else
-                        log_warning("Group=%s in %s: no such group (%s); only root may push, thaw or read the "
-                                    "statistics.", group, l->m.config_path ?: "the configuration",
-                                    errno > 0 ? strerror(errno) : "not found");
-        }
-
-        if (l->bus_address) {
-                r = sd_bus_new(&l->bus);
-                if (r >= 0)
-                        r = sd_bus_set_address(l->bus, l->bus_address);
-                if (r >= 0)
-                        r = sd_bus_set_bus_client(l->bus, true);
-                if (r >= 0)
-                        r = sd_bus_start(l->bus);
-        } else
-                r = sd_bus_open_system(&l->bus);
-        if (r < 0)
-                return log_error_errno(r, "Failed to connect to the bus %s: %m", l->bus_address ?: "(system)");
-
-        r = sd_bus_add_object_vtable(l->bus, NULL, LISTENER_OBJECT_PATH, LISTENER_INTERFACE, listener_vtable, l);
-        if (r < 0)
-                return log_error_errno(r, "Failed to add the D-Bus object: %m");
-        r = listener_setup_inhibit(l);
-        if (r < 0)
-                return r;
-        r = sd_bus_request_name(l->bus, LISTENER_BUS_NAME, 0);
-        if (r < 0)
-                return log_error_errno(r, "Failed to own the bus name " LISTENER_BUS_NAME ": %m");
-        r = sd_bus_match_signal(l->bus, NULL, NULL, "/org/freedesktop/DBus/Local", "org.freedesktop.DBus.Local",
-                                "Disconnected", on_bus_lost, l);
-        if (r < 0)
-                return log_error_errno(r, "Failed to watch the bus connection: %m");
-        /* Where the bus listens, as its clients' sockets name their peer,
-         * and who listened there: how a frozen unit's bus connection is told
-         * from its other sockets (sockets.c). */
-        l->bus_peer_len = sizeof(l->bus_peer);
-        socklen_t cred_len = sizeof(l->bus_peer_cred);
-        if (getpeername(sd_bus_get_fd(l->bus), (struct sockaddr *) &l->bus_peer, &l->bus_peer_len) < 0 ||
-            l->bus_peer.sun_family != AF_UNIX || l->bus_peer_len > sizeof(l->bus_peer) ||
-            getsockopt(sd_bus_get_fd(l->bus), SOL_SOCKET, SO_PEERCRED, &l->bus_peer_cred, &cred_len) < 0 ||
-            cred_len != sizeof(l->bus_peer_cred) || l->bus_peer_cred.pid <= 0)
-                l->bus_peer_len = 0;
-        if (l->bus_peer_len <= offsetof(struct sockaddr_un, sun_path))
-                log_warning("The bus's socket has no name: Event=dbus-call rules cannot tell a call the bus "
-                            "delivered, and fire on none.");
-        r = sd_bus_attach_event(l->bus, l->event, SD_EVENT_PRIORITY_NORMAL);
-        if (r < 0)
-                return log_error_errno(r, "Failed to attach the bus to the event loop: %m");
-        return 0;
 }
 
 /* Event=push: Unit= (any unit when left out). */
@@ -500,7 +146,7 @@ static bool match_push(const Rule *rule, const Event *ev) {
         return listener_str_matches(((const PushMatch *) rule->match)->unit, ev->unit);
 }
 
-static const EventKind event_kind_push = {
+const EventKind listener_event_kind_push = {
         .name = "push",
         .match_size = sizeof(PushMatch),
         .done = push_match_done,
@@ -508,12 +154,4 @@ static const EventKind event_kind_push = {
         .describe = describe_push,
         .matches = match_push,
         .answers_caller = true, /* Push, PushEx */
-};
-
-/* The bus connection itself outlives every source: closed last. */
-const ListenerSource listener_source_push = {
-        .name = "push",
-        .kinds = (const EventKind * const[]) { &event_kind_push, NULL },
-        .start = setup_bus,
-        .stop = drop_creds_queries,
 };

@@ -7,7 +7,7 @@ set -eu
 packages="build-essential pkg-config libsystemd-dev libnl-3-dev libnl-route-3-dev
 libevdev-dev check libsubunit-dev scdoc gnuplot-nox dbus-daemon iproute2
 redis-server memcached debootstrap systemd-container clang libclang-rt-14-dev
-debhelper lintian"
+debhelper lintian python3"
 # --vm: also what `make check-vm` needs (qemu; it runs this itself).
 [ "${1:-}" = --vm ] && packages="$packages qemu-system-x86 qemu-utils e2fsprogs"
 missing=""

@@ -934,6 +934,50 @@ START_TEST(test_inhibit_refuses_controls) {
 }
 END_TEST
 
+/* Whether the element that opens with head in an introspection names each
+ * of names (NULL-terminated) among its arguments. */
+static void assert_args_named(const char *xml, const char *head, const char * const *names) {
+        const char *start = strstr(xml, head), *end;
+
+        ck_assert_msg(start, "%s not in the introspection:\n%s", head, xml);
+        end = strstr(start, strstr(head, "<signal") ? "</signal>" : "</method>");
+        ck_assert_ptr_nonnull(end);
+        for (; *names; names++) {
+                char arg[64];
+                snprintf(arg, sizeof(arg), "name=\"%s\"", *names);
+                const char *at = strstr(start, arg);
+                ck_assert_msg(at && at < end, "%s has no argument %s:\n%.*s", head, arg, (int) (end - start), start);
+        }
+}
+
+/* The interface is one object with every method and the signal, each
+ * argument named: what busctl introspect and D-Bus bindings show. */
+START_TEST(test_introspect_names_arguments) {
+        sd_bus_message *reply = NULL;
+        const char *xml;
+
+        if (!test_need_root_cgroup2())
+                return;
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_ge(sd_bus_call_method(bus, "org.standby.Listener1", "/org/standby/Listener1",
+                                            "org.freedesktop.DBus.Introspectable", "Introspect", NULL, &reply, ""),
+                         0);
+        ck_assert_int_ge(sd_bus_message_read(reply, "s", &xml), 0);
+        assert_args_named(xml, "<method name=\"Push\">", (const char * const[]) { "unit", "reason", "matched", NULL });
+        assert_args_named(xml, "<method name=\"Inhibit\">",
+                          (const char * const[]) { "what", "who", "why", "mode", "fd", NULL });
+        assert_args_named(xml, "<method name=\"GetPowerState\">", (const char * const[]) { "state", NULL });
+        assert_args_named(xml, "<signal name=\"PrepareForStandby\">", (const char * const[]) { "start", NULL });
+        /* One interface, registered once. */
+        const char *first = strstr(xml, "<interface name=\"org.standby.Listener1\">");
+        ck_assert_ptr_nonnull(first);
+        ck_assert_ptr_null(strstr(first + 1, "<interface name=\"org.standby.Listener1\">"));
+        sd_bus_message_unref(reply);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* An ExitStandby= event (as the lid opened) while enter waits for the apps'
  * delay locks is carried out once standby is entered, not lost. */
 START_TEST(test_exit_during_apps_delay) {
@@ -4355,6 +4399,7 @@ Suite *listener_suite(void) {
         tcase_add_test(tc, test_exit_standby_rule);
         tcase_add_test(tc, test_app_locks);
         tcase_add_test(tc, test_inhibit_refuses_controls);
+        tcase_add_test(tc, test_introspect_names_arguments);
         tcase_add_test(tc, test_inhibit_slots_reserved);
         tcase_add_test(tc, test_inhibit_user_delay_once);
         tcase_add_test(tc, test_lock_wakes_only_on_close);
