@@ -27,6 +27,7 @@ typedef struct Statistics {
         uint64_t replayed;        /* actions of events that came while standby was being entered */
         uint64_t resyncs;         /* netlink overruns answered by a fresh dump */
         uint64_t forged;          /* netlink messages from a process, not the kernel: dropped */
+        uint64_t systemd_thaws;   /* thaws systemd's ThawUnit did, answered without error */
         uint64_t systemd_fallbacks; /* thaws systemd did not do in time, done through cgroup.freeze */
         uint64_t systemd_connects; /* connects to a user manager's socket begun (systemd-link.c) */
         uint64_t systemd_links;   /* links to systemd managers authenticated now: systemd sends them every signal */

@@ -705,8 +705,10 @@ static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) 
         if (c->settled)
                 return 0;
         if (!e) {
-                if (!c->freeze)
+                if (!c->freeze) {
+                        c->listener->stats.systemd_thaws++;
                         thaw_settled(c, 0);
+                }
                 return 0;
         }
         /* systemd's view, not the kernel's: a unit stopped while frozen (its
