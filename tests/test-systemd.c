@@ -704,112 +704,25 @@ typedef struct FakeManager {
         pid_t pid;
 } FakeManager;
 
-static FakeManager *fake;      /* the child's own */
+/* The fake's own program (tests/helpers/fake-user-manager.c, which the
+ * booted system's test runs as a real user too), on the socket l. */
+_noreturn_ static void fake_exec(const FakeManager *f, int l) {
+        char get[32], thaw[32];
+        const char *argv[16 + SLOW_UNITS] = { "fake-user-manager", "--get-delay-ms", get, "--thaw-delay-ms", thaw,
+                                              "--fd", "3" };
+        size_t n = 7;
 
-static int fake_unit(const char *name) {
-        for (size_t i = 0; i < SLOW_UNITS; i++) {
-                const char *slash = strrchr(fake->subs[i], '/');
-                if (streq(slash ? slash + 1 : fake->subs[i], name))
-                        return (int) i;
-        }
-        return -1;
-}
-
-static void fake_write_freeze(int i, bool freeze) {
-        _cleanup_close_ int fd = test_cgroup(fake->subs[i]);
-        (void) cgroup_set_freeze(fd, freeze);
-}
-
-/* The slowness the fake plays: it holds its answer for delay, and gives up
- * at once when the caller has hung up (exit, past its bound, closes the
- * connection), so the fake never outlives what it stalls. */
-static void fake_stall(sd_bus_message *m, usec_t delay) {
-        struct pollfd p = { .fd = sd_bus_get_fd(sd_bus_message_get_bus(m)), .events = POLLRDHUP };
-        if (delay > 0 && p.fd >= 0)
-                (void) poll(&p, 1, (int) (delay / USEC_PER_MSEC));
-}
-
-static int fake_freeze_or_thaw(sd_bus_message *m, bool freeze, sd_bus_error *error) {
-        const char *name;
-        int i;
-
-        if (sd_bus_message_read(m, "s", &name) < 0 || (i = fake_unit(name)) < 0)
-                return sd_bus_error_set(error, "org.freedesktop.systemd1.NoSuchUnit", "no such unit");
-        if (!freeze)
-                fake_stall(m, fake->thaw_delay);
-        if (freeze || !fake->lies)
-                fake_write_freeze(i, freeze);
-        return sd_bus_reply_method_return(m, "");
-}
-
-static int fake_freeze(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        return fake_freeze_or_thaw(m, true, error);
-}
-
-static int fake_thaw(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        return fake_freeze_or_thaw(m, false, error);
-}
-
-static int fake_property(sd_bus *bus, const char *path, const char *interface, const char *property,
-                         sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        _cleanup_free_ char *name = NULL;
-        int i;
-
-        if (sd_bus_path_decode(path, "/org/freedesktop/systemd1/unit", &name) <= 0 || (i = fake_unit(name)) < 0)
-                return sd_bus_error_set(error, "org.freedesktop.systemd1.NoSuchUnit", "no such unit");
-        if (streq(property, "FreezerState"))
-                return sd_bus_message_append(reply, "s", "running");
-        char cg[512];
-        fake_stall(sd_bus_get_current_message(bus), fake->get_delay);
-        snprintf(cg, sizeof(cg), "/%s", test_cgpath(fake->subs[i]));
-        return sd_bus_message_append(reply, "s", cg);
-}
-
-static const sd_bus_vtable fake_manager_vtable[] = {
-        SD_BUS_VTABLE_START(0),
-        SD_BUS_METHOD("FreezeUnit", "s", "", fake_freeze, 0),
-        SD_BUS_METHOD("ThawUnit", "s", "", fake_thaw, 0),
-        SD_BUS_VTABLE_END,
-};
-static const sd_bus_vtable fake_service_vtable[] = {
-        SD_BUS_VTABLE_START(0),
-        SD_BUS_PROPERTY("ControlGroup", "s", fake_property, 0, 0),
-        SD_BUS_VTABLE_END,
-};
-static const sd_bus_vtable fake_unit_vtable[] = {
-        SD_BUS_VTABLE_START(0),
-        SD_BUS_PROPERTY("FreezerState", "s", fake_property, 0, 0),
-        SD_BUS_VTABLE_END,
-};
-
-_noreturn_ static void fake_serve(int listener) {
-        sd_id128_t id;
-
-        (void) sd_id128_randomize(&id);
-        for (;;) {
-                int c = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
-                sd_bus *bus = NULL;
-
-                if (c < 0)
-                        continue;
-                if (sd_bus_new(&bus) < 0 || sd_bus_set_fd(bus, c, c) < 0 || sd_bus_set_server(bus, 1, id) < 0 ||
-                    sd_bus_add_object_vtable(bus, NULL, "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager",
-                                             fake_manager_vtable, NULL) < 0 ||
-                    sd_bus_add_fallback_vtable(bus, NULL, "/org/freedesktop/systemd1/unit",
-                                               "org.freedesktop.systemd1.Service", fake_service_vtable, NULL, NULL) < 0 ||
-                    sd_bus_add_fallback_vtable(bus, NULL, "/org/freedesktop/systemd1/unit",
-                                               "org.freedesktop.systemd1.Unit", fake_unit_vtable, NULL, NULL) < 0 ||
-                    sd_bus_start(bus) < 0)
-                        _exit(1);
-                for (;;) {
-                        int r = sd_bus_process(bus, NULL);
-                        if (r < 0)
-                                break;
-                        if (r == 0 && sd_bus_wait(bus, UINT64_MAX) < 0)
-                                break;
-                }
-                sd_bus_close_unref(bus);
-        }
+        snprintf(get, sizeof(get), "%llu", (unsigned long long) (f->get_delay / USEC_PER_MSEC));
+        snprintf(thaw, sizeof(thaw), "%llu", (unsigned long long) (f->thaw_delay / USEC_PER_MSEC));
+        if (f->lies)
+                argv[n++] = "--lies";
+        for (size_t i = 0; i < SLOW_UNITS; i++)
+                argv[n++] = test_cgpath(f->subs[i]);
+        int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        if (dup2(l, 3) < 0 || null < 0 || dup2(null, STDOUT_FILENO) < 0)
+                _exit(1);
+        execv(test_bin("helpers/fake-user-manager"), (char **) argv);
+        _exit(127);
 }
 
 /* Removes RT/UID/systemd/private, RT/UID/systemd and RT/UID. */
@@ -886,10 +799,8 @@ static void fake_start(size_t k, usec_t get_delay, usec_t thaw_delay) {
         ck_assert_int_eq(chown(sock, f->uid, f->uid), 0);
         f->pid = fork();
         ck_assert_int_ge(f->pid, 0);
-        if (f->pid == 0) {
-                fake = f;
-                fake_serve(l);
-        }
+        if (f->pid == 0)
+                fake_exec(f, l);
         close(l);
         ck_assert_int_lt(T.n_pids, TEST_MAX_PIDS);
         T.pids[T.n_pids++] = f->pid;
