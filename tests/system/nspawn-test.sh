@@ -43,8 +43,13 @@ printf '[Service]\nExecStart=\nExecStart=/usr/sbin/standby-listener --verbose\n'
 printf '[Standby]\nTargets=user.slice workloads.slice\nFreezeTimeout=5s\n' > "$rootfs/etc/standby/standby.conf"
 # A user with a lingering user manager, and a user service of its own.
 chroot "$rootfs" sh -c 'id alice >/dev/null 2>&1 || useradd -m -u 1000 alice'
+# And one who attacks standby with what is hers (the "slow user manager" checks).
+chroot "$rootfs" sh -c 'id mallory >/dev/null 2>&1 || useradd -m -u 1001 mallory'
 mkdir -p "$rootfs/var/lib/systemd/linger" "$rootfs/etc/systemd/user/default.target.wants"
-touch "$rootfs/var/lib/systemd/linger/alice"
+touch "$rootfs/var/lib/systemd/linger/alice" "$rootfs/var/lib/systemd/linger/mallory"
+# alice's sync.service is hers alone (the push checks name it by unit).
+chroot "$rootfs" sh -c 'mkdir -p ~mallory/.config/systemd/user &&
+        ln -sf /dev/null ~mallory/.config/systemd/user/sync.service && chown -R mallory: ~mallory/.config'
 cat > "$rootfs/etc/systemd/user/sync.service" <<'UNIT'
 [Unit]
 Description=A user's periodic job (standby test)
@@ -140,7 +145,7 @@ SH
 chmod 0755 "$rootfs/usr/local/bin/standby-left-frozen"
 # An app that is told before standby and after it (logind_checks), and the
 # sleep itself replaced by a hook that records what was frozen when it ran.
-install -m 0755 build/helpers/standby-app "$rootfs/usr/local/bin/"
+install -m 0755 build/helpers/standby-app build/helpers/fake-user-manager "$rootfs/usr/local/bin/"
 mkdir -p "$rootfs/etc/systemd/system/systemd-suspend.service.d"
 cat > "$rootfs/etc/systemd/system/systemd-suspend.service.d/standby-test.conf" <<'UNIT'
 [Service]
@@ -602,6 +607,49 @@ session_checks() {
         in_ct systemctl reset-failed standby-leave.service standby-enter.service 2>/dev/null || true
         printf '[Standby]\nTargets=user.slice workloads.slice\nFreezeTimeout=5s\n' > "$rootfs/etc/standby/standby.conf"
         in_ct systemctl reload standby-listener.service
+
+        # 1. A user's own server on their private socket (/run/user/UID/
+        # systemd/private is theirs), slow on purpose: it answers
+        # ControlGroup truthfully, so enter records mallory's units as her
+        # manager's, freezes them itself, and answers each ThawUnit after
+        # 4.9 s, inside the 5 s a call may take. Leaving standby takes one
+        # bound for all of them, not 4.9 s per unit of hers, and thaws every
+        # unit: the system's, alice's and hers.
+        sc="slow user manager"
+        mallory() { in_ct runuser -u mallory -- env XDG_RUNTIME_DIR=/run/user/1001 "$@"; }
+        slow_cgroups=
+        for i in $(seq 0 14); do
+                mallory systemd-run --user -q --unit="slow-$i.service" \
+                        /usr/local/bin/standby-workload nanosleep --period-ms 1000
+                cg=$(mallory systemctl --user show -p ControlGroup --value "slow-$i.service")
+                slow_cgroups="$slow_cgroups ${cg#/}"
+        done
+        # Outside the targets (system.slice), as mallory: her process, her socket.
+        in_ct systemd-run -q --unit=mallory-private.service -p User=mallory -p Slice=system.slice \
+                /usr/local/bin/fake-user-manager --thaw-delay-ms 4900 --socket /run/user/1001/systemd/private \
+                $slow_cgroups
+        serving() { in_ct journalctl -q -b -u mallory-private.service -o cat | grep -qx ready; }
+        for _ in $(seq 1 100); do serving && break; sleep 0.1; done # bounded: 10 s
+        check "$sc: her server on /run/user/1001/systemd/private" serving
+        each_freeze() { # 0|1: cgroup.freeze of each of her units
+                local c; for c in $slow_cgroups; do in_ct grep -qx "$1" "/sys/fs/cgroup/$c/cgroup.freeze" || return 1; done
+        }
+        check "$sc: enter" in_ct systemctl start standby.target
+        check "$sc: her 15 units frozen (by her server, as FreezeUnit asked)" each_freeze 1
+        check "$sc: recorded as her manager's" in_ct sh -c 'standby-manager status --json |
+                grep -q "slow-14.service\",\"state\":\"frozen\",\"kernel_frozen\":true,\"backend\":\"systemd\""'
+        t0=$(date +%s%N)
+        check "$sc: systemctl stop standby.target" leave
+        took=$((($(date +%s%N) - t0) / 1000000))
+        check "$sc: it took $took ms (under 15 s: one bound, not 15 x 4.9 s)" [ "$took" -lt 15000 ]
+        check "$sc: exit succeeded" exit_ok
+        check "$sc: her units thawed" each_freeze 0
+        check "$sc: mail.service and alice's sync.service run" \
+                [ "$(freezer mail.service) $(user_freezer sync.service)" = "running running" ]
+        check "$sc: target, status, journal: inactive" agree inactive
+        check "$sc: nothing left frozen" nothing_left
+        in_ct systemctl stop mallory-private.service
+        in_ct systemctl restart user@1001.service # her manager's own socket back
 
         # 5. Entered and left with standby-manager by hand: the target follows.
         sc="by hand"
