@@ -24,8 +24,8 @@ static int cmp_double(const void *a, const void *b) {
         return x < y ? -1 : x > y;
 }
 
-size_t period_lateness(const double *runs, size_t n, double period, double from, double to, double *late,
-                       size_t *n_late, unsigned *missed) {
+size_t period_lateness(const double *runs, size_t n, double period, double allowed, double from, double to,
+                       double *late, size_t *n_late, unsigned *missed) {
         _cleanup_free_ double *sorted = n ? malloc(n * sizeof(double)) : NULL;
         size_t due = 0;
 
@@ -42,7 +42,7 @@ size_t period_lateness(const double *runs, size_t n, double period, double from,
                 due++;
                 while (i < n && sorted[i] < g)
                         i++;
-                if (i < n && sorted[i] < g + period)
+                if (i < n && sorted[i] <= g + allowed)
                         late[(*n_late)++] = sorted[i] - g;
                 else
                         (*missed)++;

@@ -182,12 +182,15 @@ int events_run(Events *e, usec_t window, unsigned n, EventSamples *out);
 
 /* bench-period-stats.c: the standby-period mode's measures. */
 
-/* A job due at every multiple of period (seconds, wall clock) in [from, to):
- * for each, the first run in [due, due + period) gives its lateness (run -
- * due, into late[*n_late]); none there, and it was missed. runs in any
- * order. Returns how many were due; late has room for that many. */
-size_t period_lateness(const double *runs, size_t n, double period, double from, double to, double *late,
-                       size_t *n_late, unsigned *missed);
+/* A job due at every multiple of period (seconds, wall clock) in [from, to),
+ * which accepts running up to allowed seconds late (its declared lateness;
+ * the period, where none is declared): for each due, the first run in
+ * [due, due + allowed] gives its lateness (run - due, into late[*n_late]);
+ * none there, and it was missed. One run may serve several dues when
+ * allowed is longer than the period. runs in any order. Returns how many
+ * were due; late has room for that many. */
+size_t period_lateness(const double *runs, size_t n, double period, double allowed, double from, double to,
+                       double *late, size_t *n_late, unsigned *missed);
 
 /* When redis's "save SECONDS CHANGES" is due after a save at last_save
  * (wall clock, s) once the changes are made: redis compares whole seconds

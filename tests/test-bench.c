@@ -542,21 +542,32 @@ END_TEST
  * window or between dues left out. */
 START_TEST(test_period_lateness) {
         double runs[] = { 175, 141, 100.5, 125, 110, 151.25, 99, 112 };
-        double late[8];
+        double late[16];
         size_t n_late;
         unsigned missed;
 
-        ck_assert_uint_eq(period_lateness(runs, ELEMENTSOF(runs), 10, 100, 160, late, &n_late, &missed), 6);
+        ck_assert_uint_eq(period_lateness(runs, ELEMENTSOF(runs), 10, 10, 100, 160, late, &n_late, &missed), 6);
         ck_assert_uint_eq(missed, 1); /* due at 130: nothing in [130, 140) */
         ck_assert_uint_eq(n_late, 5);
         static const double want[] = { 0.5, 0, 5, 1, 1.25 };
         for (size_t i = 0; i < ELEMENTSOF(want); i++)
                 ck_assert_double_eq_tol(late[i], want[i], 1e-9);
         /* A window starting between dues: the first due is the next multiple. */
-        ck_assert_uint_eq(period_lateness(runs, ELEMENTSOF(runs), 10, 101, 120, late, &n_late, &missed), 1);
+        ck_assert_uint_eq(period_lateness(runs, ELEMENTSOF(runs), 10, 10, 101, 120, late, &n_late, &missed), 1);
         ck_assert_double_eq_tol(late[0], 0, 1e-9);
-        ck_assert_uint_eq(period_lateness(NULL, 0, 60, 0, 120, late, &n_late, &missed), 2);
+        ck_assert_uint_eq(period_lateness(NULL, 0, 60, 60, 0, 120, late, &n_late, &missed), 2);
         ck_assert_uint_eq(missed, 2);
+        /* A declared lateness longer than the period: one run serves every
+         * due up to it (a 10 s timer run once a minute, allowed 60 s). */
+        double minute[] = { 161, 221.5 };
+        ck_assert_uint_eq(period_lateness(minute, 2, 10, 60, 100, 220, late, &n_late, &missed), 12);
+        ck_assert_uint_eq(missed, 1); /* due at 100: the first run came 61 s after it */
+        ck_assert_uint_eq(n_late, 11);
+        ck_assert_double_eq_tol(late[0], 51, 1e-9);  /* due at 110, run at 161 */
+        ck_assert_double_eq_tol(late[10], 11.5, 1e-9); /* due at 210, run at 221.5 */
+        /* One shorter than the period: a run later than it misses. */
+        ck_assert_uint_eq(period_lateness(runs, ELEMENTSOF(runs), 10, 2, 100, 160, late, &n_late, &missed), 6);
+        ck_assert_uint_eq(missed, 2); /* due at 120 (run at 125) and 130 (141) */
 
         ck_assert_double_eq(redis_save_due(1000.7, 60), 1061);
         ck_assert_double_eq(pg_checkpoint_parse("pg_control version number:            1300\n"
@@ -630,20 +641,20 @@ START_TEST(test_period_job_lateness) {
         double t_end = wall_s();
 
         /* The four runs read (the last just before the freeze). */
-        ck_assert_uint_ge(period_lateness(runs, n_runs, P, t0, t_freeze, late, &n_late, &missed), 4);
+        ck_assert_uint_ge(period_lateness(runs, n_runs, P, P, t0, t_freeze, late, &n_late, &missed), 4);
         ck_assert_uint_eq(missed, 0);
         ck_assert_msg(stats_max(late, n_late) < 0.1, "on time before the freeze, read late by %.3f s",
                       stats_max(late, n_late));
         double g = floor(t_thaw / P) * P; /* the due whose period holds the thaw */
         if (g > t_freeze + 0.05) {
-                size_t due = period_lateness(runs, n_runs, P, t_freeze + 0.05, g - 1e-6, late, &n_late, &missed);
+                size_t due = period_lateness(runs, n_runs, P, P, t_freeze + 0.05, g - 1e-6, late, &n_late, &missed);
                 ck_assert_uint_ge(due, 2);
                 ck_assert_uint_eq(missed, due);
         }
-        ck_assert_uint_eq(period_lateness(runs, n_runs, P, g - 1e-6, g + 1e-3, late, &n_late, &missed), 1);
+        ck_assert_uint_eq(period_lateness(runs, n_runs, P, P, g - 1e-6, g + 1e-3, late, &n_late, &missed), 1);
         ck_assert_uint_eq(n_late, 1);
         ck_assert_msg(fabs(late[0] - (t_thaw - g)) < 0.1, "late %.3f s, thawed %.3f s after its due", late[0], t_thaw - g);
-        ck_assert_uint_ge(period_lateness(runs, n_runs, P, g + P, t_end, late, &n_late, &missed), 1);
+        ck_assert_uint_ge(period_lateness(runs, n_runs, P, P, g + P, t_end, late, &n_late, &missed), 1);
         ck_assert_uint_eq(missed, 0);
         ck_assert_msg(stats_max(late, n_late) < 0.1, "back on time after the thaw, read late by %.3f s",
                       stats_max(late, n_late));
