@@ -74,7 +74,7 @@ void listener_replay_late(Listener *l) {
                                 if (listener_unit_has_unread_call(l, *x, listener_call_rule_bus_name(rule))) {
                                         log_info("%s froze with a D-Bus call unread: thawing %s.", *x, *t);
                                         l->stats.replayed++;
-                                        (void) listener_thaw(l, *t, rule->duration, now_usec(CLOCK_MONOTONIC));
+                                        (void) listener_thaw(l, *t, rule->duration, rule->end_when_idle, now_usec(CLOCK_MONOTONIC));
                                         break;
                                 }
                 }

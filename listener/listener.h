@@ -23,6 +23,8 @@ typedef struct Statistics {
         uint64_t records;         /* units whose thaw was recorded in the journal */
         uint64_t coalesced;       /* matched events inside an open window */
         uint64_t refreezes;       /* windows closed by freezing again */
+        uint64_t idle_ends;       /* windows ended before For= because their units' threads slept */
+        uint64_t idle_looks;      /* looks at a window's threads (EndWhenIdle=) */
         uint64_t exits;           /* ExitStandby= actions */
         uint64_t replayed;        /* actions of events that came while standby was being entered */
         uint64_t resyncs;         /* netlink overruns answered by a fresh dump */
@@ -48,6 +50,8 @@ typedef struct Window {
         char **leaves;
         usec_t deadline;          /* CLOCK_MONOTONIC */
         sd_event_source *timer;
+        sd_event_source *idle_look; /* EndWhenIdle=: the next look at its units' threads (window-idle.c) */
+        usec_t idle_step;         /* the time to that look; doubled after each look that finds work */
         struct Window *next;
 } Window;
 
@@ -349,7 +353,7 @@ void listener_forget_late(Listener *l);
 /* thaw.c */
 /* Thaws the units a rule's unit name stands for, for duration (received:
  * when the event came, for the statistics). */
-int listener_thaw(Listener *l, const char *unit, usec_t duration, usec_t received);
+int listener_thaw(Listener *l, const char *unit, usec_t duration, bool end_when_idle, usec_t received);
 /* Thaws every unit of the rule's Thaw= for its For=: all written before
  * the listener steps aside and records them. */
 int listener_thaw_rule(Listener *l, const Rule *rule, usec_t received);
@@ -357,7 +361,7 @@ int listener_thaw_rule(Listener *l, const Rule *rule, usec_t received);
 /* Thaws leaves (cgroups), those standby froze, for duration, as asked
  * over the bus (Thaw); what of them is not frozen by standby is noted
  * failed in the report being collected. */
-int listener_thaw_leaves(Listener *l, char **leaves, usec_t duration, usec_t received);
+int listener_thaw_leaves(Listener *l, char **leaves, usec_t duration, bool end_when_idle, usec_t received);
 /* Yields the CPU once, after an event's thaws (thaw.c). */
 void listener_step_aside(Listener *l);
 
@@ -377,9 +381,20 @@ void listener_report_settled(Listener *l, const char *cgroup, int r);
 int listener_report_end(Listener *l);
 void listener_drop_reports(Listener *l);
 
+/* window-idle.c */
+/* The first look at an EndWhenIdle= window's threads, after its thaw: time
+ * for the event's work to begin (a woken server reads its request within
+ * it), and short against the windows it ends. */
+#define LISTENER_IDLE_FIRST_LOOK (20 * USEC_PER_MSEC)
+/* Whether every thread of every leaf sleeps: none running or runnable, none
+ * in an uninterruptible wait (its work is under way). A leaf that cannot be
+ * read counts as asleep (gone). */
+bool listener_leaves_idle(Listener *l, char **leaves);
+
 /* windows.c */
-/* Opens a window: leaves are frozen again at deadline (CLOCK_MONOTONIC). */
-int listener_add_window(Listener *l, char **leaves, usec_t deadline);
+/* Opens a window: leaves are frozen again at deadline (CLOCK_MONOTONIC),
+ * or, end_when_idle, once a look finds all their threads asleep. */
+int listener_add_window(Listener *l, char **leaves, usec_t deadline, bool end_when_idle);
 /* Closes the windows that ended (due), once their records are written;
  * one whose end must wait (the journal's lock, a thaw in flight) stays due. */
 void listener_windows_retry(Listener *l);

@@ -91,7 +91,7 @@ int listener_method_thaw(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 return r;
         log_info("A thaw window of %.1f s asked over the bus, for %zu cgroups.", (double) usec / USEC_PER_SEC,
                  strv_length(cgroups));
-        r = listener_thaw_leaves(l, cgroups, usec, received);
+        r = listener_thaw_leaves(l, cgroups, usec, false, received);
         if (r < 0 && r != -EIO)
                 log_warning_errno(r, "Failed to open a thaw window: %m");
         return listener_report_end(l);

@@ -164,6 +164,13 @@ static int handle_action(ParseState *s, const char *name, const char *value) {
                                        "(until standby ends)", value);
                 r->duration = t;
                 s->seen_for = true;
+        } else if (streq(name, "EndWhenIdle")) {
+                if (streq(value, "yes") || streq(value, "true"))
+                        r->end_when_idle = true;
+                else if (streq(value, "no") || streq(value, "false"))
+                        r->end_when_idle = false;
+                else
+                        return ini_file_fail(&s->ini, s->ini.line, "EndWhenIdle=%s: expected \"yes\" or \"no\"", value);
         } else if (streq(name, "ExitStandby")) {
                 if (streq(value, "yes") || streq(value, "true"))
                         r->exit_standby = true;
@@ -303,7 +310,10 @@ char *rule_describe(const Rule *r) {
                         thaw = mfree(thaw);
         }
         if (r->thaw)
-                snprintf(dur, sizeof(dur), "%s", r->duration == USEC_INFINITY ? "until standby ends" : "for ");
+                snprintf(dur, sizeof(dur), "%s%s", r->end_when_idle ? "until idle, " : "",
+                         r->duration == USEC_INFINITY ? "until standby ends"
+                         : r->end_when_idle       ? "at most "
+                                                  : "for ");
         char tb[32];
         if (r->thaw && r->duration != USEC_INFINITY)
                 strncat(dur, format_duration(tb, sizeof(tb), r->duration), sizeof(dur) - strlen(dur) - 1);

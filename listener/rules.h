@@ -54,6 +54,7 @@ struct Rule {
         void *match;         /* the [Match] values, the event kind's own */
         char **thaw;         /* Thaw= units */
         usec_t duration;     /* For=; USEC_INFINITY: until standby ends */
+        bool end_when_idle;  /* EndWhenIdle=: the window ends once its units' threads sleep (For=, its bound) */
         bool exit_standby;   /* ExitStandby= */
         void *userdata;      /* for the listener's sources */
 };

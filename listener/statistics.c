@@ -17,7 +17,7 @@ static const ListenerStatistic core_statistics[] = {
         LISTENER_STATISTIC(journal_busy),    LISTENER_STATISTIC(thaw_failures), LISTENER_STATISTIC(jobs_released),
         LISTENER_STATISTIC(systemd_connects), LISTENER_STATISTIC(records),   LISTENER_STATISTIC(systemd_links),
         LISTENER_STATISTIC(systemd_signals), LISTENER_STATISTIC(systemd_renewals), LISTENER_STATISTIC(yields),
-        LISTENER_STATISTIC(systemd_thaws),
+        LISTENER_STATISTIC(systemd_thaws),   LISTENER_STATISTIC(idle_ends),     LISTENER_STATISTIC(idle_looks),
         {},
 };
 

@@ -73,7 +73,7 @@ static int thaw_write(Listener *l, char **leaves, usec_t now, usec_t until, Thaw
         return ret;
 }
 
-static int thaw_settle(Listener *l, ThawDone *d, usec_t until, usec_t received) {
+static int thaw_settle(Listener *l, ThawDone *d, usec_t until, bool end_when_idle, usec_t received) {
         int r;
 
         /* A thaw that failed is no coalesced event: it is counted, and
@@ -98,14 +98,14 @@ static int thaw_settle(Listener *l, ThawDone *d, usec_t until, usec_t received) 
                 return r;
         if (until == USEC_INFINITY)
                 return 0;
-        return listener_add_window(l, d->done, until);
+        return listener_add_window(l, d->done, until, end_when_idle);
 }
 
 static usec_t window_end(usec_t now, usec_t duration) {
         return duration >= USEC_INFINITY - now ? USEC_INFINITY : now + duration;
 }
 
-int listener_thaw_leaves(Listener *l, char **leaves, usec_t duration, usec_t received) {
+int listener_thaw_leaves(Listener *l, char **leaves, usec_t duration, bool end_when_idle, usec_t received) {
         usec_t now = now_usec(CLOCK_MONOTONIC), until = window_end(now, duration);
         ThawDone d = {};
         int r, k;
@@ -113,15 +113,15 @@ int listener_thaw_leaves(Listener *l, char **leaves, usec_t duration, usec_t rec
         r = thaw_write(l, leaves, now, until, &d);
         if (d.done && l->step_aside)
                 listener_step_aside(l);
-        k = thaw_settle(l, &d, until, received);
+        k = thaw_settle(l, &d, until, end_when_idle, received);
         strv_free(d.done);
         return r < 0 ? r : k;
 }
 
 /* Thaws the units a rule's unit name stands for, for duration, unless
  * their window is open. */
-int listener_thaw(Listener *l, const char *unit, usec_t duration, usec_t received) {
-        return listener_thaw_leaves(l, listener_resolve_unit(l, unit), duration, received);
+int listener_thaw(Listener *l, const char *unit, usec_t duration, bool end_when_idle, usec_t received) {
+        return listener_thaw_leaves(l, listener_resolve_unit(l, unit), duration, end_when_idle, received);
 }
 
 int listener_thaw_rule(Listener *l, const Rule *rule, usec_t received) {
@@ -132,12 +132,12 @@ int listener_thaw_rule(Listener *l, const Rule *rule, usec_t received) {
         int r = 0, k;
 
         if (n <= 1)
-                return n == 1 ? listener_thaw(l, rule->thaw[0], rule->duration, received) : 0;
+                return n == 1 ? listener_thaw(l, rule->thaw[0], rule->duration, rule->end_when_idle, received) : 0;
         d = calloc(n, sizeof(ThawDone));
         if (!d) {
                 /* Name by name: each name's bookkeeping before the next one's writes. */
                 for (size_t i = 0; i < n; i++)
-                        if ((k = listener_thaw(l, rule->thaw[i], rule->duration, received)) < 0)
+                        if ((k = listener_thaw(l, rule->thaw[i], rule->duration, rule->end_when_idle, received)) < 0)
                                 r = k;
                 return r;
         }
@@ -151,7 +151,7 @@ int listener_thaw_rule(Listener *l, const Rule *rule, usec_t received) {
         if (any && l->step_aside)
                 listener_step_aside(l);
         for (size_t i = 0; i < n; i++) {
-                if ((k = thaw_settle(l, &d[i], until, received)) < 0 && r >= 0)
+                if ((k = thaw_settle(l, &d[i], until, rule->end_when_idle, received)) < 0 && r >= 0)
                         r = k;
                 strv_free(d[i].done);
         }

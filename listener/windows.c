@@ -2,7 +2,11 @@
 /* Thaw windows: one sd-event timer per thaw, at its deadline, which
  * queues its end for the dispatcher, which starts the refreeze of its
  * units (refreeze.c); the only timers the listener has while idle in
- * standby. And their reconcile with the journal. */
+ * standby. A window of a rule with EndWhenIdle=yes also looks at its
+ * units' threads, first LISTENER_IDLE_FIRST_LOOK after the thaw and then
+ * at twice the time before, and ends at the first look that finds them
+ * all asleep (window-idle.c): For= is its bound, and a window of 5 s
+ * costs at most 8 looks. And their reconcile with the journal. */
 #include "listener.h"
 #include "strv.h"
 
@@ -10,6 +14,7 @@ static Window *window_free(Window *w) {
         if (!w)
                 return NULL;
         sd_event_source_disable_unref(w->timer);
+        sd_event_source_disable_unref(w->idle_look);
         strv_free(w->leaves);
         free(w);
         return NULL;
@@ -55,7 +60,43 @@ static int on_window_end(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-int listener_add_window(Listener *l, char **leaves, usec_t deadline) {
+/* The look after step: none past the deadline, whose timer ends it anyway. */
+static int arm_idle_look(Window *w, usec_t step);
+
+static int on_idle_look(sd_event_source *s, uint64_t usec, void *userdata) {
+        Window *w = userdata;
+        Listener *l = w->listener;
+
+        l->stats.idle_looks++;
+        if (!listener_leaves_idle(l, w->leaves)) {
+                if (arm_idle_look(w, w->idle_step * 2) < 0)
+                        w->idle_look = sd_event_source_disable_unref(w->idle_look); /* For= ends it */
+                return 0;
+        }
+        w->idle_look = sd_event_source_disable_unref(w->idle_look);
+        l->stats.idle_ends++;
+        w->due = true;
+        listener_enqueue(l, LISTENER_WORK_WINDOWS_DUE);
+        return 0;
+}
+
+static int arm_idle_look(Window *w, usec_t step) {
+        usec_t at = now_usec(CLOCK_MONOTONIC) + step;
+
+        w->idle_step = step;
+        if (at >= w->deadline) {
+                w->idle_look = sd_event_source_disable_unref(w->idle_look);
+                return 0;
+        }
+        if (w->idle_look) {
+                int r = sd_event_source_set_time(w->idle_look, at);
+                return r < 0 ? r : sd_event_source_set_enabled(w->idle_look, SD_EVENT_ONESHOT);
+        }
+        /* Accuracy 1 ms: a look a little late costs a little window. */
+        return sd_event_add_time(w->listener->event, &w->idle_look, CLOCK_MONOTONIC, at, USEC_PER_MSEC, on_idle_look, w);
+}
+
+int listener_add_window(Listener *l, char **leaves, usec_t deadline, bool end_when_idle) {
         Window *w = calloc(1, sizeof(Window));
         int r;
 
@@ -71,6 +112,10 @@ int listener_add_window(Listener *l, char **leaves, usec_t deadline) {
         /* Fires once, at the window's end. */
         r = sd_event_add_time(l->event, &w->timer, CLOCK_MONOTONIC, deadline, 0, on_window_end, w);
         if (r < 0) {
+                window_free(w);
+                return r;
+        }
+        if (end_when_idle && (r = arm_idle_look(w, LISTENER_IDLE_FIRST_LOOK)) < 0) {
                 window_free(w);
                 return r;
         }
@@ -106,7 +151,7 @@ int listener_windows_reconcile(Listener *l) {
 
                 if (u->state != UNIT_THAWED || u->thaw_until == USEC_INFINITY || u->thaw_until == 0)
                         continue;
-                r = listener_add_window(l, one, MAX(u->thaw_until, now));
+                r = listener_add_window(l, one, MAX(u->thaw_until, now), false);
                 if (r < 0)
                         break;
                 /* freeze_refreeze_due() matches on the exact deadline. */

@@ -48,6 +48,8 @@ START_TEST(test_parse_each_event) {
                 "[Match]\nEvent=socket\nUnit=redis.service\n[Action]\nThaw=redis.service\nFor=10s\n",
                 "[Match]\nEvent=input\nKey=KEY_POWER\nValue=1\n[Action]\nExitStandby=yes\n",
                 "[Match]\nEvent=uevent\nSubsystem=usb\nChange=add\n[Action]\nThaw=udisks.service\n",
+                "[Match]\nEvent=socket\nUnit=memcached.service\n[Action]\nThaw=memcached.service\nFor=5s\n"
+                "EndWhenIdle=yes\n",
         };
         for (size_t i = 0; i < ELEMENTSOF(good); i++) {
                 char name[32];
@@ -61,6 +63,8 @@ START_TEST(test_parse_each_event) {
         ck_assert_uint_eq(set->rules[0].duration, 30 * USEC_PER_SEC);
         ck_assert_uint_eq(set->rules[2].duration, USEC_INFINITY);
         ck_assert(set->rules[6].exit_standby);
+        ck_assert(!set->rules[5].end_when_idle);
+        ck_assert(set->rules[8].end_when_idle);
         /* Each kind's keys as its source understood them. */
         static const char * const described[] = {
                 "on a D-Bus push for mail.service: thaw mail.service for 30s",
@@ -71,6 +75,7 @@ START_TEST(test_parse_each_event) {
                 "on socket activity of redis.service: thaw redis.service for 10s",
                 "on KEY_POWER pressed/on: end standby",
                 "on uevent add of usb: thaw udisks.service until standby ends",
+                "on socket activity of memcached.service: thaw memcached.service until idle, at most 5s",
         };
         for (size_t i = 0; i < ELEMENTSOF(described); i++) {
                 _cleanup_free_ char *d = rule_describe(&set->rules[i]);
@@ -100,6 +105,8 @@ START_TEST(test_errors_table) {
                 { "[Match]\nEvent=push\nUnit=../../etc\n[Action]\nThaw=a.service\n", 3, "Unit=../../etc: expected a unit name" },
                 { "[Match]\nEvent=push\n[Action]\nThaw=a.service bad/name\n", 4, "Thaw=: \"bad/name\" is not a unit name" },
                 { "[Match]\nEvent=push\n[Action]\nThaw=a.service\nFor=soon\n", 5, "For=soon: expected a duration" },
+                { "[Match]\nEvent=push\n[Action]\nThaw=a.service\nEndWhenIdle=soon\n", 5,
+                  "EndWhenIdle=soon: expected \"yes\" or \"no\"" },
                 { "[Match]\nEvent=push\n[Action]\nFor=5s\n", 0, "[Action] needs Thaw= or ExitStandby=yes" },
                 { "[Match]\nUnit=a.service\n[Action]\nThaw=a.service\n", 0, "no Event= in [Match]" },
                 { "[Match]\nEvent=push\n[Whatever]\nX=1\n", 4, "unknown section [Whatever]" },
