@@ -156,8 +156,8 @@ START_TEST(test_session_scopes) {
 END_TEST
 
 /* thaw without --for: running until exit, the only other unit still
- * frozen. (thaw --for is the listener's: tests/test-listener.c, case
- * window.) */
+ * frozen. (thaw --for is the listener's: tests/test-listener-window.c,
+ * case window.) */
 START_TEST(test_thaw_window) {
         int a;
 

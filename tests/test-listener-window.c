@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Thaws asked over the bus: their windows are the listener's, and their
+ * replies (PushEx) say what they did: failed, or the unit gone. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgroup.h"
+#include "listener-harness.h"
+#include "manager.h"
+#include "strv.h"
+#include "test-util.h"
+
+/* PushEx(unit, reason) or Thaw(cgroups, usec): the cgroups thawed, and
+ * those not thawed each with why ("cgroup: why", in ret_failed). Returns
+ * the bus error's name, or NULL. */
+static char *thaw_call(sd_bus *bus, const char *method, const char *unit, char **cgroups, uint64_t usec,
+                       char ***ret_thawed, char ***ret_failed) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *call = NULL, *reply = NULL;
+        char **thawed = NULL, **failed = NULL;
+        const char *a, *b;
+        char *name = NULL;
+        int r;
+
+        ck_assert_int_ge(sd_bus_message_new_method_call(bus, &call, "org.standby.Listener1", "/org/standby/Listener1",
+                                                        "org.standby.Listener1", method),
+                         0);
+        if (unit)
+                ck_assert_int_ge(sd_bus_message_append(call, "ss", unit, "test"), 0);
+        else {
+                ck_assert_int_ge(sd_bus_message_append_strv(call, cgroups), 0);
+                ck_assert_int_ge(sd_bus_message_append(call, "t", usec), 0);
+        }
+        r = sd_bus_call(bus, call, 10 * USEC_PER_SEC, &error, &reply);
+        if (r < 0)
+                name = strdup(error.name ? error.name : "?");
+        else {
+                ck_assert_int_ge(sd_bus_message_read_strv(reply, &thawed), 0);
+                ck_assert_int_ge(sd_bus_message_enter_container(reply, 'a', "(ss)"), 0);
+                while (sd_bus_message_read(reply, "(ss)", &a, &b) > 0) {
+                        char *x = NULL;
+                        ck_assert_int_ge(asprintf(&x, "%s: %s", a, b), 0);
+                        ck_assert_int_ge(strv_consume(&failed, x), 0);
+                }
+        }
+        sd_bus_error_free(&error);
+        sd_bus_message_unref(call);
+        sd_bus_message_unref(reply);
+        *ret_thawed = thawed;
+        *ret_failed = failed;
+        return name;
+}
+
+/* standby-manager thaw --for asks the listener, which owns the window: the
+ * command exits at once, the unit runs, and the listener freezes it again
+ * when the window ends. */
+START_TEST(test_thaw_for_window_is_the_listeners) {
+        _cleanup_free_ char *err = NULL;
+        int mail;
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_spawn_workload("mail.service", "nanosleep", 10, 1, &mail);
+        test_spawn_workload("other.service", "idle", 100, 1, NULL);
+        /* Started in standby, and exempt: neither frozen nor held. */
+        test_write_config("Exempt=late.service\n");
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        test_drain(mail);
+
+        ck_assert_msg(test_manager(&err, "thaw", test_cgpath("mail.service"), "--for", "1s", "--bus-address", bus_address, NULL) ==
+                              EXIT_OK,
+                      "%s", err);
+        ck_assert(!test_frozen("mail.service"));
+        ck_assert(test_frozen("other.service"));
+        ck_assert_int_eq(test_ticks(mail, 3, 5 * USEC_PER_SEC), 3);
+        ck_assert(wait_journal_state("mail.service", UNIT_THAWED, 5 * USEC_PER_SEC));
+        /* The window's end: the listener's refreeze. */
+        ck_assert(wait_frozen("mail.service", true));
+        ck_assert(wait_journal_state("mail.service", UNIT_FROZEN, 5 * USEC_PER_SEC));
+        ck_assert_uint_eq(statistic(bus, "refreezes"), 1);
+
+        /* A unit standby did not freeze (exempt): not thawed, and said so. */
+        free(TAKE_PTR(err));
+        test_spawn_workload("late.service", "idle", 100, 1, NULL);
+        ck_assert_int_eq(test_manager(&err, "thaw", test_cgpath("late.service"), "--for", "1s", "--bus-address", bus_address, NULL),
+                         EXIT_NOT_ACTIVE);
+        ck_assert_msg(strstr(err, "/late.service: not thawed: not frozen by standby"), "%s", err);
+
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        ck_assert(!test_anything_frozen());
+        /* Outside standby the listener opens no window. */
+        free(TAKE_PTR(err));
+        ck_assert_int_eq(test_manager(&err, "thaw", test_cgpath("mail.service"), "--for", "1s", "--bus-address", bus_address, NULL),
+                         EXIT_NOT_ACTIVE);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
+/* Without a listener, thaw --for refuses, and says why: nobody would
+ * freeze the unit again. */
+START_TEST(test_thaw_for_needs_the_listener) {
+        _cleanup_free_ char *err = NULL;
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_spawn_workload("mail.service", "idle", 100, 1, NULL);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert_int_eq(test_manager(&err, "thaw", test_cgpath("mail.service"), "--for", "1s", "--bus-address", bus_address, NULL),
+                         EXIT_FAILURE_GENERIC);
+        ck_assert_msg(strstr(err, "thaw --for needs it running"), "%s", err);
+        ck_assert(test_frozen("mail.service"));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+}
+END_TEST
+
+/* PushEx answers with what the push did: a unit that a frozen cgroup above
+ * it keeps frozen is a failure, said, logged and counted, never a
+ * coalesced event. */
+START_TEST(test_push_ex_reports_failed_thaw) {
+        _cleanup_strv_free_ char **thawed = NULL, **failed = NULL;
+        char expect[600];
+
+        if (!test_need_root_cgroup2())
+                return;
+        write_rule("30-pair.rule", "[Match]\nEvent=push\nUnit=pair.service\n[Action]\nThaw=mail.service\n"
+                                   "Thaw=held.service\nFor=30s\n");
+        test_spawn_workload("mail.service", "idle", 100, 1, NULL);
+        test_spawn_workload("outer.slice/held.service", "idle", 100, 1, NULL);
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert(test_frozen("outer.slice/held.service"));
+
+        /* Someone else freezes the slice above held.service. */
+        _cleanup_close_ int outer = test_cgroup("outer.slice");
+        ck_assert_int_ge(cgroup_set_freeze(outer, true), 0);
+        (void) statistic(bus, "events"); /* the journal change is taken before a call */
+
+        ck_assert_ptr_null(thaw_call(bus, "PushEx", "pair.service", NULL, 0, &thawed, &failed));
+        ck_assert_msg(thawed && streq(thawed[0], test_cgpath("mail.service")) && !thawed[1], "thawed: %s",
+                      thawed ? thawed[0] : "none");
+        snprintf(expect, sizeof(expect), "%s: still frozen: a cgroup above it is frozen",
+                 test_cgpath("outer.slice/held.service"));
+        ck_assert_msg(failed && streq(failed[0], expect) && !failed[1], "failed: %s", failed ? failed[0] : "none");
+        ck_assert(!test_frozen("mail.service"));
+        ck_assert_uint_eq(statistic(bus, "thaw_failures"), 1);
+        ck_assert_uint_eq(statistic(bus, "coalesced"), 0);
+        _cleanup_free_ char *status = NULL;
+        ck_assert_int_eq(test_manager_env(NULL, &status, NULL, "status", "--bus-address", bus_address, NULL), EXIT_OK);
+        ck_assert_msg(strstr(status, ", 1 units not thawed (see its log)"), "%s", status);
+
+        /* Thaw answers the same way; inside its window mail.service is thawed already. */
+        strv_free(TAKE_PTR(thawed));
+        strv_free(TAKE_PTR(failed));
+        char *both[] = { (char *) test_cgpath("mail.service"), (char *) "not/standbys.service", NULL };
+        ck_assert_ptr_null(thaw_call(bus, "Thaw", NULL, both, 5 * USEC_PER_SEC, &thawed, &failed));
+        ck_assert(thawed && streq(thawed[0], test_cgpath("mail.service")) && !thawed[1]);
+        ck_assert_msg(failed && streq(failed[0], "not/standbys.service: not frozen by standby") && !failed[1],
+                      "failed: %s", failed ? failed[0] : "none");
+
+        ck_assert_int_ge(cgroup_set_freeze(outer, false), 0);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        ck_assert(!test_anything_frozen());
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
+/* A unit whose cgroup was removed while frozen (its processes killed): the
+ * push says its cgroup is gone; neither a failure nor a coalesced event. */
+START_TEST(test_push_ex_reports_gone) {
+        _cleanup_strv_free_ char **thawed = NULL, **failed = NULL;
+        char expect[600];
+
+        if (!test_need_root_cgroup2())
+                return;
+        pid_t pid = test_spawn_workload("mail.service", "idle", 100, 1, NULL);
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        (void) statistic(bus, "events"); /* the journal change is taken before a call */
+
+        kill_and_remove(pid, "mail.service");
+
+        ck_assert_ptr_null(thaw_call(bus, "PushEx", "mail.service", NULL, 0, &thawed, &failed));
+        ck_assert(!thawed);
+        snprintf(expect, sizeof(expect), "%s: its cgroup is gone", test_cgpath("mail.service"));
+        ck_assert_msg(failed && streq(failed[0], expect) && !failed[1], "failed: %s", failed ? failed[0] : "none");
+        ck_assert_uint_eq(statistic(bus, "thaw_failures"), 0);
+        ck_assert_uint_eq(statistic(bus, "coalesced"), 0);
+
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        ck_assert(!test_anything_frozen());
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
+void listener_window_tests(const ListenerCases *c) {
+        tcase_add_test(c->window, test_thaw_for_window_is_the_listeners);
+        tcase_add_test(c->window, test_thaw_for_needs_the_listener);
+        tcase_add_test(c->window, test_push_ex_reports_failed_thaw);
+        tcase_add_test(c->window, test_push_ex_reports_gone);
+}
