@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Thaws asked over the bus: their windows are the listener's, and their
- * replies (PushEx) say what they did: failed, or the unit gone. */
+ * replies (PushEx) say what they did: failed, or the unit gone. Windows
+ * that end when their work ends (EndWhenIdle=). */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cgroup.h"
 #include "listener-harness.h"
@@ -197,9 +200,82 @@ START_TEST(test_push_ex_reports_gone) {
 }
 END_TEST
 
+
+/* EndWhenIdle=yes: a server that answers at once is frozen again well
+ * before For= (30 s; the bound allows 5), by a look at its threads, and
+ * data on its connection after that wakes it again. */
+START_TEST(test_window_ends_when_server_idle) {
+        int port = 30000 + (int) (getpid() % 2000), tick;
+        char portarg[16];
+
+        if (!test_need_root_cgroup2())
+                return;
+        write_rule("60-srv.rule",
+                   "[Match]\nEvent=socket\nUnit=srv.service\n[Action]\nThaw=srv.service\nFor=30s\nEndWhenIdle=yes\n");
+        snprintf(portarg, sizeof(portarg), "%d", port);
+        char *argv[] = { (char *) test_bin("standby-workload"), "echo-server", "--port", portarg, "--tick-fd", "3", NULL };
+        server_pid = test_spawn("srv.service", argv, &tick);
+        ck_assert_int_eq(test_ticks(tick, 1, 5 * USEC_PER_SEC), 1); /* listening */
+        int a = tcp_connect(port);
+        ck_assert(echo(a, "hello\n"));
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert(wait_frozen("srv.service", true));
+
+        for (uint64_t round = 1; round <= 2; round++) {
+                usec_t t0 = now_usec(CLOCK_MONOTONIC);
+                ck_assert(echo(a, "ping\n")); /* answered: thawed by the event */
+                ck_assert_msg(wait_statistic(bus, "idle_ends", round, 5 * USEC_PER_SEC),
+                              "round %" PRIu64 ": the window of For=30s did not end when the server slept", round);
+                ck_assert(wait_frozen("srv.service", true));
+                ck_assert_msg(now_usec(CLOCK_MONOTONIC) - t0 < 5 * USEC_PER_SEC, "frozen again only after 5 s");
+                ck_assert_uint_eq(statistic(bus, "refreezes"), round);
+        }
+        ck_assert_uint_ge(statistic(bus, "idle_looks"), 2);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        close(a);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
+/* EndWhenIdle=yes on a unit that keeps working (a thread spinning): the
+ * looks find it busy, at doubling times, and For= ends the window. */
+START_TEST(test_window_busy_lasts_for) {
+        int acted;
+
+        if (!test_need_root_cgroup2())
+                return;
+        write_rule("60-busy.rule",
+                   "[Match]\nEvent=push\nUnit=busy.service\n[Action]\nThaw=busy.service\nFor=1500ms\nEndWhenIdle=yes\n");
+        test_spawn_workload("busy.service", "busy", 100, 1, NULL);
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        usec_t t0 = now_usec(CLOCK_MONOTONIC);
+        char *error = push_within(bus, "busy.service", 2 * USEC_PER_SEC, &acted);
+        ck_assert_msg(!error, "the push was not answered: %s", error);
+        ck_assert_int_eq(acted, 1);
+        ck_assert_msg(wait_statistic(bus, "refreezes", 1, 10 * USEC_PER_SEC), "the window never ended");
+        usec_t took = now_usec(CLOCK_MONOTONIC) - t0;
+        ck_assert_msg(took >= 1400 * USEC_PER_MSEC, "a busy unit frozen again %.3f s after its thaw, before For=",
+                      (double) took / USEC_PER_SEC);
+        ck_assert_uint_eq(statistic(bus, "idle_ends"), 0);
+        /* 20, 40, 80, 160, 320, 640 ms apart: six looks inside 1.5 s, one
+         * or two fewer where the loop is late on a loaded host. */
+        ck_assert_uint_ge(statistic(bus, "idle_looks"), 4);
+        ck_assert_uint_le(statistic(bus, "idle_looks"), 7);
+        ck_assert(wait_frozen("busy.service", true));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 void listener_window_tests(const ListenerCases *c) {
         tcase_add_test(c->window, test_thaw_for_window_is_the_listeners);
         tcase_add_test(c->window, test_thaw_for_needs_the_listener);
         tcase_add_test(c->window, test_push_ex_reports_failed_thaw);
         tcase_add_test(c->window, test_push_ex_reports_gone);
+        tcase_add_test(c->window, test_window_ends_when_server_idle);
+        tcase_add_test(c->window, test_window_busy_lasts_for);
 }
