@@ -42,7 +42,7 @@
 #define PG_CHECKPOINT_TIMEOUT 300.0 /* postgresql's stock checkpoint_timeout */
 #define ANSWER_BOUND_USEC (10 * USEC_PER_SEC)
 
-enum { STRATEGY_NONE, STRATEGY_SLACK, STRATEGY_FREEZE, STRATEGY_PERIODIC };
+enum { STRATEGY_NONE, STRATEGY_SLACK, STRATEGY_FREEZE, STRATEGY_FREEZE_IDLE, STRATEGY_PERIODIC };
 typedef struct Strategy {
         const char *name;
         int kind;
@@ -127,6 +127,8 @@ static int parse_strategy(const char *name, Strategy *s) {
                 s->kind = STRATEGY_NONE;
         else if (streq(name, "freeze"))
                 s->kind = STRATEGY_FREEZE;
+        else if (streq(name, "freeze-idle"))
+                s->kind = STRATEGY_FREEZE_IDLE;
         else if (streq(name, "periodic"))
                 s->kind = STRATEGY_PERIODIC;
         else if (streq(name, "slack")) {
@@ -144,7 +146,9 @@ static int parse_strategy(const char *name, Strategy *s) {
                 s->kind = STRATEGY_SLACK;
                 snprintf(s->slack, sizeof(s->slack), "%llu", v * mult);
         } else
-                return log_error_errno(-EINVAL, "Unknown strategy \"%s\": none, slack, slack-N{us,ms,s}, freeze, periodic",
+                return log_error_errno(-EINVAL,
+                                       "Unknown strategy \"%s\": none, slack, slack-N{us,ms,s}, freeze, freeze-idle, "
+                                       "periodic",
                                        name);
         return 0;
 }
@@ -397,8 +401,26 @@ static int leave(Period *p, const Strategy *s, double *ms) {
         return 0;
 }
 
+/* A rule file with EndWhenIdle=yes at its end, or without it. */
+static int rule_end_when_idle(const char *path, bool idle) {
+        _cleanup_free_ char *text = NULL;
+        int r = read_full_fileat(AT_FDCWD, path, &text, NULL);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return log_error_errno(r, "Cannot read %s: %m", path);
+        char *at = strstr(text, "EndWhenIdle=yes\n");
+        if (at)
+                *at = 0;
+        _cleanup_fclose_ FILE *f = fopen(path, "we");
+        if (!f || fputs(text, f) < 0 || (idle && fputs("EndWhenIdle=yes\n", f) < 0) || fflush(f) != 0)
+                return log_error_errno(-EIO, "Cannot write %s", path);
+        return 0;
+}
+
 /* The strategy's standby.conf and rules: the periodic thaw has no rules
- * (its listener only holds units made in standby). */
+ * (its listener only holds units made in standby); freeze-idle's windows
+ * end when their units' threads sleep (EndWhenIdle=yes), For= their bound. */
 static int configure(Period *p, const Strategy *s) {
         char path[256], from[512], to[512];
         snprintf(path, sizeof(path), "%s/etc/standby/standby.conf", p->root);
@@ -418,6 +440,9 @@ static int configure(Period *p, const Strategy *s) {
                 snprintf(to, sizeof(to), "%s/etc/standby/%s/%s.rule", p->root, on ? "rules.d" : "rules.off", rules[i]);
                 if (rename(from, to) < 0 && errno != ENOENT)
                         return log_error_errno(-errno, "Cannot move %s: %m", from);
+                int r = rule_end_when_idle(to, s->kind == STRATEGY_FREEZE_IDLE);
+                if (r < 0)
+                        return r;
         }
         char out[4096];
         if (in_ct(p, "systemctl restart standby-listener.service 2>&1", out, sizeof(out)) != 0)
