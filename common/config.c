@@ -32,6 +32,8 @@ int config_new_default(Config **ret) {
         c->leave_on = TRIGGER_LID | TRIGGER_POWER_KEY;
         c->idle_enter = 5 * 60 * USEC_PER_SEC;
         c->inhibit_delay_max = 5 * USEC_PER_SEC;
+        c->lateness = 15 * 60 * USEC_PER_SEC;
+        c->window_max = 10 * USEC_PER_SEC;
         c->freeze_before_sleep = true;
         r = strv_split_words("user.slice", &c->targets);
         if (r >= 0)
@@ -53,8 +55,44 @@ Config *config_free(Config *c) {
         strv_free(c->exempt);
         free(c->group);
         free(c->systemd_address);
+        strv_free(c->lateness_units);
+        free(c->lateness_usec);
         free(c);
         return NULL;
+}
+
+usec_t config_lateness_of(const Config *c, const char *rel) {
+        /* From the leaf up: the unit's own entry before its slices'. */
+        for (const char *end = rel + strlen(rel); end > rel;) {
+                const char *start = end;
+                while (start > rel && start[-1] != '/')
+                        start--;
+                for (size_t i = 0; i < c->n_lateness; i++)
+                        if (strlen(c->lateness_units[i]) == (size_t) (end - start) &&
+                            strneq(c->lateness_units[i], start, (size_t) (end - start)))
+                                return c->lateness_usec[i];
+                end = start > rel ? start - 1 : rel;
+        }
+        return c->lateness;
+}
+
+/* [Lateness] UNIT=TIME: a later assignment of a unit (a drop-in's) replaces
+ * its earlier one. */
+static int lateness_set(Config *c, const char *unit, usec_t t) {
+        for (size_t i = 0; i < c->n_lateness; i++)
+                if (streq(c->lateness_units[i], unit)) {
+                        c->lateness_usec[i] = t;
+                        return 0;
+                }
+        usec_t *v = reallocarray(c->lateness_usec, c->n_lateness + 1, sizeof(usec_t));
+        if (!v)
+                return -ENOMEM;
+        c->lateness_usec = v;
+        int r = strv_extend(&c->lateness_units, unit);
+        if (r < 0)
+                return r;
+        c->lateness_usec[c->n_lateness++] = t;
+        return 0;
 }
 
 typedef struct ParseState {
@@ -187,8 +225,29 @@ static int handler(void *user, const char *section, const char *name, const char
         Config *c = s->config;
         int r;
 
+        if (streq(section, "Maintenance") || streq(section, "Lateness")) {
+                bool max = streq(section, "Maintenance") && streq(name, "WindowMax");
+                usec_t t;
+                if (streq(section, "Maintenance") && !max && !streq(name, "Lateness"))
+                        return ini_file_fail(&s->ini, s->ini.line, "unknown key \"%s\" in [%s]", name, section);
+                if (streq(section, "Lateness") && !unit_name_is_valid(name))
+                        return ini_file_fail(&s->ini, s->ini.line, "[Lateness]: \"%s\" is not a unit or slice name", name);
+                if (!max && streq(value, "infinity"))
+                        t = USEC_INFINITY;
+                else if (parse_duration(value, &t) < 0 || t == 0 || t == USEC_INFINITY)
+                        return ini_file_fail(&s->ini, s->ini.line, "%s=%s: expected a positive duration such as \"30s\" or "
+                                             "\"15min\"%s", name, value, max ? "" : ", or \"infinity\"");
+                if (max)
+                        c->window_max = t;
+                else if (streq(section, "Maintenance"))
+                        c->lateness = t;
+                else if (lateness_set(c, name, t) < 0)
+                        return ini_file_fail(&s->ini, s->ini.line, "out of memory");
+                return 1;
+        }
         if (!streq(section, "Standby"))
-                return ini_file_fail(&s->ini, s->ini.line, "unknown section [%s], expected [Standby]", section);
+                return ini_file_fail(&s->ini, s->ini.line,
+                                     "unknown section [%s], expected [Standby], [Maintenance] or [Lateness]", section);
 
         if (streq(name, "Targets") || streq(name, "Exempt")) {
                 _cleanup_free_ char *bad = NULL;

@@ -47,7 +47,16 @@ typedef struct Config {
         usec_t inhibit_delay_max; /* the longest an app's delay lock holds off a freeze */
         bool users_may_block;    /* any user (not only root or Group=) may take a block lock */
         bool freeze_before_sleep; /* freeze within logind's delay before a real sleep */
+        usec_t lateness;         /* [Maintenance] Lateness=: how late a frozen unit's periodic work may run; infinity: never */
+        usec_t window_max;       /* [Maintenance] WindowMax=: a maintenance window's bound */
+        char **lateness_units;   /* [Lateness] UNIT=TIME: a unit's or slice's own lateness */
+        usec_t *lateness_usec;   /* ... and its value, in the same order */
+        size_t n_lateness;
 } Config;
+
+/* The lateness of the unit whose cgroup is rel: that of the nearest unit
+ * or slice on its path named in [Lateness], else Lateness=. */
+usec_t config_lateness_of(const Config *c, const char *rel);
 
 /* "lid power-key", for messages and status; ret is the caller's. */
 int config_triggers_to_string(unsigned triggers, char **ret);

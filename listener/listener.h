@@ -24,6 +24,8 @@ typedef struct Statistics {
         uint64_t coalesced;       /* matched events inside an open window */
         uint64_t refreezes;       /* windows closed by freezing again */
         uint64_t idle_ends;       /* windows ended before For= because their units' threads slept */
+        uint64_t maintenance_windows; /* windows for frozen units' periodic work (maintenance.c) */
+        uint64_t maintenance_thaws;   /* units thawed in them */
         uint64_t idle_looks;      /* looks at a window's threads (EndWhenIdle=) */
         uint64_t exits;           /* ExitStandby= actions */
         uint64_t replayed;        /* actions of events that came while standby was being entered */
@@ -175,6 +177,7 @@ typedef struct Listener {
         const char **rules_dirs;
         bool standby_active;
         Window *windows;
+        struct Maintenance *maintenance;  /* while standby is active (maintenance.c) */
         Refreeze *refreezes;              /* windows closing (refreeze.c) */
         sd_event_source *lock_watch;      /* the journal's lock file closed: free again? (unit-state.c) */
         LockGuard *guards;
@@ -380,6 +383,13 @@ void listener_report_settled(Listener *l, const char *cgroup, int r);
  * (what an sd-bus method handler returns for a call it took). */
 int listener_report_end(Listener *l);
 void listener_drop_reports(Listener *l);
+
+/* maintenance.c */
+typedef struct Maintenance Maintenance;
+/* Sets up the maintenance windows of a standby that is active (again: a
+ * class's due time counts from now), or ends them. */
+int listener_maintenance_start(Listener *l);
+void listener_maintenance_stop(Listener *l);
 
 /* window-idle.c */
 /* The first look at an EndWhenIdle= window's threads, after its thaw: time

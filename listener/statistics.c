@@ -18,6 +18,7 @@ static const ListenerStatistic core_statistics[] = {
         LISTENER_STATISTIC(systemd_connects), LISTENER_STATISTIC(records),   LISTENER_STATISTIC(systemd_links),
         LISTENER_STATISTIC(systemd_signals), LISTENER_STATISTIC(systemd_renewals), LISTENER_STATISTIC(yields),
         LISTENER_STATISTIC(systemd_thaws),   LISTENER_STATISTIC(idle_ends),     LISTENER_STATISTIC(idle_looks),
+        LISTENER_STATISTIC(maintenance_windows), LISTENER_STATISTIC(maintenance_thaws),
         {},
 };
 

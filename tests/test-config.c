@@ -30,6 +30,32 @@ START_TEST(test_defaults) {
         ck_assert_uint_eq(c->inhibit_delay_max, 5 * USEC_PER_SEC);
         ck_assert(!c->users_may_block);
         ck_assert(c->freeze_before_sleep);
+        /* A frozen unit's periodic work runs at least every 15 min. */
+        ck_assert_uint_eq(c->lateness, 15 * 60 * USEC_PER_SEC);
+        ck_assert_uint_eq(c->window_max, 10 * USEC_PER_SEC);
+        ck_assert_uint_eq(config_lateness_of(c, "user.slice/user-1000.slice/user@1000.service/app.slice/x.service"),
+                          15 * 60 * USEC_PER_SEC);
+}
+END_TEST
+
+/* Lateness: the unit's own, else its nearest slice's, else Lateness=; a
+ * drop-in's assignment replaces the file's. */
+START_TEST(test_lateness) {
+        _cleanup_config_ Config *c = NULL;
+        _cleanup_free_ char *err = NULL;
+        _cleanup_free_ char *p = test_write_tmp("[Maintenance]\nLateness=infinity\nWindowMax=3s\n"
+                                                "[Lateness]\nchat.service=30s\napp.slice=1min\nchat.service=20s\n");
+
+        ck_assert_msg(config_load(p, false, &c, &err) == 0, "%s", err);
+        ck_assert_uint_eq(c->lateness, USEC_INFINITY);
+        ck_assert_uint_eq(c->window_max, 3 * USEC_PER_SEC);
+        ck_assert_uint_eq(c->n_lateness, 2);
+        ck_assert_uint_eq(config_lateness_of(c, "user.slice/user@1000.service/app.slice/chat.service"), 20 * USEC_PER_SEC);
+        ck_assert_uint_eq(config_lateness_of(c, "user.slice/user@1000.service/app.slice/mail.service"), 60 * USEC_PER_SEC);
+        ck_assert_uint_eq(config_lateness_of(c, "system.slice/redis.service"), USEC_INFINITY);
+        /* A name inside a component is no match. */
+        ck_assert_uint_eq(config_lateness_of(c, "system.slice/xchat.service"), USEC_INFINITY);
+        unlink(p);
 }
 END_TEST
 
@@ -120,6 +146,11 @@ START_TEST(test_errors_table) {
                 { "[Standby]\nUsersMayBlock=perhaps\n", 2, "UsersMayBlock=perhaps: expected \"yes\" or \"no\"" },
                 { "[Standby]\nFreezeBeforeSleep=1s\n", 2, "FreezeBeforeSleep=1s: expected \"yes\" or \"no\"" },
                 { "[Standby]\nTarget=user.slice\n", 2, "unknown key \"Target\" in [Standby]" },
+                { "[Maintenance]\nLateness=soon\n", 2, "Lateness=soon: expected a positive duration" },
+                { "[Maintenance]\nWindowMax=infinity\n", 2, "WindowMax=infinity: expected a positive duration" },
+                { "[Maintenance]\nEvery=1min\n", 2, "unknown key \"Every\" in [Maintenance]" },
+                { "[Lateness]\n../x=1min\n", 2, "[Lateness]: \"../x\" is not a unit or slice name" },
+                { "[Lateness]\nchat.service=0\n", 2, "chat.service=0: expected a positive duration" },
                 { "[Standbye]\nTargets=a\n", 2, "unknown section [Standbye]" },
                 { "[Standby]\nthis is no assignment\n", 2, "syntax error" },
                 { "[Standby\nTargets=a\n", 1, "syntax error" },
@@ -348,6 +379,7 @@ Suite *config_suite(void) {
         Suite *s = suite_create("config");
         TCase *tc = tcase_create("parse");
         tcase_add_test(tc, test_defaults);
+        tcase_add_test(tc, test_lateness);
         tcase_add_test(tc, test_policy);
         tcase_add_test(tc, test_full_file);
         tcase_add_test(tc, test_reassigned_strings);

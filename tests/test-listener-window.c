@@ -271,6 +271,67 @@ START_TEST(test_window_busy_lasts_for) {
 }
 END_TEST
 
+/* Maintenance windows: two frozen units with periodic work and no rule,
+ * one accepting 1 s of lateness and the other 2 s, both run while standby
+ * lasts, in windows they share (the 2 s class rides along with every other
+ * window of the 1 s one), and are frozen again between them. */
+START_TEST(test_maintenance_windows_shared) {
+        int fast, slow;
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_write_config("[Maintenance]\nLateness=infinity\n[Lateness]\nfast.service=1s\nslow.service=2s\n");
+        test_spawn_workload("fast.service", "nanosleep", 100, 1, &fast);
+        test_spawn_workload("slow.service", "nanosleep", 100, 1, &slow);
+        ck_assert_int_eq(test_ticks(fast, 1, 5 * USEC_PER_SEC), 1);
+        ck_assert_int_eq(test_ticks(slow, 1, 5 * USEC_PER_SEC), 1);
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert(test_frozen("fast.service") && test_frozen("slow.service"));
+        test_drain(fast);
+        test_drain(slow);
+
+        /* Each ticks in its windows: its timer elapsed while it was frozen. */
+        ck_assert_msg(test_ticks(fast, 3, 10 * USEC_PER_SEC) == 3, "fast.service ran in fewer than 3 windows");
+        ck_assert_msg(test_ticks(slow, 2, 10 * USEC_PER_SEC) == 2, "slow.service ran in fewer than 2 windows");
+        uint64_t windows = statistic(bus, "maintenance_windows"), thaws = statistic(bus, "maintenance_thaws");
+        ck_assert_uint_ge(windows, 3);
+        /* Shared: more units thawed than windows opened, and no window of
+         * the 2 s class alone (it would make windows reach thaws). */
+        ck_assert_msg(thaws > windows, "%" PRIu64 " windows, %" PRIu64 " units thawed: none shared", windows, thaws);
+        /* Each window ends by a look at its threads (the last may be to come). */
+        ck_assert_uint_ge(statistic(bus, "idle_looks") + 1, windows);
+        /* Between windows, frozen: each window ended at its first look. */
+        ck_assert(wait_frozen("fast.service", true));
+        ck_assert(wait_frozen("slow.service", true));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
+/* Lateness=infinity and no [Lateness]: no maintenance window, no timer. */
+START_TEST(test_maintenance_off) {
+        int tick, acted;
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_write_config("[Maintenance]\nLateness=infinity\n");
+        write_rule("60-tick.rule", "[Match]\nEvent=push\nUnit=tick.service\n[Action]\nThaw=tick.service\nFor=1s\n");
+        test_spawn_workload("tick.service", "nanosleep", 100, 1, &tick);
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        /* A push's window, long enough for two windows of a 1 s class. */
+        char *error = push_within(bus, "tick.service", 2 * USEC_PER_SEC, &acted);
+        ck_assert_msg(!error, "%s", error);
+        ck_assert(wait_statistic(bus, "refreezes", 1, 5 * USEC_PER_SEC));
+        ck_assert_uint_eq(statistic(bus, "maintenance_windows"), 0);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 void listener_window_tests(const ListenerCases *c) {
         tcase_add_test(c->window, test_thaw_for_window_is_the_listeners);
         tcase_add_test(c->window, test_thaw_for_needs_the_listener);
@@ -278,4 +339,6 @@ void listener_window_tests(const ListenerCases *c) {
         tcase_add_test(c->window, test_push_ex_reports_gone);
         tcase_add_test(c->window, test_window_ends_when_server_idle);
         tcase_add_test(c->window, test_window_busy_lasts_for);
+        tcase_add_test(c->window, test_maintenance_windows_shared);
+        tcase_add_test(c->window, test_maintenance_off);
 }
