@@ -42,7 +42,7 @@
 #define PG_CHECKPOINT_TIMEOUT 300.0 /* postgresql's stock checkpoint_timeout */
 #define ANSWER_BOUND_USEC (10 * USEC_PER_SEC)
 
-enum { STRATEGY_NONE, STRATEGY_SLACK, STRATEGY_FREEZE, STRATEGY_FREEZE_IDLE, STRATEGY_PERIODIC };
+enum { STRATEGY_NONE, STRATEGY_SLACK, STRATEGY_FREEZE, STRATEGY_FREEZE_WINDOWS, STRATEGY_PERIODIC };
 typedef struct Strategy {
         const char *name;
         int kind;
@@ -127,8 +127,8 @@ static int parse_strategy(const char *name, Strategy *s) {
                 s->kind = STRATEGY_NONE;
         else if (streq(name, "freeze"))
                 s->kind = STRATEGY_FREEZE;
-        else if (streq(name, "freeze-idle"))
-                s->kind = STRATEGY_FREEZE_IDLE;
+        else if (streq(name, "freeze-windows"))
+                s->kind = STRATEGY_FREEZE_WINDOWS;
         else if (streq(name, "periodic"))
                 s->kind = STRATEGY_PERIODIC;
         else if (streq(name, "slack")) {
@@ -147,7 +147,7 @@ static int parse_strategy(const char *name, Strategy *s) {
                 snprintf(s->slack, sizeof(s->slack), "%llu", v * mult);
         } else
                 return log_error_errno(-EINVAL,
-                                       "Unknown strategy \"%s\": none, slack, slack-N{us,ms,s}, freeze, freeze-idle, "
+                                       "Unknown strategy \"%s\": none, slack, slack-N{us,ms,s}, freeze, freeze-windows, "
                                        "periodic",
                                        name);
         return 0;
@@ -419,8 +419,11 @@ static int rule_end_when_idle(const char *path, bool idle) {
 }
 
 /* The strategy's standby.conf and rules: the periodic thaw has no rules
- * (its listener only holds units made in standby); freeze-idle's windows
- * end when their units' threads sleep (EndWhenIdle=yes), For= their bound. */
+ * (its listener only holds units made in standby); freeze and periodic have
+ * no maintenance windows (Lateness=infinity). freeze-windows declares the
+ * lateness each job accepts (a minute; the chat keepalive half of one) and
+ * its windows end when their units' threads sleep (EndWhenIdle=yes), For=
+ * their bound. */
 static int configure(Period *p, const Strategy *s) {
         char path[256], from[512], to[512];
         snprintf(path, sizeof(path), "%s/etc/standby/standby.conf", p->root);
@@ -431,6 +434,13 @@ static int configure(Period *p, const Strategy *s) {
                 s->kind == STRATEGY_SLACK ? "slack" : "freeze");
         if (s->kind == STRATEGY_SLACK)
                 fprintf(f, "TimerSlackNSec=%s\n", s->slack);
+        /* 5 s under what each accepts: the run itself comes a little
+         * after the window opens. */
+        if (s->kind == STRATEGY_FREEZE_WINDOWS)
+                fprintf(f, "[Maintenance]\nLateness=%.0fs\n[Lateness]\nchat.service=%.0fs\n", DUTY_ALLOWED - 5,
+                        job_allowed[JOB_CHAT] - 5);
+        else
+                fprintf(f, "[Maintenance]\nLateness=infinity\n");
         if (fclose(f) != 0)
                 return -errno;
         static const char * const rules[] = { "10-mail", "20-chat", "30-redis", "40-memcached", "50-postgresql", "60-link" };
@@ -440,7 +450,7 @@ static int configure(Period *p, const Strategy *s) {
                 snprintf(to, sizeof(to), "%s/etc/standby/%s/%s.rule", p->root, on ? "rules.d" : "rules.off", rules[i]);
                 if (rename(from, to) < 0 && errno != ENOENT)
                         return log_error_errno(-errno, "Cannot move %s: %m", from);
-                int r = rule_end_when_idle(to, s->kind == STRATEGY_FREEZE_IDLE);
+                int r = rule_end_when_idle(to, s->kind == STRATEGY_FREEZE_WINDOWS);
                 if (r < 0)
                         return r;
         }

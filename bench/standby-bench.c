@@ -29,7 +29,7 @@
 #include "strv.h"
 
 #define MAX_REPS 200
-#define PERIOD_STRATEGIES "none,slack,slack-1ms,slack-1s,slack-60s,freeze,freeze-idle,periodic"
+#define PERIOD_STRATEGIES "none,slack,slack-1ms,slack-1s,slack-60s,freeze,freeze-windows,periodic"
 
 typedef struct Options {
         const char *manager;
@@ -118,7 +118,7 @@ static void help(void) {
                "  --standby-period SECONDS  boot a Debian 12 system under systemd-nspawn and run each\n"
                "                        strategy over a standby period of SECONDS with a seeded event\n"
                "                        schedule (strategies: none, slack, slack-N{us,ms,s}, freeze,\n"
-               "                        freeze-idle, periodic; default " PERIOD_STRATEGIES ")\n"
+               "                        freeze-windows, periodic; default " PERIOD_STRATEGIES ")\n"
                "  --recovery-seconds N  standby-period: how long to watch after exit (default 60)\n"
                "  --thaw-interval N     standby-period, periodic: first interval frozen, doubling (default 60)\n"
                "  --thaw-window N       standby-period, periodic: seconds thawed each time (default 10)\n"

@@ -96,7 +96,8 @@ static int on_maintenance(sd_event_source *s, uint64_t usec, void *userdata) {
 
 /* The timer at the earliest due class, or none. Its accuracy, a sixteenth
  * of the shortest lateness (1 s at most), lets the kernel put it with
- * other wakeups. */
+ * other wakeups; it is set that much early, so that it never fires past
+ * the due time. */
 static int arm(Listener *l) {
         Maintenance *m = l->maintenance;
         usec_t next = USEC_INFINITY, accuracy = USEC_PER_SEC;
@@ -109,13 +110,15 @@ static int arm(Listener *l) {
                 m->timer = sd_event_source_disable_unref(m->timer);
                 return 0;
         }
+        accuracy = MAX(accuracy, 1);
+        next -= MIN(next, accuracy);
         if (m->timer) {
                 int r = sd_event_source_set_time(m->timer, next);
                 if (r >= 0)
-                        r = sd_event_source_set_time_accuracy(m->timer, MAX(accuracy, 1));
+                        r = sd_event_source_set_time_accuracy(m->timer, accuracy);
                 return r < 0 ? r : sd_event_source_set_enabled(m->timer, SD_EVENT_ONESHOT);
         }
-        return sd_event_add_time(l->event, &m->timer, CLOCK_MONOTONIC, next, MAX(accuracy, 1), on_maintenance, l);
+        return sd_event_add_time(l->event, &m->timer, CLOCK_MONOTONIC, next, accuracy, on_maintenance, l);
 }
 
 void listener_maintenance_stop(Listener *l) {

@@ -13,4 +13,4 @@ build/standby-bench --self-check --output bench-results "$@"
 build/standby-bench --enter-exit --reps 30 --output bench-results
 build/standby-bench --listener --samples 200 --idle-seconds 10 --output bench-results
 build/standby-bench --standby-period 20 --recovery-seconds 10 --thaw-interval 8 --thaw-window 2 \
-        --strategies none,slack,freeze,freeze-idle,periodic --output bench-results
+        --strategies none,slack,freeze,freeze-windows,periodic --output bench-results
