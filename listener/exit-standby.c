@@ -149,6 +149,7 @@ void listener_exit_standby(Listener *l, const char *why) {
         if (leave_through_systemd(l) < 0)
                 exit_here(l, why);
         /* Everything in flight is the exit's now. */
+        listener_maintenance_stop(l);
         listener_drop_windows(l);
         listener_drop_refreezes(l);
         listener_drop_records(l);

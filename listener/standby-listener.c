@@ -139,10 +139,13 @@ static int state_changed(Listener *l) {
                  * which the socket source's thaw-first sets follow (queued
                  * above) before the first socket event of the standby. */
                 int r = listener_windows_reconcile(l);
+                if (r >= 0)
+                        r = listener_maintenance_start(l);
                 listener_replay_late(l);
                 return r;
         }
         l->leave_pending = false; /* the exit asked of systemd began */
+        listener_maintenance_stop(l);
         listener_drop_windows(l);
         listener_drop_refreezes(l);
         return 0;
@@ -366,6 +369,8 @@ static int run_daemon(const char *config_path, const char *state_dir, const char
                 log_warning("The journal cannot be read: standby is taken as inactive.");
         } else if (r < 0)
                 goto fail;
+        else
+                (void) listener_maintenance_start(&l);
         (void) listener_sync_call_targets(&l);
         r = listener_sync_sockets(&l);
         if (r < 0)
@@ -391,6 +396,7 @@ finish:
                 listener_flush_records_wait(&l); /* a thaw done is a thaw recorded */
         sd_event_source_disable_unref(l.record_source);
         listener_forget_late(&l);
+        listener_maintenance_stop(&l);
         listener_drop_windows(&l);
         listener_drop_refreezes(&l);
         listener_drop_reports(&l);

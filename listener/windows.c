@@ -30,7 +30,6 @@ static void window_unlink(Listener *l, Window *w) {
 }
 
 void listener_drop_windows(Listener *l) {
-        listener_maintenance_stop(l);
         while (l->windows) {
                 Window *w = l->windows;
                 l->windows = w->next;
@@ -159,7 +158,5 @@ int listener_windows_reconcile(Listener *l) {
                 l->windows->deadline = u->thaw_until;
         }
         manager_unlock_journal(&l->m);
-        if (r >= 0)
-                r = listener_maintenance_start(l);
         return r < 0 ? r : 0;
 }
