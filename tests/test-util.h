@@ -181,6 +181,7 @@ Suite *rules_suite(void);
 Suite *listener_suite(void);
 Suite *dbus_wire_suite(void);
 Suite *dispatch_suite(void);
+Suite *match_suite(void);
 Suite *units_suite(void);
 Suite *systemd_suite(void);
 Suite *hostile_suite(void);
