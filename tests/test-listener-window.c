@@ -3,6 +3,7 @@
  * replies (PushEx) say what they did: failed, or the unit gone. Windows
  * that end when their work ends (EndWhenIdle=). */
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -332,6 +333,40 @@ START_TEST(test_maintenance_off) {
 }
 END_TEST
 
+/* A unit of more threads than a look reads (4096), all asleep: taken as
+ * busy, its window lasting For=, so that no unit makes a look long. */
+START_TEST(test_window_look_bounded) {
+        int acted;
+
+        if (!test_need_root_cgroup2())
+                return;
+        write_rule("60-many.rule",
+                   "[Match]\nEvent=push\nUnit=many.service\n[Action]\nThaw=many.service\nFor=1s\nEndWhenIdle=yes\n");
+        for (int i = 0; i < 5; i++) /* the workload's threads: 1,024 at most */
+                test_spawn_workload("many.service", "idle", 100, 1000, NULL);
+        _cleanup_close_ int cg = test_cgroup("many.service");
+        _cleanup_free_ pid_t *tids = NULL;
+        size_t n = 0;
+        for (int i = 0; i < 100 && n < 5000; i++) { /* bounded: 10 s */
+                tids = mfree(tids);
+                ck_assert_int_ge(cgroup_list_pids(cg, true, &tids, &n), 0);
+                if (n < 5000)
+                        (void) poll(NULL, 0, 100);
+        }
+        ck_assert_uint_ge(n, 5000);
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        char *error = push_within(bus, "many.service", 2 * USEC_PER_SEC, &acted);
+        ck_assert_msg(!error, "%s", error);
+        ck_assert(wait_statistic(bus, "refreezes", 1, 10 * USEC_PER_SEC));
+        ck_assert_uint_ge(statistic(bus, "idle_looks"), 1);
+        ck_assert_uint_eq(statistic(bus, "idle_ends"), 0);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 void listener_window_tests(const ListenerCases *c) {
         tcase_add_test(c->window, test_thaw_for_window_is_the_listeners);
         tcase_add_test(c->window, test_thaw_for_needs_the_listener);
@@ -339,6 +374,7 @@ void listener_window_tests(const ListenerCases *c) {
         tcase_add_test(c->window, test_push_ex_reports_gone);
         tcase_add_test(c->window, test_window_ends_when_server_idle);
         tcase_add_test(c->window, test_window_busy_lasts_for);
+        tcase_add_test(c->window, test_window_look_bounded);
         tcase_add_test(c->window, test_maintenance_windows_shared);
         tcase_add_test(c->window, test_maintenance_off);
 }
