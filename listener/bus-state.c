@@ -61,9 +61,8 @@ static usec_t standby_since(const Listener *l) {
 }
 
 void listener_bus_state_asked(const char *why) {
-        char *s = strdup(why);
-        if (!s)
-                return; /* told as "by hand": nothing is lost but the words */
+        char *s = why ? strdup(why) : NULL;
+        /* Out of memory: told as "by hand"; nothing is lost but the words. */
         free(told.asked);
         told.asked = s;
 }

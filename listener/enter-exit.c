@@ -51,6 +51,10 @@ static int on_manager_done(sd_event_source *s, int fd, uint32_t revents, void *u
         else
                 log_error("standby-manager %s (process %d) failed (wait status 0x%x); the journal says what is left.",
                           run->verb, (int) run->pid, (unsigned) status);
+        /* An entry it made was told already (its journal's change went
+         * first); one it did not make is not an Enter's any more. */
+        if (streq(run->verb, "enter"))
+                listener_bus_state_asked(NULL);
         run->source = sd_event_source_disable_unref(run->source);
         run->pid = 0;
         return 0;

@@ -665,7 +665,8 @@ int listener_method_statistics(sd_bus_message *msg, void *userdata, sd_bus_error
 void listener_bus_state_sync(Listener *l);
 /* The Inhibitors property changed. */
 void listener_bus_state_inhibitors_changed(Listener *l);
-/* An Enter over the bus, where logind's words are not kept: why (EnteredBy). */
+/* An Enter over the bus, where logind's words are not kept: why (EnteredBy);
+ * NULL: the entry it asked for is over (made or not). */
 void listener_bus_state_asked(const char *why);
 /* A unit an event or a call thawed (the Thawed signal). */
 void listener_bus_thawed(Listener *l, const char *cgroup, const char *cause);
