@@ -42,6 +42,9 @@ typedef struct PolkitQuery {
 
 static PolkitQuery *queries;
 static unsigned n_queries;
+/* polkit's last call failed: said once, not for every caller (any user can
+ * call as often as he likes), until it answers again. */
+static bool failing;
 /* The call being handled again after polkit said yes, and for what. */
 static sd_bus_message *granted_call;
 static const char *granted_action;
@@ -83,9 +86,15 @@ static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
         int authorized = 0, challenge = 0, r = 0;
 
         query_unlink(q);
+        if (!e && failing) {
+                log_info("polkit answers again.");
+                failing = false;
+        }
         if (e) {
-                log_warning("polkit did not answer whether %s may %s (%s: %s): refused.",
-                            strna(sd_bus_message_get_sender(q->call)), q->action, e->name, strna(e->message));
+                log_full(failing ? LOG_DEBUG : LOG_WARNING,
+                         "polkit did not answer whether %s may %s (%s: %s): refused, as every call polkit does not "
+                         "answer.", strna(sd_bus_message_get_sender(q->call)), q->action, e->name, strna(e->message));
+                failing = true;
                 r = sd_bus_error_setf(&error, SD_BUS_ERROR_ACCESS_DENIED,
                                       "%s polkit could not be asked (%s), and its silence is a refusal.", q->refusal,
                                       e->name);
