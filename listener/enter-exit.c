@@ -93,6 +93,19 @@ static int run_manager(Listener *l, ManagerRun *run) {
                 return log_error_errno(r, "Cannot find standby-manager beside the listener: %m");
         const char *argv[] = { path, "--config", l->m.config_path, "--state-dir", l->m.state_dir, "--quiet",
                                run->verb, NULL };
+        /* The service manager's notify socket is the listener's alone:
+         * the environment is made here, not in the child, which may call
+         * only what is safe after a fork (the listener may have a thread). */
+        size_t n = 0, k = 0;
+        while (environ[n])
+                n++;
+        _cleanup_free_ char **envp = calloc(n + 1, sizeof(char *));
+        if (!envp)
+                return log_error_errno(-ENOMEM, "Cannot start standby-manager %s: %m", run->verb);
+        for (size_t i = 0; i < n; i++)
+                if (!strneq(environ[i], "NOTIFY_SOCKET=", strlen("NOTIFY_SOCKET=")) &&
+                    !strneq(environ[i], "WATCHDOG_", strlen("WATCHDOG_")))
+                        envp[k++] = environ[i];
         pid = fork();
         if (pid < 0)
                 return log_error_errno(-errno, "Cannot start standby-manager %s: %m", run->verb);
@@ -109,7 +122,7 @@ static int run_manager(Listener *l, ManagerRun *run) {
                 if (syscall(SYS_close_range, 3U, ~0U, 0U) < 0)
                         for (int fd = 3; fd < 65536; fd++)
                                 (void) close(fd);
-                execv(path, (char **) argv);
+                execve(path, (char **) argv, envp);
                 _exit(127);
         }
         run->pid = pid;
