@@ -28,14 +28,14 @@ static const char *const state_names[_STANDBY_STATE_MAX] = {
 
 /* What was last told, to tell only what changed. */
 static struct {
-        bool synced;              /* the first sync, at start, tells nothing */
+        bool synced; /* the first sync, at start, tells nothing */
         StandbyState state;
         Strategy strategy;
         usec_t since;
-        bool entered;             /* Entered was sent, Left not yet */
-        usec_t left;              /* CLOCK_REALTIME when the listener saw standby left; 0: not since it started */
-        char *entered_by;         /* how the standby under way was entered; NULL when inactive */
-        char *asked;              /* an Enter over the bus without logind: why, until it is entered */
+        bool entered; /* Entered was sent, Left not yet */
+        usec_t left; /* CLOCK_REALTIME when the listener saw standby left; 0: not since it started */
+        char *entered_by; /* how the standby under way was entered; NULL when inactive */
+        char *asked; /* an Enter over the bus without logind: why, until it is entered */
 } told;
 
 static StandbyState standby_state(const Listener *l) {

@@ -91,8 +91,8 @@ static int run_manager(Listener *l, ManagerRun *run) {
         r = manager_path(&path);
         if (r < 0)
                 return log_error_errno(r, "Cannot find standby-manager beside the listener: %m");
-        const char *argv[] = { path, "--config", l->m.config_path, "--state-dir", l->m.state_dir, "--quiet",
-                               run->verb, NULL };
+        const char *argv[] = { path,           "--config", l->m.config_path, "--state-dir",
+                               l->m.state_dir, "--quiet",  run->verb,        NULL };
         /* The service manager's notify socket is the listener's alone:
          * the environment is made here, not in the child, which may call
          * only what is safe after a fork (the listener may have a thread). */

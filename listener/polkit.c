@@ -35,7 +35,7 @@ typedef struct PolkitQuery {
         sd_bus_message_handler_t method;
         void *userdata;
         char *action;
-        char *refusal;            /* the error message if polkit says no */
+        char *refusal; /* the error message if polkit says no */
         sd_bus_slot *slot;
         struct PolkitQuery *next;
 } PolkitQuery;
@@ -93,7 +93,8 @@ static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
         if (e) {
                 log_full(failing ? LOG_DEBUG : LOG_WARNING,
                          "polkit did not answer whether %s may %s (%s: %s): refused, as every call polkit does not "
-                         "answer.", strna(sd_bus_message_get_sender(q->call)), q->action, e->name, strna(e->message));
+                         "answer.",
+                         strna(sd_bus_message_get_sender(q->call)), q->action, e->name, strna(e->message));
                 failing = true;
                 r = sd_bus_error_setf(&error, SD_BUS_ERROR_ACCESS_DENIED,
                                       "%s polkit could not be asked (%s), and its silence is a refusal.", q->refusal,
@@ -106,7 +107,8 @@ static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
         } else if (!authorized && challenge)
                 r = sd_bus_error_setf(&error, SD_BUS_ERROR_INTERACTIVE_AUTHORIZATION_REQUIRED,
                                       "%s polkit asks for authentication (%s): call with interactive "
-                                      "authorization allowed, with an agent running.", q->refusal, q->action);
+                                      "authorization allowed, with an agent running.",
+                                      q->refusal, q->action);
         else if (!authorized)
                 r = sd_bus_error_setf(&error, SD_BUS_ERROR_ACCESS_DENIED, "%s polkit said no (%s).", q->refusal,
                                       q->action);
@@ -127,8 +129,8 @@ static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
         return 0;
 }
 
-int listener_polkit_check(sd_bus_message *msg, const char *action, const char *refusal,
-                          sd_bus_message_handler_t method, void *userdata, sd_bus_error *error) {
+int listener_polkit_check(sd_bus_message *msg, const char *action, const char *refusal, sd_bus_message_handler_t method,
+                          void *userdata, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *ask = NULL;
         const char *sender = sd_bus_message_get_sender(msg);
         bool interactive = sd_bus_message_get_allow_interactive_authorization(msg) > 0;
@@ -155,8 +157,8 @@ int listener_polkit_check(sd_bus_message *msg, const char *action, const char *r
         r = sd_bus_message_new_method_call(sd_bus_message_get_bus(msg), &ask, POLKIT_NAME, POLKIT_PATH,
                                            POLKIT_INTERFACE, "CheckAuthorization");
         if (r >= 0)
-                r = sd_bus_message_append(ask, "(sa{sv})sa{ss}us", "system-bus-name", 1, "name", "s", sender, action,
-                                          0, interactive ? POLKIT_ALLOW_USER_INTERACTION : 0u, "");
+                r = sd_bus_message_append(ask, "(sa{sv})sa{ss}us", "system-bus-name", 1, "name", "s", sender, action, 0,
+                                          interactive ? POLKIT_ALLOW_USER_INTERACTION : 0u, "");
         if (r >= 0)
                 r = sd_bus_call_async(sd_bus_message_get_bus(msg), &q->slot, ask, on_polkit_reply, q,
                                       interactive ? POLKIT_INTERACTIVE_TIMEOUT_USEC : POLKIT_TIMEOUT_USEC);

@@ -24,7 +24,7 @@
  * PropertiesChanged carried, and the signals by name. */
 typedef struct Heard {
         char state[32];
-        char inhibitor_who[64];   /* the first lock's who in the last Inhibitors change; "-" for none */
+        char inhibitor_who[64]; /* the first lock's who in the last Inhibitors change; "-" for none */
         unsigned state_changes, entered, left, thawed;
         char entered_how[256], left_why[256], thawed_unit[256], thawed_cause[PATH_MAX];
 } Heard;
@@ -105,8 +105,8 @@ static bool hear(sd_bus *bus, const unsigned *count, unsigned want) {
 static char *get_string(sd_bus *bus, const char *property) {
         char *s = NULL;
         sd_bus_error error = SD_BUS_ERROR_NULL;
-        ck_assert_msg(sd_bus_get_property_string(bus, IFACE, PATH, IFACE, property, &error, &s) >= 0, "%s: %s", property,
-                      strna(error.message));
+        ck_assert_msg(sd_bus_get_property_string(bus, IFACE, PATH, IFACE, property, &error, &s) >= 0, "%s: %s",
+                      property, strna(error.message));
         return s;
 }
 
@@ -265,7 +265,8 @@ _noreturn_ static void nobody_client(int ready_fd) {
         if (sd_bus_get_property_string(bus, IFACE, PATH, IFACE, "EnteredBy", &error, &s) < 0 || !strstr(s, "by hand"))
                 _exit(13);
         free(s);
-        if (sd_bus_call_method(bus, IFACE, PATH, "org.freedesktop.DBus.Properties", "GetAll", &error, NULL, "s", IFACE) < 0)
+        if (sd_bus_call_method(bus, IFACE, PATH, "org.freedesktop.DBus.Properties", "GetAll", &error, NULL, "s",
+                               IFACE) < 0)
                 _exit(14);
         /* Refused, saying polkit was asked and could not answer. */
         if (sd_bus_call_method(bus, IFACE, PATH, IFACE, "Enter", &error, NULL, "") >= 0 ||
