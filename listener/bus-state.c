@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The listener's state as org.standby.Listener1's properties, and the
- * signals that follow it: PropertiesChanged, Entered, Left and Thawed.
+ * signals that follow it: PropertiesChanged, Entered and Left (Thawed:
+ * bus-thawed.c).
  *
  * The state is the journal's (the engine writes it, whoever ran the
  * engine), read through standby_state() alone; the dispatcher's
@@ -135,14 +136,6 @@ void listener_bus_state_inhibitors_changed(Listener *l) {
         if (l->bus)
                 (void) sd_bus_emit_properties_changed(l->bus, LISTENER_OBJECT_PATH, LISTENER_INTERFACE, "Inhibitors",
                                                       NULL);
-}
-
-void listener_bus_thawed(Listener *l, const char *cgroup, const char *cause) {
-        const char *slash = strrchr(cgroup, '/');
-
-        if (l->bus)
-                (void) sd_bus_emit_signal(l->bus, LISTENER_OBJECT_PATH, LISTENER_INTERFACE, "Thawed", "sss",
-                                          slash ? slash + 1 : cgroup, cgroup, cause ?: "");
 }
 
 void listener_bus_state_free(void) {

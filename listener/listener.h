@@ -668,8 +668,6 @@ void listener_bus_state_inhibitors_changed(Listener *l);
 /* An Enter over the bus, where logind's words are not kept: why (EnteredBy);
  * NULL: the entry it asked for is over (made or not). */
 void listener_bus_state_asked(const char *why);
-/* A unit an event or a call thawed (the Thawed signal). */
-void listener_bus_thawed(Listener *l, const char *cgroup, const char *cause);
 void listener_bus_state_free(void);
 int listener_property_state(sd_bus *bus, const char *path, const char *interface, const char *property,
                             sd_bus_message *reply, void *userdata, sd_bus_error *error);
@@ -681,6 +679,8 @@ int listener_property_entered_by(sd_bus *bus, const char *path, const char *inte
                                  sd_bus_message *reply, void *userdata, sd_bus_error *error);
 int listener_property_counter(sd_bus *bus, const char *path, const char *interface, const char *property,
                               sd_bus_message *reply, void *userdata, sd_bus_error *error);
+/* bus-thawed.c: a unit an event or a call thawed (the Thawed signal). */
+void listener_bus_thawed(Listener *l, const char *cgroup, const char *cause);
 /* inhibit.c: the Inhibitors property, as ListInhibitors' reply. */
 int listener_property_inhibitors(sd_bus *bus, const char *path, const char *interface, const char *property,
                                  sd_bus_message *reply, void *userdata, sd_bus_error *error);
