@@ -22,6 +22,7 @@ CONFDLIBDIR ?= $(PREFIX)/lib/standby/standby.conf.d
 SYSTEMDUNITDIR ?= $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
 TMPFILESDIR ?= $(shell $(PKG_CONFIG) --variable=tmpfilesdir systemd 2>/dev/null || echo /usr/lib/tmpfiles.d)
 DBUSPOLICYDIR ?= /usr/share/dbus-1/system.d
+POLKITACTIONDIR ?= /usr/share/polkit-1/actions
 
 CC ?= cc
 FUZZ_CC ?= clang
@@ -228,13 +229,14 @@ install: $(MANAGER) $(LISTENER) man
 		install -m 0644 units/standby.conf $(DESTDIR)$(SYSCONFDIR)/standby/standby.conf
 	install -m 0644 README.md docs/design.md $(DESTDIR)$(DOCDIR)/
 	install -d $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(DBUSPOLICYDIR) $(DESTDIR)$(RULESLIBDIR) \
-		$(DESTDIR)$(SYSCONFDIR)/standby/rules.d
+		$(DESTDIR)$(SYSCONFDIR)/standby/rules.d $(DESTDIR)$(POLKITACTIONDIR)
 	for u in $(notdir $(basename $(wildcard units/*.service.in))); do \
 		sed 's|@SBINDIR@|$(SBINDIR)|g' units/$$u.in > $(DESTDIR)$(SYSTEMDUNITDIR)/$$u; \
 		chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/$$u; done
 	install -m 0644 units/standby.target $(DESTDIR)$(SYSTEMDUNITDIR)/
 	install -m 0644 units/standby.tmpfiles $(DESTDIR)$(TMPFILESDIR)/standby.conf
 	install -m 0644 units/org.standby.Listener1.conf $(DESTDIR)$(DBUSPOLICYDIR)/
+	install -m 0644 polkit/org.standby.policy $(DESTDIR)$(POLKITACTIONDIR)/
 	install -m 0644 units/rules.d/*.rule $(DESTDIR)$(RULESLIBDIR)/
 	@# On the running system (no DESTDIR): create /run/standby now and tell
 	@# systemd about the units, so that no reboot is needed. The system bus
@@ -260,6 +262,7 @@ uninstall:
 	-rmdir $(DESTDIR)$(DOCDIR)
 	for u in $(notdir $(basename $(wildcard units/*.service.in))) standby.target; do rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/$$u; done
 	rm -f $(DESTDIR)$(TMPFILESDIR)/standby.conf $(DESTDIR)$(DBUSPOLICYDIR)/org.standby.Listener1.conf
+	rm -f $(DESTDIR)$(POLKITACTIONDIR)/org.standby.policy
 	for r in units/rules.d/*.rule; do rm -f $(DESTDIR)$(RULESLIBDIR)/$${r##*/}; done
 	-rmdir $(DESTDIR)$(RULESLIBDIR) $(DESTDIR)$(PREFIX)/lib/standby
 	if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi

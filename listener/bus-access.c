@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Who calls the listener's methods, and whether they may: root, or a member
  * of Group=, judged by the credentials the bus recorded for the caller's
- * connection, asked of the bus without waiting and kept per sender. Every
- * method of the interface (bus-api.c) asks here. */
+ * connection, asked of the bus without waiting and kept per sender; for
+ * the methods that change state, polkit may let others in (polkit.c).
+ * Every method of the interface (bus-api.c) asks here. */
 #include <grp.h>
 
 #include "listener.h"
@@ -140,6 +141,7 @@ static void creds_query_free(CredsQuery *q) {
 }
 
 void listener_access_stop(Listener *l) {
+        listener_polkit_stop();
         while (creds_queries) {
                 CredsQuery *q = creds_queries;
                 creds_query_unlink(q);
@@ -232,26 +234,43 @@ static int creds_query_start(sd_bus_message *msg, sd_bus_message_handler_t metho
 }
 
 /* Root, or a member of the configured Group=, may push and read the
- * statistics; what is asked is named in the error. 0: allowed; 1: the
- * caller's credentials are being asked for, and method is called again with
- * msg once they come; < 0: refused (error set). */
-int listener_check_access(Listener *l, sd_bus_message *msg, const char *what, sd_bus_message_handler_t method,
-                          sd_bus_error *error) {
+ * statistics; for an action (polkit/org.standby.policy), polkit may let
+ * others in (polkit.c). What is asked is named in the error. 0: allowed;
+ * 1: the caller's credentials, or polkit's verdict, are being asked for,
+ * and method is called again with msg once they come; < 0: refused (error
+ * set). */
+int listener_check_access(Listener *l, sd_bus_message *msg, const char *action, const char *what,
+                          sd_bus_message_handler_t method, sd_bus_error *error) {
         const char *sender = sd_bus_message_get_sender(msg);
         const char *group = l->m.config->group;
+        char refusal[256];
 
+        if (action && listener_polkit_granted(msg, action))
+                return 0;
+        snprintf(refusal, sizeof(refusal), "Only root%s%s%s%s%s may %s standby-listener.", group ? ", members of \"" : "",
+                 group ?: "", group ? "\"" : "", action ? " or whom polkit authorizes for " : "", action ?: "", what);
         if (!sender)
                 goto deny; /* a direct connection, not through the bus: nobody to judge */
         for (unsigned i = 0; i < VERDICTS; i++)
                 if (verdicts[i].sender && streq(verdicts[i].sender, sender)) {
                         if (verdicts[i].allowed)
                                 return 0;
+                        if (action)
+                                return listener_polkit_check(msg, action, refusal, method, l, error);
                         goto deny;
                 }
         return creds_query_start(msg, method, l, error);
 deny:
-        return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED, "Only root%s%s%s may %s standby-listener.",
-                                 group ? " or members of \"" : "", group ?: "", group ? "\"" : "", what);
+        return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED, "%s", refusal);
+}
+
+bool listener_sender_uid(const char *sender, uid_t *ret_uid) {
+        for (unsigned i = 0; i < VERDICTS; i++)
+                if (verdicts[i].sender && streq(verdicts[i].sender, sender)) {
+                        *ret_uid = verdicts[i].uid;
+                        return true;
+                }
+        return false;
 }
 
 int listener_caller(Listener *l, sd_bus_message *msg, sd_bus_message_handler_t method, uid_t *ret_uid,

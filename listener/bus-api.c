@@ -3,16 +3,38 @@
  * /org/standby/Listener1: its one vtable, every method and signal with its
  * arguments' names, and the bus connection it is served on. The handlers
  * live with the behaviour they run (push.c: pushes, thaws, statistics;
- * inhibit.c: locks and the apps' announcement; logind.c: the power state)
- * and are reached only from here; each asks bus-access.c who may call it. */
+ * inhibit.c: locks and the apps' announcement; logind.c: the power state;
+ * enter-exit.c: Enter and Exit; bus-state.c: the properties and the
+ * signals that follow them) and are reached only from here; each method
+ * asks bus-access.c who may call it. The properties are anyone's to read,
+ * as systemd's units' are. */
 #include <stddef.h>
 #include <sys/socket.h>
 
 #include "listener.h"
 #include "log.h"
 
+/* No flag: EmitsChangedSignal=false, read when asked. */
+#define COUNTER(name) \
+        SD_BUS_PROPERTY(name, "t", listener_property_counter, 0, 0)
+
 static const sd_bus_vtable listener_vtable[] = {
         SD_BUS_VTABLE_START(0),
+        SD_BUS_PROPERTY("State", "s", listener_property_state, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Strategy", "s", listener_property_strategy, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Since", "t", listener_property_since, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("EnteredBy", "s", listener_property_entered_by, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Inhibitors", "a(ssssuu)", listener_property_inhibitors, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        COUNTER("Events"),
+        COUNTER("Thaws"),
+        COUNTER("Refreezes"),
+        COUNTER("ThawFailures"),
+        COUNTER("Exits"),
+        SD_BUS_METHOD_WITH_ARGS("Enter", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, listener_method_enter,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Exit", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, listener_method_exit,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Push", SD_BUS_ARGS("s", unit, "s", reason), SD_BUS_RESULT("b", matched),
                                 listener_method_push, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("PushEx", SD_BUS_ARGS("s", unit, "s", reason),
@@ -20,6 +42,9 @@ static const sd_bus_vtable listener_vtable[] = {
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Thaw", SD_BUS_ARGS("as", cgroups, "t", usec),
                                 SD_BUS_RESULT("as", thawed, "a(ss)", failed), listener_method_thaw,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ThawUnit", SD_BUS_ARGS("s", unit, "t", usec),
+                                SD_BUS_RESULT("as", thawed, "a(ss)", failed), listener_method_thaw_unit,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetStatistics", SD_BUS_NO_ARGS, SD_BUS_RESULT("a{st}", statistics),
                                 listener_method_statistics, SD_BUS_VTABLE_UNPRIVILEGED),
@@ -32,6 +57,9 @@ static const sd_bus_vtable listener_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("GetPowerState", SD_BUS_NO_ARGS, SD_BUS_RESULT("a{ss}", state),
                                 listener_method_power_state, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_ARGS("PrepareForStandby", SD_BUS_ARGS("b", start), 0),
+        SD_BUS_SIGNAL_WITH_ARGS("Entered", SD_BUS_ARGS("s", how), 0),
+        SD_BUS_SIGNAL_WITH_ARGS("Left", SD_BUS_ARGS("s", why), 0),
+        SD_BUS_SIGNAL_WITH_ARGS("Thawed", SD_BUS_ARGS("s", unit, "s", cgroup, "s", cause), 0),
         SD_BUS_VTABLE_END
 };
 
@@ -94,11 +122,17 @@ static int setup_bus(Listener *l) {
         return 0;
 }
 
+static void stop_bus(Listener *l) {
+        listener_access_stop(l);
+        listener_forget_manager_runs(l);
+        listener_bus_state_free();
+}
+
 /* Event=push comes through this interface (push.c); the bus connection
  * itself outlives every source: this one is set up first, closed last. */
 const ListenerSource listener_source_push = {
         .name = "push",
         .kinds = (const EventKind * const[]) { &listener_event_kind_push, NULL },
         .start = setup_bus,
-        .stop = listener_access_stop,
+        .stop = stop_bus,
 };

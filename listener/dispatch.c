@@ -12,7 +12,8 @@
  *      what follows it: the unit cache (and what a rule's unit name stands
  *      for), the bus connections peeked for calls to frozen units, the
  *      sockets held for them, the cgroup watch, the spare links to the
- *      managers that froze units.
+ *      managers that froze units; and last, the bus's clients are told
+ *      what changed of the standby's state (bus-state.c).
  *   3. RECORDS: thaws done and not yet in the journal are recorded.
  *   4. WINDOWS_DUE: windows that ended close (their refreezes start),
  *      after the records of step 3; one whose end must wait (for the
@@ -21,6 +22,8 @@
  *   5. BLOCKS_CHANGED: the first block lock on standby was taken or the
  *      last one went (inhibit.c): logind's locks and the idle policy
  *      follow (logind.c).
+ *   6. INHIBITORS_CHANGED: a lock on standby was taken or went: the
+ *      bus's clients are told (the Inhibitors property).
  *
  * Work that 3 and 4 queue (their journal changes) runs at once in the next
  * turn, again before any event. An event's own thaw never waits for this:
@@ -44,6 +47,7 @@ static int on_dispatch(sd_event_source *s, void *userdata) {
                 (void) listener_sync_sockets(l);
                 (void) listener_cgroup_watch_sync(l);
                 listener_systemd_links_sync(l);
+                listener_bus_state_sync(l);
         }
         /* Records first, windows after: a refreeze takes the journal's
          * word for what its units are. */
@@ -53,6 +57,8 @@ static int on_dispatch(sd_event_source *s, void *userdata) {
                 listener_windows_retry(l);
         if (work & LISTENER_WORK_BLOCKS_CHANGED)
                 listener_logind_blocks_changed(l);
+        if (work & LISTENER_WORK_INHIBITORS_CHANGED)
+                listener_bus_state_inhibitors_changed(l);
         return 0;
 }
 

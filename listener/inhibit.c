@@ -185,6 +185,7 @@ static int on_lock_fd(sd_event_source *s, int fd, uint32_t revents, void *userda
                 }
         bool was_delay = !i->block;
         inhibitor_free(i);
+        listener_enqueue(l, LISTENER_WORK_INHIBITORS_CHANGED);
         if (was_delay && l->announcing && count_waited(l) == 0)
                 announce_finish(l, false);
         if (!was_delay && !listener_blocked(l, NULL))
@@ -276,27 +277,38 @@ int listener_method_inhibit(sd_bus_message *msg, void *userdata, sd_bus_error *e
         l->inhibitors = i;
         if (first_block)
                 listener_enqueue(l, LISTENER_WORK_BLOCKS_CHANGED);
+        listener_enqueue(l, LISTENER_WORK_INHIBITORS_CHANGED);
         log_info("%s lock on standby taken by %s (uid %u, pid %d): %s.", block ? "Block" : "Delay", who, (unsigned) uid,
                  (int) pid, why);
         return sd_bus_reply_method_return(msg, "h", wfd); /* sends a copy; ours closes here */
 }
 
+/* The locks as logind lists its own: what, who, why, mode, uid, pid. */
+static int append_inhibitors(Listener *l, sd_bus_message *m) {
+        int r = sd_bus_message_open_container(m, 'a', "(ssssuu)");
+        for (Inhibitor *i = l->inhibitors; r >= 0 && i; i = i->next)
+                r = sd_bus_message_append(m, "(ssssuu)", "standby", i->who, i->why, i->block ? "block" : "delay",
+                                          (uint32_t) i->uid, (uint32_t) i->pid);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
 int listener_method_list_inhibitors(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        Listener *l = userdata;
         int r;
 
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r >= 0)
-                r = sd_bus_message_open_container(reply, 'a', "(ssssuu)");
-        for (Inhibitor *i = l->inhibitors; r >= 0 && i; i = i->next)
-                r = sd_bus_message_append(reply, "(ssssuu)", "standby", i->who, i->why, i->block ? "block" : "delay",
-                                          (uint32_t) i->uid, (uint32_t) i->pid);
-        if (r >= 0)
-                r = sd_bus_message_close_container(reply);
+                r = append_inhibitors(userdata, reply);
         if (r < 0)
                 return r;
         return sd_bus_send(NULL, reply, NULL);
+}
+
+int listener_property_inhibitors(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                 sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        return append_inhibitors(userdata, reply);
 }
 
 void listener_announce(Listener *l, sd_bus_message *call, void (*done)(Listener *l), usec_t max_delay) {
@@ -371,7 +383,7 @@ int listener_method_prepare_entry(sd_bus_message *msg, void *userdata, sd_bus_er
         char match[256];
         int r;
 
-        r = listener_check_access(l, msg, "announce standby through", listener_method_prepare_entry, error);
+        r = listener_check_access(l, msg, NULL, "announce standby through", listener_method_prepare_entry, error);
         if (r != 0)
                 return r;
         if (l->standby_active)

@@ -4,6 +4,8 @@
  * enter began (after apps were told, when they were: the apps' delay is
  * part of the enter); and the D-Bus calls found unread in a frozen unit's
  * socket. */
+#include <limits.h>
+
 #include "listener.h"
 #include "log.h"
 #include "strv.h"
@@ -46,9 +48,16 @@ void listener_replay_late(Listener *l) {
                 if (!l->standby_active || l->late[i] == 0 || l->late[i] < since)
                         continue;
                 l->stats.replayed++;
-                if (rule->exit_standby)
+                if (rule->exit_standby) {
                         exit = true;
-                else if (listener_thaw_rule(l, rule, now_usec(CLOCK_MONOTONIC)) < 0)
+                        continue;
+                }
+                char cause[PATH_MAX + 64];
+                snprintf(cause, sizeof(cause), "an event during enter, rule %s", rule->path);
+                l->thaw_cause = cause;
+                int r = listener_thaw_rule(l, rule, now_usec(CLOCK_MONOTONIC));
+                l->thaw_cause = NULL;
+                if (r < 0)
                         log_warning("%s: failed to thaw for an event that came during enter.", rule->path);
                 else
                         log_info("%s: thawed for an event that came while standby was being entered.", rule->path);
@@ -74,7 +83,10 @@ void listener_replay_late(Listener *l) {
                                 if (listener_unit_has_unread_call(l, *x, listener_call_rule_bus_name(rule))) {
                                         log_info("%s froze with a D-Bus call unread: thawing %s.", *x, *t);
                                         l->stats.replayed++;
-                                        (void) listener_thaw(l, *t, rule->duration, rule->end_when_idle, now_usec(CLOCK_MONOTONIC));
+                                        l->thaw_cause = "a D-Bus call unread at entry";
+                                        (void) listener_thaw(l, *t, rule->duration, rule->end_when_idle,
+                                                             now_usec(CLOCK_MONOTONIC));
+                                        l->thaw_cause = NULL;
                                         break;
                                 }
                 }

@@ -158,6 +158,7 @@ typedef enum ListenerWork {
         LISTENER_WORK_RECORDS = 1 << 2,         /* thaws to record in the journal */
         LISTENER_WORK_WINDOWS_DUE = 1 << 3,     /* windows whose end waited */
         LISTENER_WORK_BLOCKS_CHANGED = 1 << 4,  /* the first block lock on standby taken, or the last gone */
+        LISTENER_WORK_INHIBITORS_CHANGED = 1 << 5, /* a lock on standby taken or gone: the bus is told */
 } ListenerWork;
 
 /* The daemon: one sd-event loop, no periodic timer (only window deadlines). */
@@ -184,6 +185,7 @@ typedef struct Listener {
         SystemdLink *systemd_links;
         ThawReport *collecting;           /* the call being handled, while its thaws are done */
         bool step_aside;                  /* the event being dispatched yields after its thaws */
+        const char *thaw_cause;           /* what the thaws under way are for (the Thawed signal) */
         ThawReport *reports;              /* calls waiting for their thaws through systemd */
         pid_t exit_pid;                   /* an ExitStandby= exit running in a child (exit-standby.c) */
         char *leave_why;                  /* why the exit under way began, until standby is left (LastLeave) */
@@ -654,7 +656,56 @@ extern const EventKind listener_event_kind_push;
 int listener_method_push(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 int listener_method_push_ex(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 int listener_method_thaw(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+int listener_method_thaw_unit(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 int listener_method_statistics(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+
+/* bus-state.c: the state as properties, and the signals that follow it. */
+/* After a journal change (dispatch.c): tells the bus's clients what changed
+ * (PropertiesChanged, Entered, Left); the first call, at start, tells nothing. */
+void listener_bus_state_sync(Listener *l);
+/* The Inhibitors property changed. */
+void listener_bus_state_inhibitors_changed(Listener *l);
+/* An Enter over the bus, where logind's words are not kept: why (EnteredBy);
+ * NULL: the entry it asked for is over (made or not). */
+void listener_bus_state_asked(const char *why);
+void listener_bus_state_free(void);
+int listener_property_state(sd_bus *bus, const char *path, const char *interface, const char *property,
+                            sd_bus_message *reply, void *userdata, sd_bus_error *error);
+int listener_property_strategy(sd_bus *bus, const char *path, const char *interface, const char *property,
+                               sd_bus_message *reply, void *userdata, sd_bus_error *error);
+int listener_property_since(sd_bus *bus, const char *path, const char *interface, const char *property,
+                            sd_bus_message *reply, void *userdata, sd_bus_error *error);
+int listener_property_entered_by(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                 sd_bus_message *reply, void *userdata, sd_bus_error *error);
+int listener_property_counter(sd_bus *bus, const char *path, const char *interface, const char *property,
+                              sd_bus_message *reply, void *userdata, sd_bus_error *error);
+/* bus-thawed.c: a unit an event or a call thawed (the Thawed signal). */
+void listener_bus_thawed(Listener *l, const char *cgroup, const char *cause);
+/* inhibit.c: the Inhibitors property, as ListInhibitors' reply. */
+int listener_property_inhibitors(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                 sd_bus_message *reply, void *userdata, sd_bus_error *error);
+
+/* enter-exit.c: Enter and Exit (bus-api.c's vtable). */
+int listener_method_enter(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+int listener_method_exit(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+void listener_forget_manager_runs(Listener *l);
+
+/* logind.c: Enter where logind is followed (standby.target started):
+ * -EOPNOTSUPP without logind or systemd. How the last entry was asked,
+ * and why the last leave came, as the policy tells them (NULL without). */
+int listener_logind_enter(Listener *l, const char *why);
+const char *listener_logind_last_entry(Listener *l);
+const char *listener_logind_last_leave(Listener *l);
+
+/* polkit.c: whether a caller not root nor in Group= may do action, asked
+ * of polkit without waiting: 1 (msg is handled again by method, with
+ * userdata, once polkit says yes; answered with refusal's error if not),
+ * or the error to answer with. */
+int listener_polkit_check(sd_bus_message *msg, const char *action, const char *refusal,
+                          sd_bus_message_handler_t method, void *userdata, sd_bus_error *error);
+/* Whether msg is being handled again because polkit allowed action. */
+bool listener_polkit_granted(sd_bus_message *msg, const char *action);
+void listener_polkit_stop(void);
 
 /* bus-access.c: who calls a method, and whether they may. */
 /* Group='s gid, looked up once at start. */
@@ -667,9 +718,12 @@ void listener_access_stop(Listener *l);
  * negative errno with error set. */
 int listener_caller(Listener *l, sd_bus_message *msg, sd_bus_message_handler_t method, uid_t *ret_uid,
                     pid_t *ret_pid, bool *ret_privileged, sd_bus_error *error);
-/* 0 when the caller is root or in Group=; 1 when that is being asked of the
- * bus (method is called again with msg); else the error (set) to answer
- * with, naming what (e.g. "push to"). */
-int listener_check_access(Listener *l, sd_bus_message *msg, const char *what, sd_bus_message_handler_t method,
-                          sd_bus_error *error);
+/* 0 when the caller is root or in Group=, or polkit allows action (if
+ * not NULL); 1 when that is being asked of the bus or of polkit (method is
+ * called again with msg); else the error (set) to answer with, naming what
+ * (e.g. "push to"). */
+int listener_check_access(Listener *l, sd_bus_message *msg, const char *action, const char *what,
+                          sd_bus_message_handler_t method, sd_bus_error *error);
 void listener_forget_verdicts(void);
+/* The uid the bus recorded for sender, if it is known already. */
+bool listener_sender_uid(const char *sender, uid_t *ret_uid);

@@ -872,7 +872,7 @@ int listener_method_power_state(sd_bus_message *msg, void *userdata, sd_bus_erro
         char b1[300], b2[300], b3[300], idle[64];
         int r;
 
-        r = listener_check_access(l, msg, "read the power state of", listener_method_power_state, error);
+        r = listener_check_access(l, msg, NULL, "read the power state of", listener_method_power_state, error);
         if (r != 0)
                 return r;
         if (config_triggers_to_string(l->m.config->enter_on, &enter) < 0 ||
@@ -916,4 +916,25 @@ int listener_method_power_state(sd_bus_message *msg, void *userdata, sd_bus_erro
         if (r < 0)
                 return r;
         return sd_bus_send(NULL, reply, NULL);
+}
+
+int listener_logind_enter(Listener *l, const char *why) {
+        Logind *lg = logind_of(l);
+
+        if (!lg || sd_booted() <= 0)
+                return -EOPNOTSUPP;
+        /* Asked for, not automatic: a block lock does not refuse it, as
+         * it does not refuse `systemctl start standby.target`. */
+        enter_standby(lg, why, false);
+        return 0;
+}
+
+const char *listener_logind_last_entry(Listener *l) {
+        Logind *lg = logind_of(l);
+        return lg ? lg->last_entry : NULL;
+}
+
+const char *listener_logind_last_leave(Listener *l) {
+        Logind *lg = logind_of(l);
+        return lg ? lg->last_leave : NULL;
 }

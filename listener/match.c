@@ -2,6 +2,8 @@
 /* Events to rules: which rules an event matches, and what each asks for
  * (a thaw, the end of standby, or, while standby is not active, a late
  * action to replay once it is). */
+#include <limits.h>
+
 #include "listener.h"
 #include "log.h"
 
@@ -29,7 +31,11 @@ int listener_dispatch(Listener *l, const Event *ev, usec_t received) {
                         listener_exit_standby(l, rule->path);
                         break; /* nothing left to thaw */
                 }
+                char cause[PATH_MAX + 64];
+                snprintf(cause, sizeof(cause), "%s event, rule %s", ev->kind->name, rule->path);
+                l->thaw_cause = cause;
                 r = listener_thaw_rule(l, rule, received);
+                l->thaw_cause = NULL;
                 if (r < 0)
                         log_warning_errno(r, "Failed to thaw the units of rule %s: %m", rule->path);
         }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Event=push, and the methods that thaw or count: Push(unit, reason),
- * PushEx(unit, reason), Thaw(cgroups, usec) and GetStatistics(). The
+ * PushEx(unit, reason), Thaw(cgroups, usec), ThawUnit(unit, usec) and
+ * GetStatistics(). The
  * interface that reaches them is bus-api.c's; who may call them,
  * bus-access.c's. */
 #include "listener.h"
@@ -19,7 +20,7 @@ static int push_read(Listener *l, sd_bus_message *msg, sd_bus_message_handler_t 
         r = sd_bus_message_read(msg, "ss", &unit, &reason);
         if (r < 0)
                 return r;
-        r = listener_check_access(l, msg, "push to", method, error);
+        r = listener_check_access(l, msg, "org.standby.push", "push to", method, error);
         if (r != 0)
                 return r;
         if (!unit_name_is_valid(unit))
@@ -61,6 +62,29 @@ int listener_method_push_ex(sd_bus_message *msg, void *userdata, sd_bus_error *e
         return listener_report_end(l);
 }
 
+/* A thaw window asked over the bus, for leaves: answered once the thaws'
+ * outcomes are known (report.c). */
+static int thaw_window(Listener *l, sd_bus_message *msg, char **leaves, uint64_t usec, const char *what,
+                       usec_t received, sd_bus_error *error) {
+        int r;
+
+        if (usec == 0)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "A thaw window of 0 s.");
+        if (!l->standby_active || l->exit_pid > 0)
+                return sd_bus_error_setf(error, LISTENER_INTERFACE ".NotActive", "Standby is not active.");
+
+        r = listener_report_begin(l, msg);
+        if (r < 0)
+                return r;
+        log_info("A thaw window of %.1f s asked over the bus, for %s.", (double) usec / USEC_PER_SEC, what);
+        l->thaw_cause = "a Thaw call";
+        r = listener_thaw_leaves(l, leaves, usec, false, received);
+        l->thaw_cause = NULL;
+        if (r < 0 && r != -EIO)
+                log_warning_errno(r, "Failed to open a thaw window: %m");
+        return listener_report_end(l);
+}
+
 /* standby-manager thaw --for: the window is the listener's, which outlives
  * the caller and freezes the units again the way standby froze them. Only
  * units the journal lists as frozen by standby are thawed; cgroups is what
@@ -71,6 +95,7 @@ int listener_method_thaw(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         Listener *l = userdata;
         usec_t received = now_usec(CLOCK_MONOTONIC);
         uint64_t usec;
+        char what[64];
         int r;
 
         r = sd_bus_message_read_strv(msg, &cgroups);
@@ -78,23 +103,36 @@ int listener_method_thaw(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 r = sd_bus_message_read(msg, "t", &usec);
         if (r < 0)
                 return r;
-        r = listener_check_access(l, msg, "thaw units through", listener_method_thaw, error);
+        r = listener_check_access(l, msg, "org.standby.thaw", "thaw units through", listener_method_thaw, error);
         if (r != 0)
                 return r;
-        if (usec == 0)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "A thaw window of 0 s.");
-        if (!l->standby_active || l->exit_pid > 0)
-                return sd_bus_error_setf(error, LISTENER_INTERFACE ".NotActive", "Standby is not active.");
+        snprintf(what, sizeof(what), "%zu cgroups", strv_length(cgroups));
+        return thaw_window(l, msg, cgroups, usec, what, received, error);
+}
 
-        r = listener_report_begin(l, msg);
+/* The same for a unit name, as a rule's Thaw= names one: every cgroup of
+ * that name that standby froze, and what is below it (names.c). */
+int listener_method_thaw_unit(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Listener *l = userdata;
+        usec_t received = now_usec(CLOCK_MONOTONIC);
+        const char *unit;
+        uint64_t usec;
+        int r;
+
+        r = sd_bus_message_read(msg, "st", &unit, &usec);
         if (r < 0)
                 return r;
-        log_info("A thaw window of %.1f s asked over the bus, for %zu cgroups.", (double) usec / USEC_PER_SEC,
-                 strv_length(cgroups));
-        r = listener_thaw_leaves(l, cgroups, usec, false, received);
-        if (r < 0 && r != -EIO)
-                log_warning_errno(r, "Failed to open a thaw window: %m");
-        return listener_report_end(l);
+        r = listener_check_access(l, msg, "org.standby.thaw", "thaw units through", listener_method_thaw_unit, error);
+        if (r != 0)
+                return r;
+        if (!unit_name_is_valid(unit))
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "\"%s\" is not a unit name.", unit);
+        if (!l->standby_active || l->exit_pid > 0)
+                return sd_bus_error_setf(error, LISTENER_INTERFACE ".NotActive", "Standby is not active.");
+        char **leaves = listener_resolve_unit(l, unit);
+        if (!leaves || !*leaves)
+                return sd_bus_error_setf(error, LISTENER_INTERFACE ".NotFrozen", "%s is not frozen by standby.", unit);
+        return thaw_window(l, msg, leaves, usec, unit, received, error);
 }
 
 static int append_statistic(const char *key, uint64_t value, void *userdata) {
@@ -108,7 +146,7 @@ int listener_method_statistics(sd_bus_message *msg, void *userdata, sd_bus_error
 
         /* When events came and how long thaws took tell when a user's
          * services were woken: not for everyone's eyes. */
-        r = listener_check_access(l, msg, "read the statistics of", listener_method_statistics, error);
+        r = listener_check_access(l, msg, NULL, "read the statistics of", listener_method_statistics, error);
         if (r != 0)
                 return r;
         r = sd_bus_message_new_method_return(msg, &reply);

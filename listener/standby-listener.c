@@ -131,8 +131,6 @@ static int state_changed(Listener *l) {
         if (l->standby_active == was)
                 return 0;
         listener_logind_state_changed(l);
-        if (!l->standby_active)
-                l->leave_why = mfree(l->leave_why); /* told (LastLeave) */
         log_info("Standby %s.", l->standby_active ? "entered" : "left");
         if (l->standby_active) {
                 /* Its copy of the journal is a new generation of the cache,
@@ -376,6 +374,7 @@ static int run_daemon(const char *config_path, const char *state_dir, const char
         if (r < 0)
                 goto fail;
         (void) listener_cgroup_watch_sync(&l);
+        listener_bus_state_sync(&l); /* what the properties say from now on */
 
         /* Apps told before a restart hear the end of this standby all the same. */
         l.told = l.standby_active;

@@ -91,6 +91,9 @@ static int thaw_settle(Listener *l, ThawDone *d, usec_t until, bool end_when_idl
         l->stats.thaw_usec_total += took;
         l->stats.thaw_usec_max = MAX(l->stats.thaw_usec_max, took);
         log_debug("Thawed %zu cgroups, %.3f ms after the event.", strv_length(d->done), (double) took / 1000.0);
+        /* Told after the step aside: the thawed task ran first. */
+        for (char **x = d->done; *x; x++)
+                listener_bus_thawed(l, *x, l->thaw_cause);
 
         /* The record, once this event is answered. */
         r = listener_record_thaws(l, d->done, until);

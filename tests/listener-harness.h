@@ -17,7 +17,7 @@
 
 /* The test cases of suite "listener", each with its fixtures and timeout. */
 typedef struct ListenerCases {
-        TCase *dbus, *uinput, *trust, *loop, *window, *hold, *user_socket, *loop_systemd, *systemd_spare;
+        TCase *dbus, *uinput, *trust, *loop, *window, *hold, *user_socket, *loop_systemd, *systemd_spare, *bus_api;
 } ListenerCases;
 
 void listener_push_tests(const ListenerCases *c);
@@ -33,6 +33,7 @@ void listener_loop_tests(const ListenerCases *c);
 void listener_systemd_tests(const ListenerCases *c);
 void listener_window_tests(const ListenerCases *c);
 void listener_hold_tests(const ListenerCases *c);
+void listener_bus_api_tests(const ListenerCases *c);
 
 /* Checked fixtures of the cases with a systemd --user manager of the
  * test's (tests/env/user-manager.sh), in test-listener-systemd.c: the

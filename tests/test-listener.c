@@ -64,6 +64,9 @@ Suite *listener_suite(void) {
         /* New work started during standby is held. */
         c.hold = listener_tcase(s, "hold", 60);
         c.user_socket = listener_tcase(s, "user-socket", 60);
+        /* The interface as a desktop client meets it: properties, signals,
+         * Enter and Exit, and who may call them. */
+        c.bus_api = listener_tcase(s, "bus-api", 60);
         c.loop_systemd = user_manager_tcase(s, "loop-systemd", 90);
         /* A minute and more of standby: a case of its own, for its bound. */
         c.systemd_spare = user_manager_tcase(s, "systemd-spare", 150);
@@ -81,5 +84,6 @@ Suite *listener_suite(void) {
         listener_systemd_tests(&c);
         listener_window_tests(&c);
         listener_hold_tests(&c);
+        listener_bus_api_tests(&c);
         return s;
 }

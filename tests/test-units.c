@@ -117,12 +117,13 @@ START_TEST(test_install_uninstall) {
                 (void) !system(cmd);
                 ck_abort_msg("make install: %s", out);
         }
-        char policy[256], tmpfiles[256], sbin[256];
+        char policy[256], tmpfiles[256], sbin[256], actions[256];
         snprintf(policy, sizeof(policy), "%s/usr/share/dbus-1/system.d/org.standby.Listener1.conf", dir);
+        snprintf(actions, sizeof(actions), "%s/usr/share/polkit-1/actions/org.standby.policy", dir);
         snprintf(tmpfiles, sizeof(tmpfiles), "%s/usr/lib/tmpfiles.d/standby.conf", dir);
         snprintf(sbin, sizeof(sbin), "%s/usr/local/sbin/standby-listener", dir);
         bool have_policy = access(policy, R_OK) == 0, have_tmpfiles = access(tmpfiles, R_OK) == 0,
-             have_sbin = access(sbin, X_OK) == 0;
+             have_sbin = access(sbin, X_OK) == 0, have_actions = access(actions, R_OK) == 0;
 
         free(out);
         out = NULL;
@@ -136,6 +137,7 @@ START_TEST(test_install_uninstall) {
         ck_assert_msg(have_policy, "no policy at %s", policy);
         ck_assert_msg(have_tmpfiles, "no tmpfiles.d entry at %s", tmpfiles);
         ck_assert_msg(have_sbin, "no listener at %s", sbin);
+        ck_assert_msg(have_actions, "no polkit actions at %s", actions);
         ck_assert_msg(left[0] == 0, "make uninstall left: %s", left);
 }
 END_TEST

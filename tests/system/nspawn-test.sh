@@ -145,7 +145,8 @@ SH
 chmod 0755 "$rootfs/usr/local/bin/standby-left-frozen"
 # An app that is told before standby and after it (logind_checks), and the
 # sleep itself replaced by a hook that records what was frozen when it ran.
-install -m 0755 build/helpers/standby-app build/helpers/fake-user-manager "$rootfs/usr/local/bin/"
+install -m 0755 build/helpers/standby-app build/helpers/fake-user-manager build/helpers/standby-watch \
+        "$rootfs/usr/local/bin/"
 mkdir -p "$rootfs/etc/systemd/system/systemd-suspend.service.d"
 cat > "$rootfs/etc/systemd/system/systemd-suspend.service.d/standby-test.conf" <<'UNIT'
 [Service]
@@ -1020,6 +1021,130 @@ logind_checks() {
         in_ct systemctl stop standby-app.service
 }
 logind_checks
+
+# The interface as a desktop and its users meet it, with the real polkitd:
+# busctl introspect shows it named; alice reads the properties; outside a
+# session polkit refuses her everything; from an active local session (a
+# login on seat0) she may push and leave standby but not enter it
+# (auth_admin_keep, no agent); a client of hers follows a standby by
+# PropertiesChanged, Entered and Left alone, and never hears Thawed; with
+# polkitd stopped and not activatable every asking is refused.
+bus_api_checks() {
+        local sc out env
+        L="org.standby.Listener1 /org/standby/Listener1 org.standby.Listener1"
+        as_alice() { in_ct runuser -u alice -- "$@"; }
+        # A method call as dbus-send makes it (no interactive authorization;
+        # busctl prints AccessDenied's own words, not the listener's):
+        # "boolean true", nothing (no reply value), or "Error NAME: MESSAGE".
+        call() { "$@" 2>&1 | sed -n 's/^ *boolean //p; s/^Error /Error /p' || true; }
+        send() { echo dbus-send --system --print-reply --dest=org.standby.Listener1 /org/standby/Listener1 \
+                "org.standby.Listener1.$1" ${2:+string:$2} ${3:+string:$3}; }
+        # A command of alice's in a login session on seat0, which polkit
+        # takes as local (it has a seat) and active. logind gives seat0 VTs
+        # only where /dev/tty0 is (not in a container): without them it
+        # activates the newest session itself, and a VT number is refused.
+        in_session() { in_ct systemd-run -q --wait --pipe -p PAMName=login -p User=alice -p "Environment=$env" "$@"; }
+        session_props() { in_session sh -c 'loginctl show-session "$XDG_SESSION_ID" -p Active -p Seat -p Remote' 2>&1 |
+                sort | tr '\n' ' '; }
+        sc="bus API"
+        env="XDG_SESSION_TYPE=wayland XDG_SESSION_CLASS=user XDG_SEAT=seat0"
+        in_ct test -e /dev/tty0 && env="$env XDG_VTNR=$(in_ct sed -n 's/^tty//p' /sys/class/tty/tty0/active)"
+        out=$(session_props)
+        check "$sc: alice's login session is active, local, on seat0 ($out; $env)" \
+                [ "$out" = "Active=yes Remote=no Seat=seat0 " ]
+        standby_state() { in_ct busctl get-property $L State; }
+
+        out=$(in_ct busctl introspect $L 2>&1 || true)
+        check "$sc: busctl introspect lists the properties and signals" sh -c \
+                'for m in .State .Strategy .Since .EnteredBy .Inhibitors .Enter .Exit .ThawUnit .Entered .Left .Thawed; do
+                        printf "%s\n" "$0" | grep -q "^$m " || exit 1; done' "$out"
+        out=$(as_alice busctl get-property $L State Strategy 2>&1 | tr '\n' ' ' || true)
+        check "$sc: alice reads State and Strategy ($out)" [ "$out" = 's "inactive" s "freeze" ' ]
+        out=$(call as_alice $(send Enter))
+        check "$sc: outside a session, polkit refuses alice Enter ($out)" grep -q "polkit said no" <<< "$out"
+        check "$sc: standby not entered" [ "$(standby_state)" = 's "inactive"' ]
+        check "$sc: polkitd is running" [ "$(in_ct systemctl is-active polkit.service)" = active ]
+
+        # alice's desktop client, started before the entry.
+        in_ct rm -f /tmp/watch.log
+        in_ct systemd-run -q --unit=standby-watch.service -p User=alice /usr/local/bin/standby-watch /tmp/watch.log
+        watch_has() { for _ in $(seq 1 100); do in_ct grep -qx "$1" /tmp/watch.log 2>/dev/null && return 0; sleep 0.1; done
+                say "     watch.log: $(in_ct cat /tmp/watch.log 2>/dev/null | tr '\n' '|')"; return 1; }
+        check "$sc: alice's client is ready" watch_has ready
+        check "$sc: enter" in_ct systemctl start standby.target
+        check "$sc: mail.service frozen" [ "$(freezer mail.service)" = frozen ]
+        out=$(call in_session $(send Enter))
+        check "$sc: from her session, Enter needs an admin ($out)" \
+                grep -q "InteractiveAuthorizationRequired.*polkit asks for authentication" <<< "$out"
+        out=$(call as_alice $(send Push mail.service test))
+        check "$sc: outside a session, her push is refused ($out)" grep -q "AccessDenied.*polkit said no" <<< "$out"
+        check "$sc: mail.service still frozen" [ "$(freezer mail.service)" = frozen ]
+        out=$(call in_session $(send Push mail.service test))
+        check "$sc: from her session, polkit lets her push ($out)" [ "$out" = true ]
+        check "$sc: mail.service thawed by her push" freezer_is mail.service running
+        out=$(as_alice busctl get-property $L EnteredBy 2>&1 || true)
+        check "$sc: EnteredBy says how ($out)" grep -q "standby.target" <<< "$out"
+        out=$(call in_session $(send Exit))
+        check "$sc: from her session, polkit lets her leave ($out)" [ -z "$out" ]
+        check "$sc: her client heard State=active" watch_has State=active
+        check "$sc: and Entered" watch_has "Entered .*"
+        check "$sc: and State=inactive" watch_has State=inactive
+        check "$sc: and Left, saying why" watch_has "Left Exit over the bus by uid 1000"
+        check "$sc: and no Thawed (root's alone to hear)" sh -c '! grep -q "^Thawed" "$0"' "$rootfs/tmp/watch.log"
+        watch_ended() { for _ in $(seq 1 100); do [ "$(in_ct systemctl is-active standby-watch.service)" != active ] &&
+                return 0; sleep 0.1; done; return 1; }
+        check "$sc: her client exited after Left" watch_ended
+        in_ct systemctl stop standby-watch.service 2>/dev/null || true
+        target_off() { for _ in $(seq 1 200); do [ "$(in_ct systemctl is-active standby.target || true)" = inactive ] &&
+                return 0; sleep 0.1; done; return 1; }
+        check "$sc: standby.target stopped (the exit went through standby-leave.service)" target_off
+        target_off || leave # the checks below start from no standby all the same
+        check "$sc: nothing left frozen" nothing_left
+
+        # What polkit's rules say goes: a rule lets alice thaw (an admin's
+        # action by default), outside any session, by unit name.
+        sc="polkit rule"
+        mkdir -p "$rootfs/etc/polkit-1/rules.d"
+        cat > "$rootfs/etc/polkit-1/rules.d/50-standby-test.rules" <<'RULES'
+polkit.addRule(function(action, subject) {
+        if (action.id == "org.standby.thaw" && subject.user == "alice")
+                return polkit.Result.YES;
+});
+RULES
+        in_ct systemctl restart polkit.service
+        check "$sc: enter" in_ct systemctl start standby.target
+        out=$(call as_alice dbus-send --system --print-reply --dest=org.standby.Listener1 /org/standby/Listener1 \
+                org.standby.Listener1.ThawUnit string:mail.service uint64:30000000)
+        not_error() { ! grep -q "^Error" <<< "$out"; }
+        check "$sc: alice's ThawUnit allowed by the rule ($out)" not_error
+        check "$sc: mail.service thawed for its window" freezer_is mail.service running
+        out=$(call as_alice $(send Push mail.service test))
+        check "$sc: her push is still refused ($out)" grep -q "polkit said no" <<< "$out"
+        rm -f "$rootfs/etc/polkit-1/rules.d/50-standby-test.rules"
+        in_ct systemctl restart polkit.service
+        check "$sc: leave" leave
+        check "$sc: nothing left frozen" nothing_left
+
+        # polkitd stopped, and its bus activation masked: fail closed.
+        sc="polkit stopped"
+        in_ct systemctl mask -q --runtime polkit.service
+        in_ct systemctl stop polkit.service
+        check "$sc: polkitd is not running" [ "$(in_ct systemctl is-active polkit.service || true)" != active ]
+        check "$sc: enter" in_ct systemctl start standby.target
+        out=$(call in_session $(send Push mail.service test))
+        check "$sc: her push from her session is refused, saying polkit could not be asked ($out)" \
+                grep -q "AccessDenied.*polkit could not be asked" <<< "$out"
+        check "$sc: mail.service still frozen" [ "$(freezer mail.service)" = frozen ]
+        out=$(in_ct busctl call $L Push ss mail.service test 2>&1 || true)
+        check "$sc: root's push needs no polkit ($out)" [ "$out" = "b true" ]
+        check "$sc: the listener said so once" in_ct sh -c \
+                'journalctl -q -b -u standby-listener.service | grep -c "polkit did not answer" | grep -qx 1'
+        in_ct systemctl unmask -q --runtime polkit.service
+        in_ct systemctl start polkit.service
+        check "$sc: leave" leave
+        check "$sc: nothing left frozen" nothing_left
+}
+bus_api_checks
 
 # The package removed while standby is entered, then purged: the prerm
 # leaves standby before the listener stops, the purge leaves nothing of the
