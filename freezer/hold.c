@@ -2,8 +2,12 @@
 /* New work held during standby: the engine's side of what the listener does
  * when a cgroup appears below the targets (listener/cgroup-watch.c).
  *
- * The journal names the cgroup first, as enter does, then it is frozen.
- * Always through cgroup.freeze, never FreezeUnit: the cgroup is held the
+ * The caller freezes the cgroup first and this records it in the journal's
+ * copy in memory; the caller saves once for all it held in one turn of its
+ * loop (a cgroup made costs no journal read or save of its own). Frozen
+ * before recorded loses nothing of exit's promise: exit's walk thaws
+ * whatever is frozen below the targets, recorded or not. Always through
+ * cgroup.freeze, never FreezeUnit: the cgroup is held the
  * moment it is made, before its unit has a process, and systemd (252)
  * refuses to freeze a unit that is not active yet. An empty cgroup can be
  * frozen, and a process the kernel moves into a frozen cgroup is frozen
@@ -17,8 +21,9 @@
  * within JOURNAL_HELD_UID_BUDGET of it. Past that a new cgroup is neither
  * recorded nor frozen: it runs, as a unit started during standby did before
  * it was held, unless an ancestor of it is frozen (then the kernel freezes
- * it with that ancestor, and thawing the ancestor thaws it). Nothing is
- * frozen that the journal does not name or exit's walk does not thaw. */
+ * it with that ancestor, and thawing the ancestor thaws it): the caller
+ * thaws it again. Nothing stays frozen that the journal does not name or
+ * exit's walk does not thaw. */
 #include <sys/stat.h>
 
 #include "cgroup.h"
@@ -27,7 +32,8 @@
 
 int freeze_hold(Manager *m, const char *cgroup, int cg_fd) {
         JournalUnit *u;
-        bool frozen = false, added;
+        UnitState state;
+        bool frozen = false;
         int r;
 
         /* The slack strategy freezes nothing: a new unit inherits nothing
@@ -35,15 +41,19 @@ int freeze_hold(Manager *m, const char *cgroup, int cg_fd) {
         if (!m->journal || m->journal->phase != JOURNAL_ACTIVE || m->journal->strategy != STRATEGY_FREEZE)
                 return 0;
         u = journal_find_unit(m->journal, cgroup);
-        added = !u;
         if (u && u->state != UNIT_FROZEN && u->state != UNIT_FREEZING)
                 return 0; /* thawed for a window, skipped, a lock holder: as that unit is */
+        r = cgroup_get_frozen(cg_fd, &frozen, NULL);
+        if (r == -ENOENT || r == -ENODEV)
+                return -ENOENT;
+        /* Unreadable: freezing, which exit undoes all the same. */
+        state = r >= 0 && frozen ? UNIT_FROZEN : UNIT_FREEZING;
         if (!u) {
                 struct stat st;
 
                 if (fstat(cg_fd, &st) < 0)
                         return negative_errno();
-                r = journal_add_held_unit(m->journal, cgroup, st.st_uid, UNIT_FREEZING, HOLD_REASON);
+                r = journal_add_held_unit(m->journal, cgroup, st.st_uid, state, HOLD_REASON);
                 if (r == -EDQUOT) {
                         log_notice("Not holding %s, started during standby (it runs): the units held for uid %u "
                                    "would take more than their %u bytes of the journal, or all held units more "
@@ -53,36 +63,10 @@ int freeze_hold(Manager *m, const char *cgroup, int cg_fd) {
                 }
                 if (r < 0)
                         return r;
-                u = &m->journal->units[m->journal->n_units - 1];
         } else {
-                /* The same name made again: frozen the way this hold freezes. */
-                u->state = UNIT_FREEZING;
+                /* The same name made again: held the way a new one is. */
+                u->state = state;
                 u->systemd = mfree(u->systemd);
-        }
-        r = manager_save_journal(m);
-        if (r < 0) {
-                /* Not recorded, so not frozen: a unit the journal does not
-                 * name could not be thawed by exit. */
-                if (added)
-                        journal_remove_unit(m->journal, journal_find_unit(m->journal, cgroup));
-                return r;
-        }
-        r = cgroup_set_freeze(cg_fd, true);
-        manager_step(m);
-        if (r >= 0)
-                r = cgroup_get_frozen(cg_fd, &frozen, NULL);
-        if (r == -ENOENT || r == -ENODEV) {
-                (void) freeze_record(m, cgroup, UNIT_STATE_MASK(UNIT_FREEZING), _UNIT_STATE_INVALID, 0, NULL);
-                (void) manager_save_journal(m);
-                return -ENOENT;
-        }
-        if (r < 0)
-                return r; /* left freezing: exit undoes it */
-        if (frozen) {
-                (void) freeze_record(m, cgroup, UNIT_STATE_MASK(UNIT_FREEZING), UNIT_FROZEN, 0, HOLD_REASON);
-                r = manager_save_journal(m);
-                if (r < 0)
-                        log_debug_errno(r, "Cannot record %s frozen (it stays recorded freezing): %m", cgroup);
         }
         return 1;
 }

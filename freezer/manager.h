@@ -118,15 +118,16 @@ int freeze_record(Manager *m, const char *cgroup, unsigned expect, UnitState sta
                   const char *reason);
 /* hold.c: a cgroup that appeared below the targets during standby, held
  * by the listener (see there). With the journal locked and loaded, and
- * standby active: records cgroup as freezing (saved), freezes it through
- * cgroup.freeze on cg_fd, and records it frozen if the kernel says so at
- * once. A cgroup the journal lists already is frozen again only if it says
- * frozen or freezing (a unit recreated under its old name); one it lists
- * otherwise (thawed for a window, skipped, a lock holder) is that unit's.
- * A new one past the journal's budget for held units (its owner's share, or
- * all of it) is left running, said once per cgroup.
- * Returns 1 if it held it, 0 if not its to hold, or a negative errno
- * (-ENOENT: gone meanwhile, and forgotten). */
+ * standby active, cgroup frozen by the caller through cgroup.freeze on
+ * cg_fd: records it frozen or freezing (as cgroup.events says) in the
+ * journal's copy in memory; the caller saves. A cgroup the journal lists
+ * already is held again only if it says frozen or freezing (a unit
+ * recreated under its old name); one it lists otherwise (thawed for a
+ * window, skipped, a lock holder) is that unit's. A new one past the
+ * journal's budget for held units (its owner's share, or all of it) is
+ * not recorded, said once per cgroup.
+ * Returns 1 if it recorded it, 0 if not its to hold (the caller thaws it),
+ * or a negative errno (-ENOENT: gone meanwhile). */
 int freeze_hold(Manager *m, const char *cgroup, int cg_fd);
 #define HOLD_REASON "started during standby"
 /* Which tasks keep a cgroup from freezing (pid, comm, state, wchan). */

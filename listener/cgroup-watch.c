@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* New work held during standby: a cgroup that appears below the targets
  * (a timer's service, a socket-activated service, a unit a user starts)
- * is frozen the moment it is made, before any process of it runs.
+ * is frozen the moment it is seen, before any process of it runs.
  *
  * While standby is active, every cgroup below the targets that may get new
  * units in it (the targets and the cgroups between them and the units) has
@@ -11,17 +11,38 @@
  * watched: a cgroup made below a frozen one is frozen by the kernel, one
  * below a unit thawed for a window belongs to the window.
  *
- * A new cgroup is held (freeze_hold(): recorded, then frozen through
- * cgroup.freeze) at once, while it is still empty; a process moved into a
- * frozen cgroup is frozen before it returns to user space, so systemd's
- * child for the unit never reaches its exec. Not held: what enter would
- * not freeze (Exempt=, session scopes, the listener's own cgroups,
- * standby's own units: select_may_hold()), slices
- * (containers of units: watched instead), and user@UID.service (the user
- * manager starts in it before it moves into its init.scope, which is
- * exempt; a new login waits for it), which is watched as well. A new
- * cgroup of the name of a unit the journal lists is that unit's: frozen
- * again if the journal says frozen, left to its window if thawed.
+ * A new cgroup is held whatever its name: frozen through cgroup.freeze at
+ * once, while it is still empty (a process moved into a frozen cgroup is
+ * frozen before it returns to user space, so systemd's child for the unit
+ * never reaches its exec), and recorded in the journal by the dispatcher
+ * once per turn of the loop, for all the cgroups held in that turn
+ * (listener_cgroup_watch_record(): one journal read and one save). Not
+ * held: what enter would not freeze (Exempt=, session scopes, the
+ * listener's own cgroups, standby's own units: select_may_hold()), and
+ * containers. A container is known by what it is, a cgroup whose work is
+ * below it: one that has child cgroups and no process of its own when
+ * seen, or a held one in which a child cgroup appears while it has no
+ * process of its own (then the child is held and the container thawed and
+ * forgotten by the journal; with a process of its own it stays held, and
+ * the child is frozen with it). A held cgroup is watched for that.
+ * Systemd's names for containers (a slice, user@UID.service) are taken at
+ * their word only in a parent owned by root, where only root makes
+ * cgroups: that is how a user's manager (user@UID.service, which starts in
+ * that cgroup before it moves into its exempt init.scope) comes up during
+ * standby, so a new login does not wait. In a user's delegated subtree a
+ * name says nothing. A new cgroup of the name of a unit the journal lists
+ * is that unit's: frozen again if the journal says frozen, left to its
+ * window if thawed.
+ *
+ * What one user costs: each watched cgroup keeps its own name and a link
+ * to its parent's entry (never its whole path, which would grow with the
+ * depth), and the cgroups owned by one uid other than root take at most
+ * CGROUP_WATCH_UID_MAX watches. Past that, a cgroup of theirs that would
+ * be watched is held instead (what is made below it is frozen with it),
+ * counted in the "unwatched" statistic. Each new cgroup costs a fixed
+ * amount of work when seen (its path rebuilt, opened, frozen, watched) and
+ * a share of one journal transaction; one read of the inotify descriptor
+ * per turn of the loop, so the other sources are taken between reads.
  *
  * When standby begins the targets are walked once and the watches added;
  * the leaves found are left as enter left them (it keeps its callers'
@@ -39,9 +60,15 @@
 #include "log.h"
 #include "strv.h"
 
+/* A watched cgroup (or the parent of one): its own name and its parent's
+ * entry. Alive while it is watched or a child's entry names it. */
 typedef struct WatchedCgroup {
+        struct WatchedCgroup *parent; /* NULL for a target: then name is its whole path */
         int wd;
-        char *cgroup;
+        uid_t uid;                    /* the directory's owner: whose share of watches it takes */
+        bool held;                    /* made during standby and held: a container once a child appears */
+        unsigned refs;                /* its watch, and each child's entry */
+        char name[];
 } WatchedCgroup;
 
 /* A held unit not yet frozen when held (a process was in it already, and
@@ -55,14 +82,32 @@ typedef struct HeldUnit {
         struct HeldUnit *next;
 } HeldUnit;
 
+/* What the dispatcher records for the cgroups seen in one turn. */
+typedef struct PendingHold {
+        char *cgroup;
+        bool release;                 /* a held cgroup found to be a container: thawed and forgotten */
+} PendingHold;
+
+/* How many entries wait at most for the journal's lock (a manager verb
+ * holds it for seconds at most); past that a new cgroup runs, counted. */
+#define PENDING_MAX 8192U
+
+typedef struct UidWatches {
+        uid_t uid;
+        unsigned n;
+} UidWatches;
+
 typedef struct CgroupWatch {
         Listener *listener;
         int fd;                   /* inotify */
         sd_event_source *source;
         HeldUnit *freezing;
-        char **unrecorded;        /* frozen while another process held the journal's lock: recorded once it is free */
-        WatchedCgroup *watched;
+        PendingHold *pending;     /* frozen, to be recorded by the dispatcher */
+        size_t n_pending, n_pending_allocated;
+        WatchedCgroup **by_wd;    /* sorted by wd */
         size_t n_watched, n_allocated;
+        UidWatches *uids;         /* watches per owner other than root */
+        size_t n_uids, n_uids_allocated;
         char **callers;           /* the listener's own cgroups and its ancestors': never held */
 } CgroupWatch;
 
@@ -71,6 +116,8 @@ typedef struct CgroupWatchState {
         CgroupWatch *watch;
         uint64_t held;            /* cgroups made below the targets during standby, held */
         uint64_t not_held;        /* such cgroups left running: exempt, a session, a unit's own */
+        uint64_t unwatched;       /* containers held instead of watched: past their owner's share */
+        uint64_t watched;         /* cgroups watched now */
 } CgroupWatchState;
 
 extern const ListenerSource listener_source_cgroup_watch;
@@ -94,15 +141,37 @@ static void held_free(HeldUnit *h) {
         free(h);
 }
 
+static void pending_free(CgroupWatch *w) {
+        for (size_t i = 0; i < w->n_pending; i++)
+                free(w->pending[i].cgroup);
+        w->pending = mfree(w->pending);
+        w->n_pending = w->n_pending_allocated = 0;
+}
+
 /* Nobody will record them: thawed, as nothing the journal does not name
  * may stay frozen. */
 static void thaw_unrecorded(CgroupWatch *w, int root_fd) {
-        for (char **c = w->unrecorded; c && *c; c++) {
+        for (size_t i = 0; i < w->n_pending; i++) {
                 _cleanup_close_ int cg = -EBADF;
-                if (cgroup_open(root_fd, *c, &cg) >= 0)
+                if (!w->pending[i].release && cgroup_open(root_fd, w->pending[i].cgroup, &cg) >= 0)
                         (void) cgroup_set_freeze(cg, false);
         }
-        w->unrecorded = strv_free(w->unrecorded);
+        pending_free(w);
+}
+
+static void node_unref(WatchedCgroup *x) {
+        while (x && --x->refs == 0) {
+                WatchedCgroup *p = x->parent;
+                free(x);
+                x = p;
+        }
+}
+
+static UidWatches *uid_watches(CgroupWatch *w, uid_t uid) {
+        for (size_t i = 0; i < w->n_uids; i++)
+                if (w->uids[i].uid == uid)
+                        return &w->uids[i];
+        return NULL;
 }
 
 static void cgroup_watch_free(CgroupWatch *w) {
@@ -117,60 +186,136 @@ static void cgroup_watch_free(CgroupWatch *w) {
         sd_event_source_disable_unref(w->source);
         safe_close(w->fd);
         for (size_t i = 0; i < w->n_watched; i++)
-                free(w->watched[i].cgroup);
-        free(w->watched);
+                node_unref(w->by_wd[i]);
+        free(w->by_wd);
+        free(w->uids);
         strv_free(w->callers);
         free(w);
 }
 
-static WatchedCgroup *watched_by_wd(CgroupWatch *w, int wd) {
-        for (size_t i = 0; i < w->n_watched; i++)
-                if (w->watched[i].wd == wd)
-                        return &w->watched[i];
-        return NULL;
+/* Where wd is in by_wd, or where it would go. */
+static size_t wd_index(CgroupWatch *w, int wd) {
+        size_t lo = 0, hi = w->n_watched;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (w->by_wd[mid]->wd < wd)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return lo;
 }
 
-/* cg_fd, opened beneath the root: watched through its /proc/self/fd link,
- * so that a path of any length (and no lookup by name) is watched. */
-static int watch_add(CgroupWatch *w, int cg_fd, const char *cgroup) {
-        char p[64];
+static WatchedCgroup *watched_by_wd(CgroupWatch *w, int wd) {
+        size_t i = wd_index(w, wd);
+        return i < w->n_watched && w->by_wd[i]->wd == wd ? w->by_wd[i] : NULL;
+}
+
+/* x's path, and child's below it if not NULL: rebuilt from the names up to
+ * the target's, when needed (an event), never kept. */
+static char *node_path(const WatchedCgroup *x, const char *child) {
+        size_t n = child ? strlen(child) + 1 : 0, k;
+        char *s;
+
+        for (const WatchedCgroup *p = x; p; p = p->parent)
+                n += strlen(p->name) + (p->parent ? 1 : 0);
+        s = malloc(n + 1);
+        if (!s)
+                return NULL;
+        s[n] = 0;
+        if (child) {
+                k = strlen(child);
+                n -= k;
+                memcpy(s + n, child, k);
+                s[--n] = '/';
+        }
+        for (const WatchedCgroup *p = x; p; p = p->parent) {
+                k = strlen(p->name);
+                n -= k;
+                memcpy(s + n, p->name, k);
+                if (p->parent)
+                        s[--n] = '/';
+        }
+        return s;
+}
+
+/* Watches cg_fd (its path cgroup, its parent's entry parent) through its
+ * /proc/self/fd link, so that a path of any length (and no lookup by name)
+ * is watched. Returns its entry, the one it had if it is watched already
+ * (a walk again, after an overflow); -EDQUOT past its owner's share. */
+static int watch_add(CgroupWatch *w, int cg_fd, const char *cgroup, WatchedCgroup *parent, bool held,
+                     WatchedCgroup **ret) {
+        const char *name = parent ? strrchr(cgroup, '/') : NULL;
+        UidWatches *u = NULL;
         WatchedCgroup *x;
-        char *c;
+        struct stat st;
+        char p[64];
+        size_t i;
         int wd;
 
+        name = name ? name + 1 : cgroup;
+        if (fstat(cg_fd, &st) < 0)
+                return negative_errno();
         snprintf(p, sizeof(p), "/proc/self/fd/%d", cg_fd);
         wd = inotify_add_watch(w->fd, p, HOLD_MASK);
         if (wd < 0)
                 return negative_errno();
-        c = strdup(cgroup);
-        if (!c)
-                return -ENOMEM;
-        if ((x = watched_by_wd(w, wd))) { /* watched already (a walk again, after an overflow) */
-                free(x->cgroup);
-                x->cgroup = c;
+        if ((x = watched_by_wd(w, wd))) {
+                *ret = x;
                 return 0;
         }
-        if (w->n_watched == w->n_allocated) {
-                size_t n = MAX(w->n_allocated * 2, (size_t) 16);
-                WatchedCgroup *a = reallocarray(w->watched, n, sizeof(WatchedCgroup));
-                if (!a) {
-                        free(c);
-                        return -ENOMEM;
+        if (st.st_uid != 0) {
+                u = uid_watches(w, st.st_uid);
+                if (u && u->n >= CGROUP_WATCH_UID_MAX) {
+                        (void) inotify_rm_watch(w->fd, wd);
+                        return -EDQUOT;
                 }
-                w->watched = a;
-                w->n_allocated = n;
+                if (!u) {
+                        if (!GROW_ARRAY(w->uids, w->n_uids_allocated, w->n_uids + 1))
+                                goto nomem;
+                        u = &w->uids[w->n_uids++];
+                        *u = (UidWatches) { .uid = st.st_uid };
+                }
         }
-        w->watched[w->n_watched++] = (WatchedCgroup) { .wd = wd, .cgroup = c };
+        if (!GROW_ARRAY(w->by_wd, w->n_allocated, w->n_watched + 1))
+                goto nomem;
+        x = malloc(offsetof(WatchedCgroup, name) + strlen(name) + 1);
+        if (!x)
+                goto nomem;
+        *x = (WatchedCgroup) { .parent = parent, .wd = wd, .uid = st.st_uid, .held = held, .refs = 1 };
+        strcpy(x->name, name);
+        if (parent)
+                parent->refs++;
+        if (u)
+                u->n++;
+        /* wds come in rising order: nearly always appended. */
+        i = wd_index(w, wd);
+        memmove(w->by_wd + i + 1, w->by_wd + i, (w->n_watched - i) * sizeof(WatchedCgroup *));
+        w->by_wd[i] = x;
+        w->n_watched++;
+        state_of(w->listener)->watched = w->n_watched;
+        *ret = x;
         return 0;
+nomem:
+        (void) inotify_rm_watch(w->fd, wd);
+        return -ENOMEM;
 }
 
 static void watch_forget(CgroupWatch *w, int wd) {
-        for (size_t i = 0; i < w->n_watched; i++)
-                if (w->watched[i].wd == wd) {
-                        free(w->watched[i].cgroup);
-                        w->watched[i] = w->watched[--w->n_watched];
-                        return;
-                }
+        size_t i = wd_index(w, wd);
+        WatchedCgroup *x;
+        UidWatches *u;
+
+        if (i >= w->n_watched || w->by_wd[i]->wd != wd)
+                return;
+        x = w->by_wd[i];
+        memmove(w->by_wd + i, w->by_wd + i + 1, (w->n_watched - i - 1) * sizeof(WatchedCgroup *));
+        w->n_watched--;
+        state_of(w->listener)->watched = w->n_watched;
+        if (x->uid != 0 && (u = uid_watches(w, x->uid)))
+                u->n--;
+        node_unref(x);
 }
 
 /* The cgroup of the listener or of a process above it (PID 1's): never
@@ -179,8 +324,9 @@ static bool is_caller(CgroupWatch *w, const char *cgroup) {
         return strv_contains(w->callers, cgroup);
 }
 
-/* Where units are made: watched, never held. */
-static bool is_container(const char *cgroup) {
+/* Systemd's name for where units are made: a slice, or user@UID.service
+ * (UID in decimal). Believed only where root alone makes cgroups. */
+static bool is_container_name(const char *cgroup) {
         const char *name = strrchr(cgroup, '/');
         size_t n;
 
@@ -188,9 +334,17 @@ static bool is_container(const char *cgroup) {
         n = strlen(name);
         if (n > 6 && streq(name + n - 6, ".slice"))
                 return true;
-        /* user@UID.service, UID in decimal */
         return strneq(name, "user@", 5) && n > 13 && streq(name + n - 8, ".service") &&
                strspn(name + 5, "0123456789") == n - 13;
+}
+
+/* Whether a process is in the cgroup itself (not below it). */
+static bool has_own_processes(int cg_fd) {
+        _cleanup_close_ int fd = openat(cg_fd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+        char c;
+
+        /* Unreadable: taken as having some, so it stays held. */
+        return fd < 0 || read(fd, &c, 1) != 0;
 }
 
 static int on_held_events(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -251,57 +405,95 @@ static bool watch_freezing(CgroupWatch *w, int cg_fd, const char *cgroup) {
         return false;
 }
 
+
+static void pending_add(Listener *l, const char *cgroup, bool release) {
+        CgroupWatch *w = watch_of(l);
+        char *c = strdup(cgroup);
+
+        if (!c || !GROW_ARRAY(w->pending, w->n_pending_allocated, w->n_pending + 1)) {
+                free(c);
+                log_error_errno(-ENOMEM, "Cannot record %s held (exit's walk thaws it): %m", cgroup);
+                return;
+        }
+        w->pending[w->n_pending++] = (PendingHold) { .cgroup = c, .release = release };
+        listener_enqueue(l, LISTENER_WORK_HOLDS);
+}
+
+/* Frozen now, recorded by the dispatcher at the end of the turn. The
+ * journal's copy in memory says whether it is to be held; the dispatcher
+ * asks the journal itself again, and thaws what it should not hold. */
 static void hold(Listener *l, int cg_fd, const char *cgroup) {
         CgroupWatch *w = watch_of(l);
+        Journal *j = l->m.journal;
         JournalUnit *u;
         int r;
 
-        /* The listener never waits for the journal's lock. While a manager
-         * verb holds it, the unit is frozen now and recorded once the lock
-         * is free (listener_cgroup_watch_retry()): exit's walk thaws
-         * whatever is frozen below the targets, recorded or not, so
-         * freezing first loses nothing of exit's promise. */
-        r = listener_journal_begin(l);
-        if (r == -EAGAIN) {
-                if (strv_contains(w->unrecorded, cgroup))
-                        return;
-                r = cgroup_set_freeze(cg_fd, true);
-                if (r >= 0 && (r = strv_extend(&w->unrecorded, cgroup)) < 0)
-                        (void) cgroup_set_freeze(cg_fd, false);
-                if (r < 0 && r != -ENOENT)
-                        log_warning_errno(r, "Failed to hold %s, started during standby (it runs): %m", cgroup);
-                if (r >= 0)
-                        log_debug("Held %s; recorded once the journal's lock is free.", cgroup);
+        if (!j || j->phase != JOURNAL_ACTIVE || j->strategy != STRATEGY_FREEZE ||
+            ((u = journal_find_unit(j, cgroup)) && u->state != UNIT_FROZEN && u->state != UNIT_FREEZING) ||
+            w->n_pending >= PENDING_MAX) {
+                state_of(l)->not_held++;
                 return;
         }
-        if (r >= 0)
-                r = freeze_hold(&l->m, cgroup, cg_fd);
-        /* Frozen by now: recorded so at once, saved with the hold. */
-        bool frozen = r > 0 && (u = journal_find_unit(l->m.journal, cgroup)) && u->state == UNIT_FREEZING &&
-                      watch_freezing(watch_of(l), cg_fd, cgroup) &&
-                      freeze_record(&l->m, cgroup, UNIT_STATE_MASK(UNIT_FREEZING), UNIT_FROZEN, 0, HOLD_REASON) > 0;
-        (void) listener_journal_commit(l, frozen ? LISTENER_JOURNAL_RECORDED :
-                                          r > 0  ? LISTENER_JOURNAL_SAVED : LISTENER_JOURNAL_UNCHANGED);
-        if (r > 0) {
-                state_of(l)->held++;
-                log_info("Held %s: started during standby.", cgroup);
-                listener_release_timer_job(l, cg_fd, cgroup);
-        } else if (r == 0)
-                state_of(l)->not_held++;
-        else if (r != -ENOENT)
-                log_warning_errno(r, "Failed to hold %s, started during standby (it runs): %m", cgroup);
+        r = cgroup_set_freeze(cg_fd, true);
+        if (r < 0) {
+                if (r != -ENOENT && r != -ENODEV)
+                        log_warning_errno(r, "Failed to hold %s, started during standby (it runs): %m", cgroup);
+                return;
+        }
+        pending_add(l, cgroup, false);
 }
 
 typedef struct Visit {
         Listener *listener;
         bool top_is_new;          /* the walk began at a cgroup made just now */
+        WatchedCgroup *top_parent;
+        /* The entries of the cgroups above the one visited, and the
+         * lengths of their paths: the walk goes depth first. */
+        WatchedCgroup **stack;
+        size_t *lens;
+        size_t n_stack, n_allocated, n_lens_allocated;
 } Visit;
+
+static WatchedCgroup *visit_parent(Visit *v, const char *cgroup) {
+        const char *slash = strrchr(cgroup, '/');
+        size_t k = slash ? (size_t) (slash - cgroup) : 0;
+
+        while (v->n_stack > 0 && v->lens[v->n_stack - 1] > k)
+                v->n_stack--;
+        if (v->n_stack > 0)
+                return v->lens[v->n_stack - 1] == k ? v->stack[v->n_stack - 1] : NULL;
+        return v->top_parent;
+}
+
+static int visit_push(Visit *v, WatchedCgroup *x, const char *cgroup) {
+        if (!GROW_ARRAY(v->stack, v->n_allocated, v->n_stack + 1) ||
+            !GROW_ARRAY(v->lens, v->n_lens_allocated, v->n_stack + 1)) {
+                log_error_errno(-ENOMEM, "Cannot walk below %s: %m", cgroup);
+                return CGROUP_WALK_SKIP;
+        }
+        v->stack[v->n_stack] = x;
+        v->lens[v->n_stack++] = strlen(cgroup);
+        return CGROUP_WALK_CONTINUE;
+}
+
+/* A container that cannot be watched (past its owner's share, or the
+ * watch failed): held, and what is made below it is frozen with it. */
+static int hold_unwatched(Listener *l, int fd, const char *cgroup, int r) {
+        if (r == -EDQUOT)
+                state_of(l)->unwatched++;
+        else
+                log_warning_errno(r, "Cannot watch %s for units started during standby (held instead): %m",
+                                  cgroup);
+        hold(l, fd, cgroup);
+        return CGROUP_WALK_SKIP;
+}
 
 /* A cgroup below a target: watched, held, or left alone (with what lies below). */
 static int visit(int fd, const char *cgroup, void *userdata) {
         Visit *v = userdata;
         Listener *l = v->listener;
         CgroupWatch *w = watch_of(l);
+        WatchedCgroup *parent = visit_parent(v, cgroup), *x = NULL;
         /* Below a cgroup made just now, everything is as new (made before
          * its watch was added). */
         bool is_new = v->top_is_new;
@@ -323,26 +515,46 @@ static int visit(int fd, const char *cgroup, void *userdata) {
                         state_of(l)->not_held++;
                 return CGROUP_WALK_SKIP;
         }
-        /* A new cgroup that is no container is a unit: held. A leaf found
-         * by the walk at the start of standby is left as enter left it
-         * (kernfs counts subdirectories in the link count): enter keeps
-         * its callers' cgroups running, which only it knows. */
-        if (is_new && !is_container(cgroup)) {
-                hold(l, fd, cgroup);
-                return CGROUP_WALK_SKIP;
+        if (fstat(fd, &st) < 0)
+                return CGROUP_WALK_SKIP; /* gone */
+        if (!is_new) {
+                /* Found by the walk at the start of standby: a leaf is left
+                 * as enter left it (kernfs counts subdirectories in the link
+                 * count): enter keeps its callers' cgroups running, which
+                 * only it knows. */
+                if (st.st_nlink == 2 && !is_container_name(cgroup))
+                        return CGROUP_WALK_SKIP;
+                r = watch_add(w, fd, cgroup, parent, false, &x);
+                return r < 0 ? hold_unwatched(l, fd, cgroup, r) : visit_push(v, x, cgroup);
         }
-        if (!is_new && !is_container(cgroup) && fstat(fd, &st) >= 0 && st.st_nlink == 2)
-                return CGROUP_WALK_SKIP;
-        r = watch_add(w, fd, cgroup);
-        if (r < 0)
-                log_warning_errno(r, "Cannot watch %s for units started during standby: %m", cgroup);
-        return CGROUP_WALK_CONTINUE;
+        if (parent && parent->uid == 0 && is_container_name(cgroup)) {
+                /* Made where only root makes cgroups, under systemd's name
+                 * for a container. */
+                r = watch_add(w, fd, cgroup, parent, false, &x);
+                return r < 0 ? hold_unwatched(l, fd, cgroup, r) : visit_push(v, x, cgroup);
+        }
+        /* Watched before it is looked at: a child made after the look is
+         * seen by the watch. */
+        r = watch_add(w, fd, cgroup, parent, true, &x);
+        if (r >= 0 && st.st_nlink > 2 && !has_own_processes(fd)) {
+                /* A container already: its children are the new work. */
+                x->held = false;
+                return visit_push(v, x, cgroup);
+        }
+        if (r < 0 && r != -EDQUOT)
+                log_warning_errno(r, "Cannot watch %s for cgroups made in it (they are frozen with it): %m", cgroup);
+        if (r == -EDQUOT)
+                state_of(l)->unwatched++;
+        hold(l, fd, cgroup);
+        return CGROUP_WALK_SKIP;
 }
 
-static void walk(Listener *l, const char *top, bool is_new) {
-        Visit v = { .listener = l, .top_is_new = is_new };
+static void walk(Listener *l, const char *top, bool is_new, WatchedCgroup *parent) {
+        Visit v = { .listener = l, .top_is_new = is_new, .top_parent = parent };
         int r = cgroup_walk(l->m.root_fd, top, visit, &v);
 
+        free(v.stack);
+        free(v.lens);
         if (r > 0)
                 log_warning("%d cgroups below %s cannot be walked: units started in them during standby run.", r,
                             top);
@@ -356,77 +568,142 @@ static void walk_targets(Listener *l) {
         if (select_targets(&l->m, &targets) < 0)
                 return;
         for (char **t = targets; *t; t++)
-                walk(l, *t, false);
+                walk(l, *t, false, NULL);
+}
+
+/* A cgroup made in x (name, a path of x's). */
+static void on_made(Listener *l, WatchedCgroup *x, const char *name) {
+        _cleanup_free_ char *cgroup = NULL, *parent = NULL;
+
+        if (x->held) {
+                _cleanup_close_ int fd = -EBADF;
+
+                /* A held cgroup with a child: with a process of its own it
+                 * stays held and the child is frozen with it; with none, it
+                 * is a container: the child is held, and the container
+                 * thawed and forgotten once the child is frozen. */
+                parent = node_path(x, NULL);
+                if (!parent)
+                        return (void) log_error_errno(-ENOMEM, "Cannot hold a unit started during standby: %m");
+                if (cgroup_open(l->m.root_fd, parent, &fd) < 0)
+                        return;
+                if (has_own_processes(fd))
+                        return;
+                x->held = false;
+        }
+        cgroup = node_path(x, name);
+        if (!cgroup)
+                return (void) log_error_errno(-ENOMEM, "Cannot hold a unit started during standby: %m");
+        /* Forgotten before the child is recorded, so that it does not take
+         * the child's room in the budget; thawed after the child froze. */
+        if (parent)
+                pending_add(l, parent, true);
+        walk(l, cgroup, true, x);
 }
 
 static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Listener *l = userdata;
         union {
                 struct inotify_event ev;
-                char raw[64 * 1024];
+                char raw[16 * 1024];
         } buf;
+        ssize_t n;
 
-        for (;;) {
-                ssize_t n = read(fd, &buf, sizeof(buf));
-                if (n < 0)
-                        return errno == EAGAIN || errno == EINTR ? 0 : log_warning_errno(-errno, "inotify: %m");
-                for (char *p = buf.raw; p < buf.raw + n;) {
-                        struct inotify_event *ev = (struct inotify_event *) p;
-                        _cleanup_free_ char *cgroup = NULL;
-                        WatchedCgroup *x;
+        /* One read per turn of the loop: what else is pending (a push, a
+         * key) is taken before the next, however fast cgroups are made. */
+        n = read(fd, &buf, sizeof(buf));
+        if (n < 0)
+                return errno == EAGAIN || errno == EINTR ? 0 : log_warning_errno(-errno, "inotify: %m");
+        for (char *p = buf.raw; p < buf.raw + n;) {
+                struct inotify_event *ev = (struct inotify_event *) p;
+                WatchedCgroup *x;
 
-                        p += sizeof(struct inotify_event) + ev->len;
-                        /* The watcher may go (standby left) while events are in hand. */
-                        if (!watch_of(l) || !l->standby_active || listener_exiting(l))
-                                return 0;
-                        if (ev->mask & IN_Q_OVERFLOW) {
-                                l->stats.resyncs++;
-                                walk_targets(l);
-                                continue;
-                        }
-                        if (ev->mask & IN_IGNORED) {
-                                watch_forget(watch_of(l), ev->wd);
-                                continue;
-                        }
-                        if (!(ev->mask & IN_ISDIR) || ev->len == 0 || !(x = watched_by_wd(watch_of(l), ev->wd)))
-                                continue;
-                        if (asprintf(&cgroup, "%s/%s", x->cgroup, ev->name) < 0)
-                                return log_error_errno(-ENOMEM, "Cannot hold a unit started during standby: %m");
-                        walk(l, cgroup, true);
+                p += sizeof(struct inotify_event) + ev->len;
+                /* The watcher may go (standby left) while events are in hand. */
+                if (!watch_of(l) || !l->standby_active || listener_exiting(l))
+                        return 0;
+                if (ev->mask & IN_Q_OVERFLOW) {
+                        l->stats.resyncs++;
+                        walk_targets(l);
+                        continue;
                 }
+                if (ev->mask & IN_IGNORED) {
+                        watch_forget(watch_of(l), ev->wd);
+                        continue;
+                }
+                if (!(ev->mask & IN_ISDIR) || ev->len == 0 || !(x = watched_by_wd(watch_of(l), ev->wd)))
+                        continue;
+                on_made(l, x, ev->name);
         }
+        return 0;
 }
 
-void listener_cgroup_watch_retry(Listener *l) {
+void listener_cgroup_watch_record(Listener *l) {
         CgroupWatch *w = watch_of(l);
-        _cleanup_strv_free_ char **todo = NULL;
+        PendingHold *todo;
+        size_t n;
+        bool changed = false;
         int r;
 
-        if (!w || !w->unrecorded)
+        if (!w || w->n_pending == 0)
                 return;
         r = listener_journal_begin(l);
         if (r == -EAGAIN)
-                return;
-        todo = TAKE_PTR(w->unrecorded);
-        for (char **c = todo; *c; c++) {
+                return; /* frozen meanwhile: recorded once the lock is free (LISTENER_WORK_LOCK_FREE) */
+        todo = TAKE_PTR(w->pending);
+        n = w->n_pending;
+        w->n_pending = w->n_pending_allocated = 0;
+        for (size_t i = 0; i < n; i++) {
                 _cleanup_close_ int cg = -EBADF;
+                const char *c = todo[i].cgroup;
+                JournalUnit *u;
+                int k;
 
-                if (cgroup_open(l->m.root_fd, *c, &cg) < 0)
+                if (cgroup_open(l->m.root_fd, c, &cg) < 0)
                         continue; /* gone */
-                r = r >= 0 ? freeze_hold(&l->m, *c, cg) : r;
-                if (r > 0) {
+                if (todo[i].release) {
+                        /* Held, and a container after all: its child holds
+                         * the work. Left alone if the journal has it
+                         * otherwise now (thawed for a window). */
+                        u = r >= 0 ? journal_find_unit(l->m.journal, c) : NULL;
+                        bool forget = u && u->held_uid != JOURNAL_NOT_HELD &&
+                                      (u->state == UNIT_FROZEN || u->state == UNIT_FREEZING);
+                        if (forget) {
+                                journal_remove_unit(l->m.journal, u);
+                                changed = true;
+                        }
+                        if (!u || forget)
+                                (void) cgroup_set_freeze(cg, false);
+                        continue;
+                }
+                k = r >= 0 ? freeze_hold(&l->m, c, cg) : r;
+                if (k > 0) {
+                        changed = true;
                         state_of(l)->held++;
-                        log_info("Held %s: started during standby.", *c);
-                        listener_release_timer_job(l, cg, *c);
+                        log_info("Held %s: started during standby.", c);
+                        u = journal_find_unit(l->m.journal, c);
+                        if (u && u->state == UNIT_FREEZING && watch_freezing(w, cg, c))
+                                (void) freeze_record(&l->m, c, UNIT_STATE_MASK(UNIT_FREEZING), UNIT_FROZEN, 0,
+                                                     HOLD_REASON);
+                        listener_release_timer_job(l, cg, c);
                 } else {
-                        /* Standby ended meanwhile, or it is a window's: not ours to keep frozen. */
+                        /* Standby ended meanwhile, past the budget, or it is
+                         * a window's: not ours to keep frozen. */
                         (void) cgroup_set_freeze(cg, false);
-                        if (r == 0)
+                        if (k == 0)
                                 state_of(l)->not_held++;
+                        else if (k != -ENOENT && r >= 0)
+                                log_warning_errno(k, "Failed to hold %s, started during standby (it runs): %m", c);
                 }
         }
-        /* freeze_hold() saved each one it held. */
-        (void) listener_journal_commit(l, LISTENER_JOURNAL_SAVED);
+        if (r >= 0) {
+                r = listener_journal_commit(l, changed ? LISTENER_JOURNAL_RECORDED : LISTENER_JOURNAL_UNCHANGED);
+                if (r < 0)
+                        log_warning_errno(r, "Cannot record the units held during standby (exit's walk thaws them): %m");
+        }
+        for (size_t i = 0; i < n; i++)
+                free(todo[i].cgroup);
+        free(todo);
 }
 
 static void watch_stop(Listener *l);
@@ -474,8 +751,10 @@ fail:
 static void watch_stop(Listener *l) {
         CgroupWatchState *st = state_of(l);
 
-        if (st)
+        if (st) {
                 cgroup_watch_free(TAKE_PTR(st->watch));
+                st->watched = 0;
+        }
         listener_held_jobs_drop(l);
 }
 
@@ -485,6 +764,8 @@ const ListenerSource listener_source_cgroup_watch = {
         .name = "cgroup",
         .state_size = sizeof(CgroupWatchState),
         .statistics = (const ListenerStatistic[]) { LISTENER_SOURCE_STATISTIC(CgroupWatchState, held),
-                                                      LISTENER_SOURCE_STATISTIC(CgroupWatchState, not_held), {} },
+                                                      LISTENER_SOURCE_STATISTIC(CgroupWatchState, not_held),
+                                                      LISTENER_SOURCE_STATISTIC(CgroupWatchState, unwatched),
+                                                      LISTENER_SOURCE_STATISTIC(CgroupWatchState, watched), {} },
         .stop = watch_stop,
 };

@@ -6,8 +6,10 @@
  * follows a change; they queue it, and this runs it in a fixed order:
  *
  *   1. LOCK_FREE: the journal's lock came free. What was put off for it:
- *      settled refreezes and deadlock guards (refreeze.c), units held
- *      meanwhile (cgroup-watch.c). Their journal changes join step 2.
+ *      settled refreezes and deadlock guards (refreeze.c).
+ *      HOLDS, or LOCK_FREE: the cgroups frozen as they were made
+ *      (cgroup-watch.c), all those of the turn recorded in one journal
+ *      transaction. Their journal changes join step 2.
  *   2. JOURNAL_CHANGED: the listener's copy of the journal is newer than
  *      what follows it: the unit cache (and what a rule's unit name stands
  *      for), the bus connections peeked for calls to frozen units, the
@@ -37,10 +39,12 @@ static int on_dispatch(sd_event_source *s, void *userdata) {
 
         if (work & LISTENER_WORK_LOCK_FREE) {
                 listener_refreeze_retry(l);
-                listener_cgroup_watch_retry(l);
                 /* And records and windows that waited for the lock. */
-                work |= LISTENER_WORK_RECORDS | LISTENER_WORK_WINDOWS_DUE | listener_queue_take(l);
+                work |= LISTENER_WORK_RECORDS | LISTENER_WORK_WINDOWS_DUE;
         }
+        if (work & (LISTENER_WORK_LOCK_FREE | LISTENER_WORK_HOLDS))
+                listener_cgroup_watch_record(l);
+        work |= listener_queue_take(l);
         if (work & LISTENER_WORK_JOURNAL_CHANGED) {
                 listener_cache_refresh(l);
                 (void) listener_sync_call_targets(l);

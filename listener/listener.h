@@ -159,6 +159,7 @@ typedef enum ListenerWork {
         LISTENER_WORK_WINDOWS_DUE = 1 << 3,     /* windows whose end waited */
         LISTENER_WORK_BLOCKS_CHANGED = 1 << 4,  /* the first block lock on standby taken, or the last gone */
         LISTENER_WORK_INHIBITORS_CHANGED = 1 << 5, /* a lock on standby taken or gone: the bus is told */
+        LISTENER_WORK_HOLDS = 1 << 6,           /* new cgroups frozen: to record in the journal */
 } ListenerWork;
 
 /* The daemon: one sd-event loop, no periodic timer (only window deadlines). */
@@ -315,7 +316,7 @@ int listener_dispatcher_init(Listener *l);
 typedef enum ListenerJournalChange {
         LISTENER_JOURNAL_UNCHANGED, /* nothing recorded: only unlocked */
         LISTENER_JOURNAL_RECORDED,  /* records made (freeze_record()): saved */
-        LISTENER_JOURNAL_SAVED,     /* saved already by the engine (freeze_hold(), freeze_refreeze_begin()) */
+        LISTENER_JOURNAL_SAVED,     /* saved already by the engine (freeze_refreeze_begin()) */
 } ListenerJournalChange;
 /* Takes the journal's lock and loads the journal, never waiting: -EAGAIN
  * while another process holds the lock (a manager verb may wait out
@@ -607,8 +608,13 @@ bool listener_call_monitor_says_ready(Listener *l);
  * Call after every journal change: watches while standby is active (and no
  * exit is under way), stops watching otherwise. */
 int listener_cgroup_watch_sync(Listener *l);
-/* The journal's lock is free again: records the units held meanwhile. */
-void listener_cgroup_watch_retry(Listener *l);
+/* Records in one journal transaction the cgroups frozen since the last
+ * call (LISTENER_WORK_HOLDS), and those frozen while the journal's lock
+ * was busy (LISTENER_WORK_LOCK_FREE). */
+void listener_cgroup_watch_record(Listener *l);
+/* The most cgroups owned by one uid other than root that are watched for
+ * new cgroups at once; past it, such a cgroup is held instead. */
+#define CGROUP_WATCH_UID_MAX 128U
 
 
 /* inhibit.c */
