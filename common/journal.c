@@ -86,13 +86,15 @@ int journal_add_held_unit(Journal *j, const char *cgroup, uid_t uid, UnitState s
 
         /* Counted anew each time from the units themselves: the journal is
          * read again at every lock, and a unit gone or thawed for good
-         * gives its room back. The walk costs what the save that follows
-         * costs. */
+         * gives its room back. Each unit's line is measured once: a
+         * listener adds thousands in one transaction. */
         for (size_t i = 0; i < j->n_units; i++) {
-                const JournalUnit *u = &j->units[i];
+                JournalUnit *u = &j->units[i];
                 if (u->held_uid == JOURNAL_NOT_HELD)
                         continue;
-                size_t n = JOURNAL_HELD_LINE_SIZE(u->cgroup);
+                if (u->held_size == 0)
+                        u->held_size = JOURNAL_HELD_LINE_SIZE(u->cgroup);
+                size_t n = u->held_size;
                 all += n;
                 if (u->held_uid == uid)
                         own += n;

@@ -43,6 +43,7 @@ typedef struct JournalUnit {
         char *reason;          /* why skipped/thawed; may be NULL */
         char *systemd;         /* the address of the systemd manager that froze it; NULL: cgroupfs */
         uid_t held_uid;        /* held during standby: its cgroup's owner; JOURNAL_NOT_HELD for enter's */
+        size_t held_size;      /* JOURNAL_HELD_LINE_SIZE(cgroup) once counted, 0 before */
 } JournalUnit;
 
 #define JOURNAL_NOT_HELD ((uid_t) -1)
