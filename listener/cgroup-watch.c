@@ -26,8 +26,8 @@
  * forgotten by the journal; with a process of its own it stays held, and
  * the child is frozen with it). A held cgroup is watched for that.
  * Systemd's names for containers (a slice, user@UID.service) are taken at
- * their word only in a parent owned by root, where only root makes
- * cgroups: that is how a user's manager (user@UID.service, which starts in
+ * their word only in a parent owned by root (when the cgroup is seen),
+ * where only root makes cgroups: that is how a user's manager (user@UID.service, which starts in
  * that cgroup before it moves into its exempt init.scope) comes up during
  * standby, so a new login does not wait. In a user's delegated subtree a
  * name says nothing. A new cgroup of the name of a unit the journal lists
@@ -65,7 +65,7 @@
 typedef struct WatchedCgroup {
         struct WatchedCgroup *parent; /* NULL for a target: then name is its whole path */
         int wd;
-        uid_t uid;                    /* the directory's owner: whose share of watches it takes */
+        uid_t uid;                    /* the directory's owner when watched: whose share of watches it takes */
         bool held;                    /* made during standby and held: a container once a child appears */
         unsigned refs;                /* its watch, and each child's entry */
         char name[];
@@ -240,11 +240,12 @@ static char *node_path(const WatchedCgroup *x, const char *child) {
         return s;
 }
 
-/* Watches cg_fd (its path cgroup, its parent's entry parent) through its
- * /proc/self/fd link, so that a path of any length (and no lookup by name)
- * is watched. Returns its entry, the one it had if it is watched already
- * (a walk again, after an overflow); -EDQUOT past its owner's share. */
-static int watch_add(CgroupWatch *w, int cg_fd, const char *cgroup, WatchedCgroup *parent, bool held,
+/* Watches cg_fd (its path cgroup, its parent's entry parent; fresh: made
+ * during standby) through its /proc/self/fd link, so that a path of any
+ * length (and no lookup by name) is watched. Returns its entry, the one it
+ * had if it is watched already (a walk again, after an overflow); -EDQUOT
+ * past its owner's share. */
+static int watch_add(CgroupWatch *w, int cg_fd, const char *cgroup, WatchedCgroup *parent, bool fresh, bool held,
                      WatchedCgroup **ret) {
         const char *name = parent ? strrchr(cgroup, '/') : NULL;
         UidWatches *u = NULL;
@@ -257,6 +258,10 @@ static int watch_add(CgroupWatch *w, int cg_fd, const char *cgroup, WatchedCgrou
         name = name ? name + 1 : cgroup;
         if (fstat(cg_fd, &st) < 0)
                 return negative_errno();
+        /* A cgroup made just now is watched by nobody yet: refused before
+         * a watch is added (and removed again). */
+        if (fresh && st.st_uid != 0 && (u = uid_watches(w, st.st_uid)) && u->n >= CGROUP_WATCH_UID_MAX)
+                return -EDQUOT;
         snprintf(p, sizeof(p), "/proc/self/fd/%d", cg_fd);
         wd = inotify_add_watch(w->fd, p, HOLD_MASK);
         if (wd < 0)
@@ -336,6 +341,14 @@ static bool is_container_name(const char *cgroup) {
                 return true;
         return strneq(name, "user@", 5) && n > 13 && streq(name + n - 8, ".service") &&
                strspn(name + 5, "0123456789") == n - 13;
+}
+
+/* Whether only root can make cgroups where cg_fd is: asked now, as
+ * systemd makes a delegated cgroup as root and hands it to its user after. */
+static bool parent_owned_by_root(int cg_fd) {
+        struct stat st;
+
+        return fstatat(cg_fd, "..", &st, 0) >= 0 && st.st_uid == 0 && (st.st_mode & 0022) == 0;
 }
 
 /* Whether a process is in the cgroup itself (not below it). */
@@ -524,18 +537,18 @@ static int visit(int fd, const char *cgroup, void *userdata) {
                  * only it knows. */
                 if (st.st_nlink == 2 && !is_container_name(cgroup))
                         return CGROUP_WALK_SKIP;
-                r = watch_add(w, fd, cgroup, parent, false, &x);
+                r = watch_add(w, fd, cgroup, parent, false, false, &x);
                 return r < 0 ? hold_unwatched(l, fd, cgroup, r) : visit_push(v, x, cgroup);
         }
-        if (parent && parent->uid == 0 && is_container_name(cgroup)) {
+        if (is_container_name(cgroup) && parent_owned_by_root(fd)) {
                 /* Made where only root makes cgroups, under systemd's name
                  * for a container. */
-                r = watch_add(w, fd, cgroup, parent, false, &x);
+                r = watch_add(w, fd, cgroup, parent, true, false, &x);
                 return r < 0 ? hold_unwatched(l, fd, cgroup, r) : visit_push(v, x, cgroup);
         }
         /* Watched before it is looked at: a child made after the look is
          * seen by the watch. */
-        r = watch_add(w, fd, cgroup, parent, true, &x);
+        r = watch_add(w, fd, cgroup, parent, true, true, &x);
         if (r >= 0 && st.st_nlink > 2 && !has_own_processes(fd)) {
                 /* A container already: its children are the new work. */
                 x->held = false;
@@ -605,15 +618,21 @@ static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userda
         Listener *l = userdata;
         union {
                 struct inotify_event ev;
-                char raw[16 * 1024];
+                char raw[8 * 1024];
         } buf;
         ssize_t n;
 
-        /* One read per turn of the loop: what else is pending (a push, a
-         * key) is taken before the next, however fast cgroups are made. */
+        /* One read per turn of the loop. */
         n = read(fd, &buf, sizeof(buf));
         if (n < 0)
                 return errno == EAGAIN || errno == EINTR ? 0 : log_warning_errno(-errno, "inotify: %m");
+        /* A full read may leave more: then the source waits its turn with
+         * the others (a push, a key) until a read empties the queue, as
+         * sd-event takes a higher priority first however long the others
+         * waited; cgroups made at most one read apart are all judged
+         * before what came after them. */
+        bool more = (size_t) n > sizeof(buf) - sizeof(struct inotify_event) - NAME_MAX - 1;
+        (void) sd_event_source_set_priority(s, more ? SD_EVENT_PRIORITY_NORMAL : SD_EVENT_PRIORITY_IMPORTANT);
         for (char *p = buf.raw; p < buf.raw + n;) {
                 struct inotify_event *ev = (struct inotify_event *) p;
                 WatchedCgroup *x;
@@ -641,7 +660,8 @@ static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userda
 void listener_cgroup_watch_record(Listener *l) {
         CgroupWatch *w = watch_of(l);
         PendingHold *todo;
-        size_t n;
+        size_t n, n_held = 0;
+        const char *first = NULL;
         bool changed = false;
         int r;
 
@@ -653,6 +673,7 @@ void listener_cgroup_watch_record(Listener *l) {
         todo = TAKE_PTR(w->pending);
         n = w->n_pending;
         w->n_pending = w->n_pending_allocated = 0;
+        listener_held_jobs_sweep(l);
         for (size_t i = 0; i < n; i++) {
                 _cleanup_close_ int cg = -EBADF;
                 const char *c = todo[i].cgroup;
@@ -680,8 +701,13 @@ void listener_cgroup_watch_record(Listener *l) {
                 if (k > 0) {
                         changed = true;
                         state_of(l)->held++;
-                        log_info("Held %s: started during standby.", c);
-                        u = journal_find_unit(l->m.journal, c);
+                        if (n_held++ == 0)
+                                first = c;
+                        log_debug("Held %s: started during standby.", c);
+                        /* Added last, or listed already. */
+                        u = &l->m.journal->units[l->m.journal->n_units - 1];
+                        if (!streq(u->cgroup, c))
+                                u = journal_find_unit(l->m.journal, c);
                         if (u && u->state == UNIT_FREEZING && watch_freezing(w, cg, c))
                                 (void) freeze_record(&l->m, c, UNIT_STATE_MASK(UNIT_FREEZING), UNIT_FROZEN, 0,
                                                      HOLD_REASON);
@@ -701,6 +727,11 @@ void listener_cgroup_watch_record(Listener *l) {
                 if (r < 0)
                         log_warning_errno(r, "Cannot record the units held during standby (exit's walk thaws them): %m");
         }
+        /* One line a turn, however many a user makes. */
+        if (n_held == 1)
+                log_info("Held %s: started during standby.", first);
+        else if (n_held > 1)
+                log_info("Held %s and %zu more: started during standby.", first, n_held - 1);
         for (size_t i = 0; i < n; i++)
                 free(todo[i].cgroup);
         free(todo);

@@ -345,6 +345,24 @@ static int on_events(sd_event_source *s, int fd, uint32_t revents, void *userdat
         return 0;
 }
 
+void listener_held_jobs_sweep(Listener *l) {
+        bool populated = false;
+        int r;
+
+        /* An empty cgroup removed raises nothing on its cgroup.events: those
+         * still waiting are looked at before more are added. */
+        for (HeldJob *o = l->held_jobs, *next; o; o = next) {
+                next = o->next;
+                if (o->events_fd < 0)
+                        continue; /* asking */
+                r = cgroup_read_events_fd(o->events_fd, NULL, &populated);
+                if (r < 0)
+                        held_job_finish(o);
+                else if (populated)
+                        held_job_ask(o);
+        }
+}
+
 void listener_release_timer_job(Listener *l, int cg_fd, const char *cgroup) {
         _cleanup_free_ char *address = NULL;
         bool populated = false;
@@ -353,23 +371,19 @@ void listener_release_timer_job(Listener *l, int cg_fd, const char *cgroup) {
 
         if (systemd_manager_address(l->m.config, cgroup, &address) < 0)
                 return; /* Backend=cgroupfs, or not a service or scope */
-        /* An empty cgroup removed raises nothing on its cgroup.events: those
-         * still waiting are looked at now, an older one of the same name
-         * let go, and at most HELD_JOBS_WAITING_MAX wait at once. */
+        /* An older one of the same name is let go, and at most
+         * HELD_JOBS_WAITING_MAX wait at once (looked at by the caller's
+         * listener_held_jobs_sweep(), once for all it holds). */
         size_t n = 0;
         for (HeldJob *o = l->held_jobs, *next; o; o = next) {
                 next = o->next;
                 if (o->events_fd < 0)
                         continue; /* asking */
-                r = cgroup_read_events_fd(o->events_fd, NULL, &populated);
-                if (r < 0 || streq(o->cgroup, cgroup))
+                if (streq(o->cgroup, cgroup))
                         held_job_finish(o);
-                else if (populated)
-                        held_job_ask(o);
                 else
                         n++;
         }
-        populated = false;
         if (n >= HELD_JOBS_WAITING_MAX) {
                 log_debug("%s: %zu held units wait for their process already; its job is left as it is.", cgroup, n);
                 return;

@@ -536,6 +536,10 @@ void listener_systemd_release(Listener *l, uint64_t link);
 void listener_systemd_links_sync(Listener *l);
 
 /* held-job.c */
+/* Looks at the held units that wait for a process (a removed empty cgroup
+ * raises nothing): call once before the units held in one turn are given
+ * to listener_release_timer_job(). */
+void listener_held_jobs_sweep(Listener *l);
 /* A unit just held (cg_fd, kept by the caller): once a process comes into
  * it, its start job is cancelled at its manager if a timer started it, not
  * waiting for any answer (the unit stays held). */

@@ -74,18 +74,21 @@ int listener_loop_run(Listener *l) {
 
         for (;;) {
                 r = sd_event_prepare(l->event);
-                if (r == 0) {
-                        int n = epoll_wait(l->loop_fd, evs, ELEMENTSOF(evs), -1);
-                        if (n < 0 && errno != EINTR)
-                                return -errno;
-                        for (int i = 0; i < n; i++) {
-                                LoopSource *s = evs[i].data.ptr;
-                                if (s && s->handler) /* not removed by an earlier one */
-                                        s->handler(l, s->userdata);
-                        }
-                        listener_loop_free_removed(l);
-                        r = sd_event_wait(l->event, 0);
+                /* With sd-event's work pending, the hot sources are still
+                 * looked at (without waiting) once per dispatch: a source
+                 * that is always ready (a user making cgroups) does not
+                 * keep them waiting. */
+                int n = epoll_wait(l->loop_fd, evs, ELEMENTSOF(evs), r == 0 ? -1 : 0);
+                if (n < 0 && errno != EINTR)
+                        return -errno;
+                for (int i = 0; i < n; i++) {
+                        LoopSource *s = evs[i].data.ptr;
+                        if (s && s->handler) /* not removed by an earlier one */
+                                s->handler(l, s->userdata);
                 }
+                listener_loop_free_removed(l);
+                if (r == 0)
+                        r = sd_event_wait(l->event, 0);
                 if (r > 0)
                         r = sd_event_dispatch(l->event);
                 if (r < 0)
