@@ -10,11 +10,13 @@
 #include <signal.h>
 #include <stdio.h>
 #include <sys/mount.h>
+#include <grp.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <systemd/sd-bus.h>
 
 #include "cgroup.h"
 #include "fileio.h"
@@ -784,6 +786,298 @@ START_TEST(test_listener_many_units) {
 }
 END_TEST
 
+/* The listener's statistic key (UINT64_MAX if it has none). */
+static uint64_t hostile_statistic(sd_bus *bus, const char *key) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *reply = NULL;
+        uint64_t v = UINT64_MAX, x;
+        const char *k;
+
+        ck_assert_int_ge(sd_bus_call_method(bus, "org.standby.Listener1", "/org/standby/Listener1",
+                                            "org.standby.Listener1", "GetStatistics", &error, &reply, ""),
+                         0);
+        ck_assert_int_ge(sd_bus_message_enter_container(reply, 'a', "{st}"), 0);
+        while (sd_bus_message_read(reply, "{st}", &k, &x) > 0)
+                if (streq(k, key))
+                        v = x;
+        sd_bus_message_unref(reply);
+        return v;
+}
+
+typedef struct StatisticAtLeast {
+        sd_bus *bus;
+        const char *keys[2]; /* summed */
+        uint64_t min;
+} StatisticAtLeast;
+
+static bool statistic_at_least(void *userdata) {
+        StatisticAtLeast *w = userdata;
+        uint64_t sum = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(w->keys) && w->keys[i]; i++) {
+                uint64_t v = hostile_statistic(w->bus, w->keys[i]);
+                if (v == UINT64_MAX)
+                        return false;
+                sum += v;
+        }
+        return sum >= w->min;
+}
+
+/* A user's own part of the tree: base/user-65534.slice, theirs (as a
+ * delegated subtree is), made by root in standby (made before, it would be
+ * an empty leaf, which enter freezes). Returns its fd. */
+static int user_subtree(void) {
+        _cleanup_close_ int base = test_cgroup(NULL);
+        int fd;
+
+        ck_assert_int_eq(mkdirat(base, "user-65534.slice", 0755), 0);
+        fd = openat(base, "user-65534.slice", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(fchown(fd, 65534, 65534), 0);
+        return fd;
+}
+
+/* Forks a process of uid 65534 that runs fn(dir_fd); returns its pid. */
+static pid_t as_user(int dir_fd, int (*fn)(int dir_fd, const void *arg), const void *arg) {
+        pid_t pid = fork();
+
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+                        _exit(2);
+                _exit(fn(dir_fd, arg) < 0 ? 3 : 0);
+        }
+        return pid;
+}
+
+static void wait_user(pid_t pid) {
+        int status;
+
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the user's process: wait status 0x%x", status);
+}
+
+static int user_mkdir(int dir_fd, const void *arg) {
+        return mkdirat(dir_fd, arg, 0755);
+}
+
+static bool freeze_set(int dir_fd, const char *sub) {
+        _cleanup_close_ int fd = openat(dir_fd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        uint64_t f = 0;
+
+        return fd >= 0 && read_u64at(fd, "cgroup.freeze", &f) >= 0 && f == 1;
+}
+
+typedef struct FreezeWant {
+        int dir_fd;
+        const char *sub;
+        bool want;
+} FreezeWant;
+
+static bool freeze_is(void *userdata) {
+        FreezeWant *w = userdata;
+        return freeze_set(w->dir_fd, w->sub) == w->want;
+}
+
+static bool wait_freeze(int dir_fd, const char *sub, bool want) {
+        return test_wait_for(freeze_is, &(FreezeWant) { dir_fd, sub, want }, 10 * USEC_PER_SEC);
+}
+
+/* A container is known by what it is, not by its name: a user's cgroups
+ * named as systemd names containers (x.slice, user@1234.service), made in
+ * their own subtree during standby, are held like any other; a cgroup of
+ * theirs in which a child cgroup then appears (and no process of its own)
+ * is a container: the child is held, the container thawed and no longer
+ * in the journal. */
+START_TEST(test_hold_container_names) {
+        HostileListener l = {};
+        _cleanup_close_ int user = -EBADF;
+        bool ready, slice = false, manager = false, app = false, unit = false, app_thawed = false;
+
+        if (!test_need_root_cgroup2())
+                return;
+        spawn_units(1);
+        ready = listener_start(&l, 0);
+        if (ready) {
+                sd_bus *bus = test_bus_client(l.address);
+
+                ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+                user = user_subtree();
+                /* Answered after the journal change: the watches are up. */
+                ck_assert_uint_eq(hostile_statistic(bus, "held"), 0);
+                wait_user(as_user(user, user_mkdir, "x.slice"));
+                wait_user(as_user(user, user_mkdir, "user@1234.service"));
+                slice = wait_freeze(user, "x.slice", true);
+                manager = wait_freeze(user, "user@1234.service", true);
+                wait_user(as_user(user, user_mkdir, "app.scope"));
+                app = wait_freeze(user, "app.scope", true);
+                wait_user(as_user(user, user_mkdir, "app.scope/unit.service"));
+                unit = wait_freeze(user, "app.scope/unit.service", true);
+                app_thawed = wait_freeze(user, "app.scope", false);
+                sd_bus_flush_close_unref(bus);
+        }
+        (void) listener_stop(&l, NULL);
+        ck_assert_msg(ready, "the listener did not start");
+        ck_assert_msg(slice, "a user's new x.slice was not held");
+        ck_assert_msg(manager, "a user's new user@1234.service was not held");
+        ck_assert_msg(app, "a user's new cgroup was not held");
+        ck_assert_msg(unit, "a cgroup made in a held one with no process was not held");
+        ck_assert_msg(app_thawed, "a held cgroup that turned out a container stayed frozen");
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        assert_nothing_frozen("after exit");
+}
+END_TEST
+
+/* The listener's resident memory, KiB. */
+static uint64_t rss_kib(pid_t pid) {
+        _cleanup_free_ char *text = NULL;
+        char path[64];
+        const char *p;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
+        ck_assert_int_ge(read_full_fileat(AT_FDCWD, path, &text, NULL), 0);
+        p = strstr(text, "VmRSS:");
+        ck_assert_ptr_nonnull(p);
+        return strtoull(p + 6, NULL, 10);
+}
+
+#define DEEP_DEPTH 900 /* with its parent, within what cgroup_remove_tree() goes */
+
+static int user_deep_chain(int dir_fd, const void *arg) {
+        char name[NAME_MAX + 1];
+        int d = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
+
+        /* 255 bytes: the longest name, the most a whole path would cost. */
+        memset(name, 'd', NAME_MAX - 6);
+        strcpy(name + NAME_MAX - 6, ".slice");
+        for (int k = 0; k < DEEP_DEPTH; k++) {
+                if (mkdirat(d, name, 0755) < 0)
+                        return -1;
+                int n = openat(d, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                close(d);
+                if ((d = n) < 0)
+                        return -1;
+        }
+        close(d);
+        return 0;
+}
+
+/* The listener's memory per watched cgroup is bounded: a user's chain of
+ * 900 cgroups of 255-byte names made during standby (a whole path kept
+ * per watch costs 100 MB here, quadratic in the depth) takes at most its
+ * share of watches (CGROUP_WATCH_UID_MAX, 128), past which the cgroup is
+ * held (what is made below is frozen with it); the listener grows by a few
+ * MB at most, and exit thaws it all. */
+START_TEST(test_deep_chain_bounded) {
+        HostileListener l = {};
+        _cleanup_close_ int user = -EBADF;
+        uint64_t before = 0, after = 0, watched = 0;
+        bool ready, bounded = false;
+
+        if (!test_need_root_cgroup2())
+                return;
+        spawn_units(1);
+        ready = listener_start(&l, 0);
+        if (ready) {
+                sd_bus *bus = test_bus_client(l.address);
+
+                ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+                user = user_subtree();
+                ck_assert_uint_eq(hostile_statistic(bus, "held"), 0);
+                before = rss_kib(l.pid);
+                wait_user(as_user(user, user_deep_chain, NULL));
+                bounded = test_wait_for(statistic_at_least, &(StatisticAtLeast) { bus, { "unwatched" }, 1 },
+                                        30 * USEC_PER_SEC);
+                after = rss_kib(l.pid);
+                watched = hostile_statistic(bus, "watched");
+                sd_bus_flush_close_unref(bus);
+        }
+        (void) listener_stop(&l, NULL);
+        ck_assert_msg(ready, "the listener did not start");
+        ck_assert_msg(bounded, "the user's chain was not held past their share of watches");
+        if (getenv("STANDBY_TEST_VERBOSE"))
+                fprintf(stderr, "deep chain: %" PRIu64 " watched, RSS %" PRIu64 " -> %" PRIu64 " KiB\n", watched, before, after);
+        ck_assert_msg(watched <= 128 + 8, "%" PRIu64 " cgroups watched", watched);
+        ck_assert_msg(after < before + 16 * 1024, "the listener grew from %" PRIu64 " to %" PRIu64 " KiB", before,
+                      after);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        assert_nothing_frozen("after exit");
+        _cleanup_close_ int base = test_cgroup(NULL);
+        ck_assert_int_eq(cgroup_remove_tree(base, "user-65534.slice"), 0);
+}
+END_TEST
+
+#define STORM_CGROUPS 5000
+
+static int user_storm(int dir_fd, const void *arg) {
+        char name[32];
+
+        for (int i = 0; i < STORM_CGROUPS; i++) {
+                snprintf(name, sizeof(name), "c%d.service", i);
+                if (mkdirat(dir_fd, name, 0755) < 0)
+                        return -1;
+        }
+        return 0;
+}
+
+/* A push is answered while a user makes cgroups as fast as they can: each
+ * costs the listener a fixed amount of work when seen and a share of one
+ * journal transaction per turn of its loop, and the bus is taken between
+ * reads of the inotify queue (one journal read and two saves per mkdir,
+ * inside a read loop that ran until the queue was empty, kept a push
+ * waiting 22 s for 5000 mkdirs). */
+START_TEST(test_push_during_mkdir_storm) {
+        HostileListener l = {};
+        _cleanup_close_ int user = -EBADF;
+        usec_t worst = 0;
+        unsigned pushes = 0;
+        bool ready, seen = false;
+
+        if (!test_need_root_cgroup2())
+                return;
+        spawn_units(1);
+        ready = listener_start(&l, 0);
+        if (ready) {
+                sd_bus *bus = test_bus_client(l.address);
+                StatisticAtLeast all = { bus, { "held", "not_held" }, STORM_CGROUPS };
+                usec_t deadline;
+
+                ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+                user = user_subtree();
+                ck_assert_uint_eq(hostile_statistic(bus, "held"), 0);
+                pid_t pid = as_user(user, user_storm, NULL);
+                deadline = now_usec(CLOCK_MONOTONIC) + 60 * USEC_PER_SEC;
+                /* A push, then the statistics, each timed, until every
+                 * cgroup is judged: the first come while the user still
+                 * makes them. */
+                while (!seen && now_usec(CLOCK_MONOTONIC) < deadline) {
+                        sd_bus_error error = SD_BUS_ERROR_NULL;
+                        usec_t t0 = now_usec(CLOCK_MONOTONIC), t1;
+                        ck_assert_int_ge(sd_bus_call_method(bus, "org.standby.Listener1", "/org/standby/Listener1",
+                                                            "org.standby.Listener1", "Push", &error, NULL, "ss",
+                                                            "u00.service", "test"),
+                                         0);
+                        t1 = now_usec(CLOCK_MONOTONIC);
+                        seen = statistic_at_least(&all);
+                        worst = MAX(worst, MAX(t1 - t0, now_usec(CLOCK_MONOTONIC) - t1));
+                        pushes++;
+                }
+                wait_user(pid);
+                sd_bus_flush_close_unref(bus);
+        }
+        (void) listener_stop(&l, NULL);
+        ck_assert_msg(ready, "the listener did not start");
+        ck_assert_msg(seen, "the listener did not judge the user's %d cgroups within 60 s", STORM_CGROUPS);
+        ck_assert_uint_gt(pushes, 0);
+        if (getenv("STANDBY_TEST_VERBOSE"))
+                fprintf(stderr, "storm: %u pushes, worst %" PRIu64 " us\n", pushes, worst);
+        ck_assert_msg(worst < USEC_PER_SEC, "a push waited %" PRIu64 " ms while a user made cgroups",
+                      worst / USEC_PER_MSEC);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        assert_nothing_frozen("after exit");
+}
+END_TEST
+
 /* A journal of exactly JOURNAL_SIZE_MAX bytes (the most journal_save()
  * writes; here a unit's reason makes it up): status reads it, a listener
  * started on it takes standby as active and a push rule thaws its unit,
@@ -1266,6 +1560,11 @@ Suite *hostile_suite(void) {
         tcase_add_test(tc, test_journal_budget);
         tcase_add_test(tc, test_journal_at_limit);
         tcase_add_test(tc, test_ambiguous_target);
+        /* What one user's cgroups made during standby cost the listener. */
+        tc = test_kernel_tcase(s, "hostile-cgroups", 120);
+        tcase_add_test(tc, test_hold_container_names);
+        tcase_add_test(tc, test_deep_chain_bounded);
+        tcase_add_test(tc, test_push_during_mkdir_storm);
         tc = tcase_create("hostile-text");
         tcase_add_test(tc, test_unicode_controls_escaped);
         suite_add_tcase(s, tc);
