@@ -79,7 +79,7 @@ FREEZER_SRC := $(filter-out freezer/standby-manager.c,$(wildcard freezer/*.c))
 MANAGER_SRC := freezer/standby-manager.c
 LISTENER_SRC := $(filter-out listener/standby-listener.c,$(wildcard listener/*.c))
 BENCH_SRC := bench/standby-bench.c bench/bench-workloads.c bench/bench-stats.c bench/bench-listener.c bench/bench-hold.c bench/bench-selfcheck.c bench/bench-events.c \
-	bench/bench-bare-thawer.c bench/bench-loaded.c bench/bench-period.c bench/bench-period-stats.c bench/bench-slack-kinds.c
+	bench/bench-bare-thawer.c bench/bench-loaded.c bench/bench-cgroup-storm.c bench/bench-period.c bench/bench-period-stats.c bench/bench-slack-kinds.c
 WORKLOAD_SRC := bench/standby-workload.c
 TEST_SRC := $(wildcard tests/*.c)
 FUZZ_SRC := $(wildcard tests/fuzz/*.c)

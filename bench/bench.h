@@ -92,6 +92,13 @@ int bench_listener_loaded(const char *listener_path, unsigned samples, unsigned 
  * process moved in) runs before the listener holds it. */
 int bench_hold(const char *listener_path, unsigned samples, unsigned gap_ms);
 
+/* bench-cgroup-storm.c: a push and a power-key event to their answers
+ * while a user makes cgroups cgroups in standby, against an unloaded
+ * listener; then the listener's RSS after the user's chain of depth
+ * cgroups of 255-byte names. */
+int bench_cgroup_storm(const char *listener_path, unsigned samples, unsigned gap_ms, unsigned cgroups,
+                       unsigned depth);
+
 /* bench-selfcheck.c: counts each workload's wakeups both ways over window;
  * prints the comparison. -EBADMSG when they disagree. */
 int bench_self_check(const int *fds, char **names, size_t n, usec_t window);

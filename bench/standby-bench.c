@@ -53,6 +53,8 @@ typedef struct Options {
         bool call_rule_socket;
         bool loaded;
         bool hold;               /* --hold: new work held in standby (bench-hold.c) */
+        bool cgroup_storm;       /* --cgroup-storm: a user's cgroups in standby (bench-cgroup-storm.c) */
+        unsigned storm_cgroups, storm_depth;
 } Options;
 
 static Options opt;
@@ -109,6 +111,11 @@ static void help(void) {
                "                        manager, frozen and thawed through it\n"
                "  --hold[=PATH]         in standby, how long a unit made then runs before the listener\n"
                "                        (default build/standby-listener) holds it (--samples, --gap-ms)\n"
+               "  --cgroup-storm[=PATH]  in standby, a push and a power-key event to their answers while a\n"
+               "                        user (uid 65534) makes --storm-cgroups N cgroups (default 5000),\n"
+               "                        against an unloaded listener (--samples, --gap-ms); then the\n"
+               "                        listener's RSS after the user's chain of --storm-depth D cgroups\n"
+               "                        of 255-byte names (default 3000)\n"
                "  --listener-loaded[=PATH]  a power-key event and a push to their answers, on an\n"
                "                        unloaded listener and while a unit is stuck in state D at its\n"
                "                        window's end and its systemd --user manager is stopped\n"
@@ -1117,7 +1124,7 @@ int main(int argc, char *argv[]) {
                ARG_OUTPUT, ARG_ENTER_EXIT, ARG_UNITS, ARG_PROCS, ARG_NO_GUARD, ARG_SELF_CHECK, ARG_EVENTS, ARG_DAEMONS,
                ARG_LISTENER, ARG_SAMPLES, ARG_IDLE, ARG_CHURN, ARG_GAP, ARG_BACKEND, ARG_LOADED, ARG_HOLD,
                ARG_CALL_RULE, ARG_STANDBY_PERIOD, ARG_RECOVERY, ARG_THAW_INTERVAL, ARG_THAW_WINDOW, ARG_SEED,
-               ARG_SYSTEM_DIR, ARG_SLACK_KINDS };
+               ARG_SYSTEM_DIR, ARG_SLACK_KINDS, ARG_CGROUP_STORM, ARG_STORM_CGROUPS, ARG_STORM_DEPTH };
         static const struct option options[] = {
                 { "manager", required_argument, NULL, ARG_MANAGER },
                 { "workload", required_argument, NULL, ARG_WORKLOAD },
@@ -1137,6 +1144,9 @@ int main(int argc, char *argv[]) {
                 { "listener", optional_argument, NULL, ARG_LISTENER },
                 { "listener-loaded", optional_argument, NULL, ARG_LOADED },
                 { "hold", optional_argument, NULL, ARG_HOLD },
+                { "cgroup-storm", optional_argument, NULL, ARG_CGROUP_STORM },
+                { "storm-cgroups", required_argument, NULL, ARG_STORM_CGROUPS },
+                { "storm-depth", required_argument, NULL, ARG_STORM_DEPTH },
                 { "samples", required_argument, NULL, ARG_SAMPLES },
                 { "idle-seconds", required_argument, NULL, ARG_IDLE },
                 { "churn-seconds", required_argument, NULL, ARG_CHURN },
@@ -1166,7 +1176,8 @@ int main(int argc, char *argv[]) {
         log_set_prefix("standby-bench");
         opt = (Options) { .manager = "build/standby-manager", .workload = "build/standby-workload",
                           .output = "bench-results", .reps = 3, .period_ms = 50, .units = 100, .procs = 10,
-                          .samples = 200, .idle_seconds = 60, .churn_seconds = 5, .gap_ms = 5, .events = 14 };
+                          .samples = 200, .idle_seconds = 60, .churn_seconds = 5, .gap_ms = 5, .events = 14,
+                          .storm_cgroups = 5000, .storm_depth = 3000 };
         /* The rule files the bench writes for the listener must not be
          * group- or world-writable, or the listener refuses them. */
         umask(022);
@@ -1205,6 +1216,12 @@ int main(int argc, char *argv[]) {
                         opt.listener = optarg ? optarg : "build/standby-listener";
                         opt.loaded = true;
                         break;
+                case ARG_CGROUP_STORM:
+                        opt.listener = optarg ? optarg : "build/standby-listener";
+                        opt.cgroup_storm = true;
+                        break;
+                case ARG_STORM_CGROUPS: opt.storm_cgroups = (unsigned) strtoul(optarg, NULL, 10); break;
+                case ARG_STORM_DEPTH: opt.storm_depth = (unsigned) strtoul(optarg, NULL, 10); break;
                 case ARG_SAMPLES:
                         opt.samples = (unsigned) strtoul(optarg, NULL, 10);
                         samples_given = true;
@@ -1349,6 +1366,8 @@ int main(int argc, char *argv[]) {
                 fprintf(stderr, "standby-bench: cannot create a scratch cgroup: %s\n", strerror(-r));
         else
                 r = opt.hold     ? bench_hold(opt.listener, opt.samples, opt.gap_ms)
+                    : opt.cgroup_storm ? bench_cgroup_storm(opt.listener, opt.samples, opt.gap_ms, opt.storm_cgroups,
+                                                            opt.storm_depth)
                     : opt.loaded ? bench_listener_loaded(opt.listener, opt.samples, opt.gap_ms)
                     : opt.listener ? bench_listener(opt.listener, opt.samples, opt.idle_seconds, opt.churn_seconds,
                                                     opt.gap_ms, opt.backend_systemd,
