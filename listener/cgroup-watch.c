@@ -36,10 +36,12 @@
  *
  * What one user costs: each watched cgroup keeps its own name and a link
  * to its parent's entry (never its whole path, which would grow with the
- * depth), and the cgroups owned by one uid other than root take at most
- * CGROUP_WATCH_UID_MAX watches. Past that, a cgroup of theirs that would
- * be watched is held instead (what is made below it is frozen with it),
- * counted in the "unwatched" statistic. Each new cgroup costs a fixed
+ * depth), and the cgroups of one user's account (below the topmost
+ * cgroup on their path root does not own, as user@UID.service: by place,
+ * whatever uids the directories show) take at most CGROUP_WATCH_UID_MAX
+ * watches. Past that (or with no inotify watch left),
+ * a cgroup of theirs that would be watched is held unwatched (what is made
+ * below it is frozen with it), counted in the "unwatched" statistic. Each new cgroup costs a fixed
  * amount of work when seen (its path rebuilt, opened, frozen, watched) and
  * a share of one journal transaction; one read of the inotify descriptor
  * per turn of the loop, so the other sources are taken between reads.
@@ -64,8 +66,13 @@
  * entry. Alive while it is watched or a child's entry names it. */
 typedef struct WatchedCgroup {
         struct WatchedCgroup *parent; /* NULL for a target: then name is its whole path */
+        /* Whose share of watches it takes: the topmost cgroup on its path
+         * that root does not own (a delegation root, as user@UID.service),
+         * itself or an ancestor; NULL: root's. By place, not by owner: a
+         * user with subordinate uids can give their cgroups to each. */
+        struct WatchedCgroup *account;
+        unsigned n_account;           /* as an account: the watches it has */
         int wd;
-        uid_t uid;                    /* the directory's owner when watched: whose share of watches it takes */
         bool held;                    /* made during standby and held: a container once a child appears */
         unsigned refs;                /* its watch, and each child's entry */
         char name[];
@@ -92,11 +99,6 @@ typedef struct PendingHold {
  * holds it for seconds at most); past that a new cgroup runs, counted. */
 #define PENDING_MAX 8192U
 
-typedef struct UidWatches {
-        uid_t uid;
-        unsigned n;
-} UidWatches;
-
 typedef struct CgroupWatch {
         Listener *listener;
         int fd;                   /* inotify */
@@ -106,8 +108,6 @@ typedef struct CgroupWatch {
         size_t n_pending, n_pending_allocated;
         WatchedCgroup **by_wd;    /* sorted by wd */
         size_t n_watched, n_allocated;
-        UidWatches *uids;         /* watches per owner other than root */
-        size_t n_uids, n_uids_allocated;
         char **callers;           /* the listener's own cgroups and its ancestors': never held */
 } CgroupWatch;
 
@@ -116,7 +116,7 @@ typedef struct CgroupWatchState {
         CgroupWatch *watch;
         uint64_t held;            /* cgroups made below the targets during standby, held */
         uint64_t not_held;        /* such cgroups left running: exempt, a session, a unit's own */
-        uint64_t unwatched;       /* containers held instead of watched: past their owner's share */
+        uint64_t unwatched;       /* cgroups held unwatched: past their owner's share, or no watch left */
         uint64_t watched;         /* cgroups watched now */
 } CgroupWatchState;
 
@@ -167,13 +167,6 @@ static void node_unref(WatchedCgroup *x) {
         }
 }
 
-static UidWatches *uid_watches(CgroupWatch *w, uid_t uid) {
-        for (size_t i = 0; i < w->n_uids; i++)
-                if (w->uids[i].uid == uid)
-                        return &w->uids[i];
-        return NULL;
-}
-
 static void cgroup_watch_free(CgroupWatch *w) {
         if (!w)
                 return;
@@ -188,7 +181,6 @@ static void cgroup_watch_free(CgroupWatch *w) {
         for (size_t i = 0; i < w->n_watched; i++)
                 node_unref(w->by_wd[i]);
         free(w->by_wd);
-        free(w->uids);
         strv_free(w->callers);
         free(w);
 }
@@ -244,13 +236,13 @@ static char *node_path(const WatchedCgroup *x, const char *child) {
  * during standby) through its /proc/self/fd link, so that a path of any
  * length (and no lookup by name) is watched. Returns its entry, the one it
  * had if it is watched already (a walk again, after an overflow); -EDQUOT
- * past its owner's share. */
+ * past its account's share. */
 static int watch_add(CgroupWatch *w, int cg_fd, const char *cgroup, WatchedCgroup *parent, bool fresh, bool held,
                      WatchedCgroup **ret) {
         const char *name = parent ? strrchr(cgroup, '/') : NULL;
-        UidWatches *u = NULL;
-        WatchedCgroup *x;
-        struct stat st;
+        WatchedCgroup *x, *account = NULL;
+        struct stat st, up;
+        bool own_account = false;
         char p[64];
         size_t i;
         int wd;
@@ -258,9 +250,17 @@ static int watch_add(CgroupWatch *w, int cg_fd, const char *cgroup, WatchedCgrou
         name = name ? name + 1 : cgroup;
         if (fstat(cg_fd, &st) < 0)
                 return negative_errno();
+        /* The parent's owner now: systemd makes a delegated cgroup as root
+         * and hands it over after, maybe after it was watched. */
+        if (parent && fstatat(cg_fd, "..", &up, 0) >= 0 && up.st_uid != 0) {
+                if (!parent->account)
+                        parent->account = parent;
+                account = parent->account;
+        } else
+                own_account = st.st_uid != 0;
         /* A cgroup made just now is watched by nobody yet: refused before
          * a watch is added (and removed again). */
-        if (fresh && st.st_uid != 0 && (u = uid_watches(w, st.st_uid)) && u->n >= CGROUP_WATCH_UID_MAX)
+        if (fresh && account && account->n_account >= CGROUP_WATCH_UID_MAX)
                 return -EDQUOT;
         snprintf(p, sizeof(p), "/proc/self/fd/%d", cg_fd);
         wd = inotify_add_watch(w->fd, p, HOLD_MASK);
@@ -270,30 +270,23 @@ static int watch_add(CgroupWatch *w, int cg_fd, const char *cgroup, WatchedCgrou
                 *ret = x;
                 return 0;
         }
-        if (st.st_uid != 0) {
-                u = uid_watches(w, st.st_uid);
-                if (u && u->n >= CGROUP_WATCH_UID_MAX) {
-                        (void) inotify_rm_watch(w->fd, wd);
-                        return -EDQUOT;
-                }
-                if (!u) {
-                        if (!GROW_ARRAY(w->uids, w->n_uids_allocated, w->n_uids + 1))
-                                goto nomem;
-                        u = &w->uids[w->n_uids++];
-                        *u = (UidWatches) { .uid = st.st_uid };
-                }
+        if (account && account->n_account >= CGROUP_WATCH_UID_MAX) {
+                (void) inotify_rm_watch(w->fd, wd);
+                return -EDQUOT;
         }
         if (!GROW_ARRAY(w->by_wd, w->n_allocated, w->n_watched + 1))
                 goto nomem;
         x = malloc(offsetof(WatchedCgroup, name) + strlen(name) + 1);
         if (!x)
                 goto nomem;
-        *x = (WatchedCgroup) { .parent = parent, .wd = wd, .uid = st.st_uid, .held = held, .refs = 1 };
+        *x = (WatchedCgroup) { .parent = parent, .account = account, .wd = wd, .held = held, .refs = 1 };
         strcpy(x->name, name);
+        if (own_account)
+                x->account = x;
+        if (x->account)
+                x->account->n_account++;
         if (parent)
                 parent->refs++;
-        if (u)
-                u->n++;
         /* wds come in rising order: nearly always appended. */
         i = wd_index(w, wd);
         memmove(w->by_wd + i + 1, w->by_wd + i, (w->n_watched - i) * sizeof(WatchedCgroup *));
@@ -310,7 +303,6 @@ nomem:
 static void watch_forget(CgroupWatch *w, int wd) {
         size_t i = wd_index(w, wd);
         WatchedCgroup *x;
-        UidWatches *u;
 
         if (i >= w->n_watched || w->by_wd[i]->wd != wd)
                 return;
@@ -318,8 +310,10 @@ static void watch_forget(CgroupWatch *w, int wd) {
         memmove(w->by_wd + i, w->by_wd + i + 1, (w->n_watched - i - 1) * sizeof(WatchedCgroup *));
         w->n_watched--;
         state_of(w->listener)->watched = w->n_watched;
-        if (x->uid != 0 && (u = uid_watches(w, x->uid)))
-                u->n--;
+        /* An account that became one after its own watch was counted
+         * elsewhere (root's) counts only what was added below it since. */
+        if (x->account && x->account->n_account > 0)
+                x->account->n_account--;
         node_unref(x);
 }
 
@@ -433,17 +427,16 @@ static void pending_add(Listener *l, const char *cgroup, bool release) {
 }
 
 /* Frozen now, recorded by the dispatcher at the end of the turn. The
- * journal's copy in memory says whether it is to be held; the dispatcher
- * asks the journal itself again, and thaws what it should not hold. */
-static void hold(Listener *l, int cg_fd, const char *cgroup) {
+ * journal's copy in memory says whether it is to be held (u: its unit
+ * there, looked up by the caller, or NULL); the dispatcher asks the
+ * journal itself again, and thaws what it should not hold. */
+static void hold(Listener *l, int cg_fd, const char *cgroup, const JournalUnit *u) {
         CgroupWatch *w = watch_of(l);
         Journal *j = l->m.journal;
-        JournalUnit *u;
         int r;
 
         if (!j || j->phase != JOURNAL_ACTIVE || j->strategy != STRATEGY_FREEZE ||
-            ((u = journal_find_unit(j, cgroup)) && u->state != UNIT_FROZEN && u->state != UNIT_FREEZING) ||
-            w->n_pending >= PENDING_MAX) {
+            (u && u->state != UNIT_FROZEN && u->state != UNIT_FREEZING) || w->n_pending >= PENDING_MAX) {
                 state_of(l)->not_held++;
                 return;
         }
@@ -492,12 +485,9 @@ static int visit_push(Visit *v, WatchedCgroup *x, const char *cgroup) {
 /* A container that cannot be watched (past its owner's share, or the
  * watch failed): held, and what is made below it is frozen with it. */
 static int hold_unwatched(Listener *l, int fd, const char *cgroup, int r) {
-        if (r == -EDQUOT)
-                state_of(l)->unwatched++;
-        else
-                log_warning_errno(r, "Cannot watch %s for units started during standby (held instead): %m",
-                                  cgroup);
-        hold(l, fd, cgroup);
+        state_of(l)->unwatched++;
+        log_debug_errno(r, "Not watching %s for units started during standby (held instead): %m", cgroup);
+        hold(l, fd, cgroup, NULL);
         return CGROUP_WALK_SKIP;
 }
 
@@ -507,19 +497,20 @@ static int visit(int fd, const char *cgroup, void *userdata) {
         Listener *l = v->listener;
         CgroupWatch *w = watch_of(l);
         WatchedCgroup *parent = visit_parent(v, cgroup), *x = NULL;
+        const JournalUnit *u;
         /* Below a cgroup made just now, everything is as new (made before
          * its watch was added). */
         bool is_new = v->top_is_new;
         struct stat st;
         int r;
 
-        if (l->m.journal && journal_find_unit(l->m.journal, cgroup)) {
+        if (l->m.journal && (u = journal_find_unit(l->m.journal, cgroup))) {
                 /* A unit standby froze: what is below is its own. Made anew
                  * under its name (restarted): the same unit, in the new
                  * cgroup, and the journal says what it is. */
                 if (is_new) {
                         listener_unit_made_anew(l, cgroup, fd);
-                        hold(l, fd, cgroup);
+                        hold(l, fd, cgroup, u);
                 }
                 return CGROUP_WALK_SKIP;
         }
@@ -554,11 +545,14 @@ static int visit(int fd, const char *cgroup, void *userdata) {
                 x->held = false;
                 return visit_push(v, x, cgroup);
         }
-        if (r < 0 && r != -EDQUOT)
-                log_warning_errno(r, "Cannot watch %s for cgroups made in it (they are frozen with it): %m", cgroup);
-        if (r == -EDQUOT)
+        /* Past its owner's share, or no watch left (root's inotify limit):
+         * what is made in it is frozen with it. Counted, not logged: a
+         * user makes as many as they like. */
+        if (r < 0) {
+                log_debug_errno(r, "Not watching %s for cgroups made in it: %m", cgroup);
                 state_of(l)->unwatched++;
-        hold(l, fd, cgroup);
+        }
+        hold(l, fd, cgroup, NULL);
         return CGROUP_WALK_SKIP;
 }
 

@@ -616,8 +616,9 @@ int listener_cgroup_watch_sync(Listener *l);
  * call (LISTENER_WORK_HOLDS), and those frozen while the journal's lock
  * was busy (LISTENER_WORK_LOCK_FREE). */
 void listener_cgroup_watch_record(Listener *l);
-/* The most cgroups owned by one uid other than root that are watched for
- * new cgroups at once; past it, such a cgroup is held instead. */
+/* The most cgroups of one user's account (below the topmost cgroup on
+ * their path that root does not own) watched for new cgroups at once;
+ * past it, such a cgroup is held unwatched. */
 #define CGROUP_WATCH_UID_MAX 128U
 
 

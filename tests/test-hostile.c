@@ -1007,6 +1007,56 @@ START_TEST(test_deep_chain_bounded) {
 }
 END_TEST
 
+/* The share of watches is the account's (the delegated subtree), not a
+ * uid's: a user with subordinate uids can give each of their cgroups to
+ * another uid. Here root does for them what newuidmap would let them do:
+ * each cgroup of a 300-deep chain in their subtree is given to a uid of
+ * its own as soon as it is made. */
+START_TEST(test_watch_share_per_account) {
+        HostileListener l = {};
+        _cleanup_close_ int user = -EBADF;
+        uint64_t watched = 0;
+        bool ready, bounded = false;
+
+        if (!test_need_root_cgroup2())
+                return;
+        spawn_units(1);
+        ready = listener_start(&l, 0);
+        if (ready) {
+                sd_bus *bus = test_bus_client(l.address);
+                char name[32];
+                int d;
+
+                ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+                user = user_subtree();
+                ck_assert_uint_eq(hostile_statistic(bus, "held"), 0);
+                d = fcntl(user, F_DUPFD_CLOEXEC, 3);
+                for (int k = 0; k < 300 && d >= 0; k++) {
+                        snprintf(name, sizeof(name), "s%d.slice", k);
+                        ck_assert_int_eq(mkdirat(d, name, 0755), 0);
+                        int n = openat(d, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                        ck_assert_int_ge(n, 0);
+                        ck_assert_int_eq(fchown(n, 100000 + k, 100000 + k), 0);
+                        close(d);
+                        d = n;
+                }
+                safe_close(d);
+                bounded = test_wait_for(statistic_at_least, &(StatisticAtLeast) { bus, { "unwatched" }, 1 },
+                                        30 * USEC_PER_SEC);
+                watched = hostile_statistic(bus, "watched");
+                sd_bus_flush_close_unref(bus);
+        }
+        (void) listener_stop(&l, NULL);
+        ck_assert_msg(ready, "the listener did not start");
+        ck_assert_msg(bounded, "a chain of cgroups of 300 uids in one account was watched past its share");
+        ck_assert_msg(watched <= 128 + 8, "%" PRIu64 " cgroups watched", watched);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        assert_nothing_frozen("after exit");
+        _cleanup_close_ int base = test_cgroup(NULL);
+        ck_assert_int_eq(cgroup_remove_tree(base, "user-65534.slice"), 0);
+}
+END_TEST
+
 #define STORM_CGROUPS 5000
 
 static int user_storm(int dir_fd, const void *arg) {
@@ -1025,7 +1075,7 @@ static int user_storm(int dir_fd, const void *arg) {
  * journal transaction per turn of its loop, and the bus is taken between
  * reads of the inotify queue (one journal read and two saves per mkdir,
  * inside a read loop that ran until the queue was empty, kept a push
- * waiting 22 s for 5000 mkdirs). */
+ * waiting 22 s for 5000 mkdirs, and here past the bus's 25 s). */
 START_TEST(test_push_during_mkdir_storm) {
         HostileListener l = {};
         _cleanup_close_ int user = -EBADF;
@@ -1071,7 +1121,11 @@ START_TEST(test_push_during_mkdir_storm) {
         ck_assert_uint_gt(pushes, 0);
         if (getenv("STANDBY_TEST_VERBOSE"))
                 fprintf(stderr, "storm: %u pushes, worst %" PRIu64 " us\n", pushes, worst);
-        ck_assert_msg(worst < USEC_PER_SEC, "a push waited %" PRIu64 " ms while a user made cgroups",
+        /* A turn or two of the listener's loop: 0.1-0.3 s at most on a
+         * quiet host (docs/benchmark.md section 10), up to 2 s seen with
+         * other sessions' builds on the test host's two CPUs; 25 s and
+         * more when every mkdir read and saved the journal. */
+        ck_assert_msg(worst < 3 * USEC_PER_SEC, "a push waited %" PRIu64 " ms while a user made cgroups",
                       worst / USEC_PER_MSEC);
         ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
         assert_nothing_frozen("after exit");
@@ -1564,6 +1618,7 @@ Suite *hostile_suite(void) {
         tc = test_kernel_tcase(s, "hostile-cgroups", 120);
         tcase_add_test(tc, test_hold_container_names);
         tcase_add_test(tc, test_deep_chain_bounded);
+        tcase_add_test(tc, test_watch_share_per_account);
         tcase_add_test(tc, test_push_during_mkdir_storm);
         tc = tcase_create("hostile-text");
         tcase_add_test(tc, test_unicode_controls_escaped);
