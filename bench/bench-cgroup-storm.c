@@ -325,7 +325,8 @@ int bench_cgroup_storm(const char *listener_path, unsigned samples, unsigned gap
         while (!storm_judged(&t, &cgroups) && now_usec(CLOCK_MONOTONIC) < t0 + 120 * USEC_PER_SEC)
                 (void) poll(NULL, 0, 10);
         double judged_s = (double) (now_usec(CLOCK_MONOTONIC) - t0) / USEC_PER_SEC;
-        uint64_t held = bench_listener_statistic(t.bus, "held"), not_held = bench_listener_statistic(t.bus, "not_held");
+        uint64_t held = bench_listener_statistic(t.bus, "held"), not_held = bench_listener_statistic(t.bus, "not_held"),
+                 resyncs = bench_listener_statistic(t.bus, "resyncs");
 
         uint64_t rss_end = bench_rss_kib(listener_pid);
 
@@ -345,8 +346,8 @@ int bench_cgroup_storm(const char *listener_path, unsigned samples, unsigned gap
                        stats_percentile(vs, ns, 99), stats_max(vs, ns), cs.late[k], cs.skipped[k]);
         }
         printf("\n%u cgroups judged %.2f s after the first mkdir: %" PRIu64 " held, %" PRIu64
-               " left running (past the user's journal budget)\n",
-               cgroups, judged_s, held, not_held);
+               " left running (past the user's journal budget); the inotify queue overflowed %" PRIu64 " times\n",
+               cgroups, judged_s, held, not_held, resyncs);
         printf("Chain of %u cgroups: listener RSS %" PRIu64 " KiB before, %" PRIu64 " KiB after; %" PRIu64
                " cgroups watched, %" PRIu64 " held unwatched\n",
                depth, rss_before, rss_after, watched, unwatched);
