@@ -235,8 +235,7 @@ static bool pattern_is_valid(const char *w) {
         return strlen(w) <= UNIT_NAME_MAX * 4 && cgroup_path_validate(w) >= 0;
 }
 
-/* Slack=: "max", or a duration of at least 1us (a slack below the kernel's
- * default of 50us would quicken timers, not bound them). */
+/* Slack=: "max", or a positive duration (its nanoseconds). */
 static int parse_slack_bound(const char *w, uint64_t *ret_ns) {
         usec_t t;
 
