@@ -532,6 +532,18 @@ int main(int argc, char *argv[]) {
                 return EXIT_FAILURE_GENERIC;
 
         warn_processless(set);
+        /* What [Strategy] says, in the order it decides. */
+        for (size_t i = 0; config && i < config->n_unit_strategies; i++) {
+                const UnitStrategy *u = &config->unit_strategies[i];
+                char tb[32];
+                if (u->none || u->strategy == STRATEGY_FREEZE)
+                        printf("[Strategy] %s: %s\n", u->pattern, u->none ? "left alone" : "frozen");
+                else if (u->slack_ns == 0)
+                        printf("[Strategy] %s: slacked, timers as late as the kernel allows\n", u->pattern);
+                else
+                        printf("[Strategy] %s: slacked, timers at most %s late\n", u->pattern,
+                               format_timespan(tb, sizeof(tb), u->slack_ns / NSEC_PER_USEC));
+        }
         for (size_t i = 0; set && i < set->n_rules; i++) {
                 _cleanup_free_ char *d = rule_describe(&set->rules[i]);
                 printf("%s\n", d ? d : set->rules[i].path);

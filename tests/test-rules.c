@@ -551,6 +551,8 @@ START_TEST(test_listener_check_config) {
         free(put(NULL, "standby.conf", "[Standby]\nEnterOn=lid\n[Strategy]\nSlack=30s chat.service mail-*.service\n"
                                        "None=backup.service\n"));
         ck_assert_int_eq(run_check_config(rules, conf, &good_strategy), 0);
+        ck_assert_msg(strstr(good_strategy, "[Strategy] mail-*.service: slacked, timers at most 30s late\n"
+                                            "[Strategy] backup.service: left alone\n"), "%s", good_strategy);
         free(put(NULL, "standby.conf", "[Standby]\nEnterOn=lid\n[Strategy]\nSlack=chat.service\n"));
         ck_assert_int_eq(run_check_config(rules, conf, &bad_strategy), 5);
         ck_assert_msg(strstr(bad_strategy, "standby.conf:4: Slack=chat.service: expected a bound first"), "%s",
