@@ -81,5 +81,6 @@ Suite *listener_suite(void) {
         listener_systemd_tests(&c);
         listener_window_tests(&c);
         listener_hold_tests(&c);
+        listener_strategy_tests(&c);
         return s;
 }
