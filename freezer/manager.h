@@ -152,6 +152,8 @@ int freeze_find_lock_holders(int root_fd, char **candidates, char **frozen, char
 int slack_enter(Manager *m, char **leaves);
 int slack_apply(Manager *m, char **leaves, size_t *ret_threads);
 int slack_exit(Manager *m);
+/* Whether the journal lists a unit as slacked. */
+bool slack_any_units(const Journal *j);
 /* Every thread of the units the journal lists as slacked. */
 int slack_unit_threads(Manager *m, pid_t **ret, size_t *ret_n);
 
@@ -159,8 +161,6 @@ int slack_unit_threads(Manager *m, pid_t **ret, size_t *ret_n);
  * [Strategy]; Strategy= for the units no line names): frozen, slacked
  * with its bound, or left alone. */
 int strategy_enter(Manager *m);
-/* Whether the journal holds units whose threads carry a standby slack. */
-bool strategy_any_slacked(const Journal *j);
 
 /* rearm.c: restarts the nanosleep of every thread of the slacked units that
  * sleeps in one, so that it runs with the restored slack. */

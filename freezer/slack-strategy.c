@@ -254,6 +254,13 @@ static int kick_units(Manager *m) {
         return r;
 }
 
+bool slack_any_units(const Journal *j) {
+        for (size_t i = 0; i < j->n_units; i++)
+                if (j->units[i].state == UNIT_SLACKED)
+                        return true;
+        return false;
+}
+
 int slack_unit_threads(Manager *m, pid_t **ret, size_t *ret_n) {
         _cleanup_free_ pid_t *all = NULL;
         size_t n = 0;

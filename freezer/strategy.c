@@ -16,13 +16,6 @@
 
 #define LEFT_REASON "Strategy: None="
 
-bool strategy_any_slacked(const Journal *j) {
-        for (size_t i = 0; i < j->n_units; i++)
-                if (j->units[i].state == UNIT_SLACKED)
-                        return true;
-        return false;
-}
-
 /* Sorts units into the three strategies; the others are the caller's. */
 static int split_units(Manager *m, char **units, char ***freeze, char ***slack, char ***none) {
         int r;
