@@ -2,6 +2,7 @@
 /* standby-manager end to end: the real binary on real cgroups and processes. */
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -667,6 +668,72 @@ START_TEST(test_unit_strategies_mixed) {
 }
 END_TEST
 
+/* The child of test_unit_strategies_new_thread: on each byte on go[0] it
+ * makes a thread that sleeps, and sends its tid on tid[1]. */
+typedef struct ThreadMaker {
+        int go[2], tid[2];
+} ThreadMaker;
+
+static void *sleep_forever(void *p) {
+        pid_t t = gettid();
+        (void) !write(*(int *) p, &t, sizeof(t));
+        for (;;)
+                pause();
+        return NULL;
+}
+
+static void make_threads(void *userdata) {
+        ThreadMaker *tm = userdata;
+        char c;
+
+        close(tm->go[1]);
+        close(tm->tid[0]);
+        while (read(tm->go[0], &c, 1) == 1) {
+                pthread_t th;
+                if (pthread_create(&th, NULL, sleep_forever, &tm->tid[1]) != 0)
+                        _exit(1);
+        }
+        _exit(0);
+}
+
+/* A thread made during standby in a unit slacked with a bound of its own
+ * starts with that bound, and exit gives it the kernel's default (its
+ * unit's bound, not the journal's, tells it from a thread of its own
+ * slack). */
+START_TEST(test_unit_strategies_new_thread) {
+        ThreadMaker tm;
+        pid_t main_tid, made;
+        uint64_t v;
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_write_config("[Strategy]\nSlack=30s maker.service\n");
+        ck_assert_int_eq(pipe2(tm.go, O_CLOEXEC), 0);
+        ck_assert_int_eq(pipe2(tm.tid, O_CLOEXEC), 0);
+        main_tid = test_fork("maker.service", make_threads, &tm);
+        close(tm.go[0]);
+        close(tm.tid[1]);
+
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert_int_eq(slack_get(main_tid, &v), 0);
+        ck_assert_uint_eq(v, UINT64_C(30000000000));
+        ck_assert_int_eq(write(tm.go[1], "t", 1), 1);
+        struct pollfd pf = { .fd = tm.tid[0], .events = POLLIN };
+        ck_assert_int_eq(poll(&pf, 1, 10000), 1);
+        ck_assert_int_eq(read(tm.tid[0], &made, sizeof(made)), (ssize_t) sizeof(made));
+        ck_assert_int_eq(slack_get(made, &v), 0);
+        ck_assert_uint_eq(v, UINT64_C(30000000000));
+
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        ck_assert_int_eq(slack_get(main_tid, &v), 0);
+        ck_assert_uint_eq(v, SLACK_KERNEL_DEFAULT_NS);
+        ck_assert_int_eq(slack_get(made, &v), 0);
+        ck_assert_uint_eq(v, SLACK_KERNEL_DEFAULT_NS);
+        close(tm.go[1]);
+        close(tm.tid[0]);
+}
+END_TEST
+
 Suite *manager_suite(void) {
         Suite *s = suite_create("manager");
         TCase *tc = test_kernel_tcase(s, "cli", 120);
@@ -685,5 +752,6 @@ Suite *manager_suite(void) {
         tcase_add_test(tc, test_deadlock_guard_posix);
         tcase_add_test(tc, test_slack_strategy_timers);
         tcase_add_test(tc, test_unit_strategies_mixed);
+        tcase_add_test(tc, test_unit_strategies_new_thread);
         return s;
 }
