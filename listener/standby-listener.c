@@ -55,8 +55,8 @@ static void warn_processless(const RuleSet *set) {
         }
 }
 
-/* The entry and leave policy (EnterOn= and the keys beside it) is read
- * again; the rest of the configuration is not (Group= is looked up once at
+/* The entry and leave policy (EnterOn= and the keys beside it) and
+ * [Strategy] are read again; the rest of the configuration is not (Group= is looked up once at
  * start, and the journal's cgroups are the running standby's). A file that
  * does not parse changes nothing. */
 static void reload_policy(Listener *l) {
@@ -75,6 +75,14 @@ static void reload_policy(Listener *l) {
         cur->inhibit_delay_max = c->inhibit_delay_max;
         cur->users_may_block = c->users_may_block;
         cur->freeze_before_sleep = c->freeze_before_sleep;
+        /* [Strategy]: which new cgroups a standby of a strategy per unit
+         * holds (freezer/hold.c), as the next enter reads it. */
+        UnitStrategy *us = cur->unit_strategies;
+        size_t n_us = cur->n_unit_strategies;
+        cur->unit_strategies = c->unit_strategies;
+        cur->n_unit_strategies = c->n_unit_strategies;
+        c->unit_strategies = us; /* freed with c */
+        c->n_unit_strategies = n_us;
         listener_logind_reload(l);
 }
 

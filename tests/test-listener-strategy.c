@@ -2,6 +2,7 @@
 /* A strategy per unit (standby.conf's [Strategy]) seen by the listener: a
  * slacked unit and one left alone run, so events and windows act only on
  * the frozen units, and new work is held only where its line says freeze. */
+#include <signal.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -16,7 +17,8 @@
 /* A strategy per unit, to the listener: a slacked unit and one left alone
  * run, so a rule's event thaws only the frozen unit, the window refreezes
  * only it, and the others keep their state and their slack; a cgroup made
- * during standby is held only where its line says freeze. */
+ * during standby is held only where its line says freeze, by the lines the
+ * listener read last. */
 START_TEST(test_unit_strategies_run) {
         _cleanup_close_ int alone_new = -EBADF, slack_new = -EBADF, late = -EBADF;
         _cleanup_free_ pid_t *tids = NULL;
@@ -70,6 +72,18 @@ START_TEST(test_unit_strategies_run) {
         ck_assert(!test_frozen("slacked-new.service"));
         ck_assert_int_eq(journal_state_of("alone-new.service"), -1);
         ck_assert_int_eq(journal_state_of("slacked-new.service"), -1);
+
+        /* A reload reads [Strategy] again: late.service's kind is left
+         * alone now, another frozen unit's kind still held. */
+        test_write_config("[Strategy]\nSlack=30s slacked*.service\nNone=alone*.service late*.service\n");
+        ck_assert_int_eq(kill(listener_pid, SIGHUP), 0);
+        ck_assert(wait_notify("RELOADING=1"));
+        ck_assert(wait_notify("READY=1"));
+        _cleanup_close_ int late2 = test_cgroup("late-2.service"), other = test_cgroup("other.service");
+        ck_assert_msg(wait_frozen("other.service", true), "a unit to freeze started after the reload was not held");
+        ck_assert(wait_statistic(bus, "held", 2, 10 * USEC_PER_SEC));
+        ck_assert_uint_eq(statistic(bus, "held"), 2);
+        ck_assert(!test_frozen("late-2.service"));
 
         ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
         ck_assert(!test_anything_frozen());
