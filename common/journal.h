@@ -32,6 +32,7 @@ typedef enum UnitState {
         UNIT_SKIPPED,      /* did not freeze within FreezeTimeout, left running */
         UNIT_LOCKHOLDER,   /* thawed: holds a file lock a running process waits on */
         UNIT_SLACKED,      /* slack strategy: its threads carry the standby slack */
+        UNIT_LEFT,         /* its [Strategy] is None=: never touched, nor undone */
         _UNIT_STATE_MAX,
         _UNIT_STATE_INVALID = -1,
 } UnitState;
@@ -43,6 +44,7 @@ typedef struct JournalUnit {
         char *reason;          /* why skipped/thawed; may be NULL */
         char *systemd;         /* the address of the systemd manager that froze it; NULL: cgroupfs */
         uid_t held_uid;        /* held during standby: its cgroup's owner; JOURNAL_NOT_HELD for enter's */
+        uint64_t slack_ns;     /* UNIT_SLACKED: the slack its threads carry; 0: the journal's slack_ns */
 } JournalUnit;
 
 #define JOURNAL_NOT_HELD ((uid_t) -1)
@@ -58,6 +60,7 @@ typedef struct Journal {
         Strategy strategy;
         usec_t since;          /* CLOCK_REALTIME when standby was entered */
         uint64_t slack_ns;     /* the slack applied by the slack strategy */
+        bool per_unit;         /* entered with each unit's [Strategy] line (standby.conf(5)), not one for all */
         JournalUnit *units;
         size_t n_units;
         JournalThread *threads;
@@ -92,8 +95,10 @@ typedef struct Journal {
  * printable ASCII, the space and '\\' take four). */
 size_t journal_escaped_size(const char *s);
 /* The bytes a unit line for cgroup takes, before its reason and systemd
- * address; a held unit's with its "held UID". */
-#define JOURNAL_UNIT_LINE_SIZE(cgroup) (journal_escaped_size(cgroup) + sizeof("unit lock-holder 18446744073709551615  \\-\n"))
+ * address, with a slacked unit's "slack NS"; a held unit's with its "held
+ * UID". */
+#define JOURNAL_UNIT_LINE_SIZE(cgroup) \
+        (journal_escaped_size(cgroup) + sizeof("unit lock-holder 18446744073709551615  \\- slack 18446744073709551615\n"))
 #define JOURNAL_HELD_LINE_SIZE(cgroup) (JOURNAL_UNIT_LINE_SIZE(cgroup) + sizeof(" held 4294967295") - 1)
 
 const char *journal_phase_to_string(JournalPhase p);

@@ -449,12 +449,7 @@ static int batch_wait_freezing(Manager *m, Batch *b, usec_t deadline) {
         return r;
 }
 
-/* Freezes leaves, recording them in the journal first. Units that time out
- * are handled by OnFreezeTimeout=; with abort, everything this call froze is
- * thawed again and -ECANCELED returned. With scan (started by the caller),
- * the deadlock guard runs; kept are the cgroups the scan skipped that stay
- * running. */
-static int freeze_leaves(Manager *m, char **leaves, LockScan *scan, char **kept, size_t *ret_frozen,
+int freeze_leaves(Manager *m, char **leaves, LockScan *scan, char **kept, size_t *ret_frozen,
                          size_t *ret_skipped) {
         _cleanup_(batch_done) Batch b = {};
         _cleanup_strv_free_ char **new_units = NULL;
@@ -919,8 +914,8 @@ int freeze_exit(Manager *m, size_t *ret_walk_thawed) {
          * promise is that exit gives the machine back. */
         for (size_t i = 0; i < m->journal->n_units; i++) {
                 JournalUnit *u = &m->journal->units[i];
-                if (u->state == UNIT_SLACKED)
-                        continue;
+                if (u->state == UNIT_SLACKED || u->state == UNIT_LEFT)
+                        continue; /* slack_exit()'s; never touched */
                 r = batch_add(m, &b, u->cgroup);
                 if (r == -ENOENT || r == -ENOTDIR)
                         continue;

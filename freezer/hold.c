@@ -31,8 +31,13 @@ int freeze_hold(Manager *m, const char *cgroup, int cg_fd) {
         int r;
 
         /* The slack strategy freezes nothing: a new unit inherits nothing
-         * either, and is left as standby left the others, running. */
-        if (!m->journal || m->journal->phase != JOURNAL_ACTIVE || m->journal->strategy != STRATEGY_FREEZE)
+         * either, and is left as standby left the others, running. Per
+         * unit, a new cgroup goes by its own [Strategy] line: only one that
+         * would be frozen is held (a slacked or a None= unit runs). */
+        if (!m->journal || m->journal->phase != JOURNAL_ACTIVE)
+                return 0;
+        const UnitStrategy *us = m->journal->per_unit ? config_unit_strategy(m->config, cgroup) : NULL;
+        if (us ? us->none || us->strategy != STRATEGY_FREEZE : m->journal->strategy != STRATEGY_FREEZE)
                 return 0;
         u = journal_find_unit(m->journal, cgroup);
         added = !u;

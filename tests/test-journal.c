@@ -397,6 +397,50 @@ START_TEST(test_held_field) {
 }
 END_TEST
 
+/* A strategy per unit: "per-unit yes" in the header, a slacked unit's own
+ * bound after its other fields, and units left alone. */
+START_TEST(test_per_unit_fields) {
+        static const char * const bad[] = { "unit slacked 0 a.service \\- slack\n", "unit slacked 0 a.service \\- slack 0\n",
+                                            "unit slacked 0 a.service \\- slack 5 held 1\n",
+                                            "unit slacked 0 a.service \\- slack 5 slack 6\n", "per-unit no\n",
+                                            "per-unit yes\nper-unit yes\n" };
+        _cleanup_journal_ Journal *j = journal_new(), *k = NULL;
+
+        j->phase = JOURNAL_ACTIVE;
+        j->per_unit = true;
+        j->slack_ns = 1000;
+        ck_assert_int_eq(journal_add_unit(j, "a.service", UNIT_SLACKED, NULL), 0);
+        j->units[0].slack_ns = UINT64_C(30000000000);
+        ck_assert_int_eq(journal_add_held_unit(j, "b.service", 1000, UNIT_SLACKED, NULL), 0);
+        j->units[1].slack_ns = UINT64_MAX;
+        ck_assert_int_eq(journal_add_unit(j, "c.service", UNIT_LEFT, "Strategy: None="), 0);
+        ck_assert_int_eq(journal_add_unit(j, "d.service", UNIT_SLACKED, NULL), 0);
+        ck_assert_int_eq(journal_save(dir_fd, j), 0);
+
+        ck_assert_int_eq(journal_load(dir_fd, &k), 0);
+        ck_assert(!journal_is_damaged(k));
+        ck_assert(k->per_unit);
+        ck_assert_uint_eq(k->n_units, 4);
+        ck_assert_uint_eq(k->units[0].slack_ns, UINT64_C(30000000000));
+        ck_assert_uint_eq(k->units[1].slack_ns, UINT64_MAX);
+        ck_assert_uint_eq(k->units[1].held_uid, 1000);
+        ck_assert_int_eq(k->units[2].state, UNIT_LEFT);
+        ck_assert_uint_eq(k->units[3].slack_ns, 0);
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                _cleanup_free_ char *text = NULL;
+                _cleanup_journal_ Journal *m = NULL;
+                ck_assert_int_ge(asprintf(&text, "standby-journal 1\nphase active\n%send\n", bad[i]), 0);
+                ck_assert_int_eq(journal_parse(text, strlen(text), &m), 0);
+                ck_assert_msg(journal_is_damaged(m), "taken: %s", bad[i]);
+        }
+        /* Without the header line, a journal is one strategy for all. */
+        const char one[] = "standby-journal 1\nphase active\nend\n";
+        _cleanup_journal_ Journal *o = NULL;
+        ck_assert_int_eq(journal_parse(one, strlen(one), &o), 0);
+        ck_assert(!o->per_unit);
+}
+END_TEST
+
 START_TEST(test_dir_refuses_symlink) {
         char link[4096];
         int fd = -EBADF;
@@ -422,6 +466,7 @@ Suite *journal_suite(void) {
         tcase_add_test(tc, test_size_limit);
         tcase_add_test(tc, test_held_budget);
         tcase_add_test(tc, test_held_field);
+        tcase_add_test(tc, test_per_unit_fields);
         suite_add_tcase(s, tc);
         return s;
 }
