@@ -5,6 +5,8 @@
  * machine back. Every case ends with exit and a check, by a walk of its own
  * (not standby's), that nothing below the test's subtree is frozen. */
 #include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -661,6 +663,8 @@ typedef struct HostileListener {
         char dir[32], address[512], rules[64], rule[96], notify[64], env[96];
         pid_t dbus, pid;
         int notify_fd;
+        bool nofile_hard;          /* the limit of open files is the hard one too: not raised */
+        const char *more_rules[4]; /* [name, text, ...]: more rule files */
 } HostileListener;
 
 /* Starts l (under a soft limit of open files of nofile when not 0, as
@@ -680,6 +684,13 @@ static bool listener_start(HostileListener *l, rlim_t nofile) {
         ck_assert_ptr_nonnull(rf);
         fputs("[Match]\nEvent=push\nUnit=u00.service\n\n[Action]\nThaw=u00.service\n", rf);
         fclose(rf);
+        for (size_t i = 0; i + 1 < ELEMENTSOF(l->more_rules) && l->more_rules[i]; i += 2) {
+                snprintf(buf, sizeof(buf), "%s/%s", l->rules, l->more_rules[i]);
+                rf = fopen(buf, "we");
+                ck_assert_ptr_nonnull(rf);
+                fputs(l->more_rules[i + 1], rf);
+                fclose(rf);
+        }
         snprintf(l->notify, sizeof(l->notify), "%s/notify", l->dir);
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", l->notify);
@@ -696,6 +707,8 @@ static bool listener_start(HostileListener *l, rlim_t nofile) {
                         if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
                                 _exit(127);
                         rl.rlim_cur = MIN(rl.rlim_max, nofile);
+                        if (l->nofile_hard)
+                                rl.rlim_max = rl.rlim_cur;
                         if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
                                 _exit(127);
                 }
@@ -729,6 +742,11 @@ static pid_t listener_stop(HostileListener *l, int *ret_status) {
         unlink(l->notify);
         safe_close(l->notify_fd);
         unlink(l->rule);
+        for (size_t i = 0; i + 1 < ELEMENTSOF(l->more_rules) && l->more_rules[i]; i += 2) {
+                char p[128];
+                snprintf(p, sizeof(p), "%s/%s", l->rules, l->more_rules[i]);
+                unlink(p);
+        }
         rmdir(l->rules);
         rmdir(l->dir);
         return r;
@@ -779,6 +797,118 @@ START_TEST(test_listener_many_units) {
         (void) listener_stop(&l, NULL);
         ck_assert_msg(ready, "the listener did not start");
         ck_assert_msg(thawed, "a push did not thaw u00.service with 1500 other units in the journal");
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        assert_nothing_frozen("after exit");
+}
+END_TEST
+
+/* The value of statistic key of l's listener, or -1. */
+static int64_t listener_statistic(HostileListener *l, const char *key) {
+        _cleanup_free_ char *out = NULL;
+        char cmd[1024], want[64];
+
+        snprintf(cmd, sizeof(cmd),
+                 "busctl --address=%s call org.standby.Listener1 /org/standby/Listener1 org.standby.Listener1 "
+                 "GetStatistics 2>&1",
+                 l->address);
+        if (test_run_shell(cmd, &out) != 0)
+                return -1;
+        snprintf(want, sizeof(want), "\"%s\" ", key);
+        const char *at = strstr(out, want);
+        return at ? (int64_t) strtoull(at + strlen(want), NULL, 10) : -1;
+}
+
+/* A process in cgroup sub (made, owned by uid if uid != 0) that holds n
+ * connected stream sockets (socketpairs), then waits; peer (if not NULL)
+ * gets the other end of the first one. It runs as uid. */
+static void park_with_sockets(const char *sub, uid_t uid, int n, int *ret_peer) {
+        int cg = mk_path(sub), sync[2], first[2];
+
+        ck_assert_int_ge(cg, 0);
+        if (uid != 0)
+                ck_assert_int_eq(fchown(cg, uid, uid), 0);
+        ck_assert_int_eq(pipe2(sync, O_CLOEXEC), 0);
+        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, first), 0);
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                struct rlimit rl = { (rlim_t) 2 * n + 64, (rlim_t) 2 * n + 64 };
+                int sv[2];
+                close(first[1]);
+                if (cgroup_attach(cg, getpid()) < 0 || setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                        _exit(127);
+                for (int i = 1; i < n; i++)
+                        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+                                _exit(126);
+                if (uid != 0 && (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0))
+                        _exit(125);
+                (void) !write(sync[1], "k", 1);
+                for (;;)
+                        pause();
+        }
+        close(sync[1]);
+        close(first[0]);
+        char c;
+        ck_assert_int_eq(read(sync[0], &c, 1), 1);
+        close(sync[0]);
+        close(cg);
+        ck_assert_int_lt(T.n_pids, TEST_MAX_PIDS);
+        T.pids[T.n_pids++] = pid;
+        if (ret_peer)
+                *ret_peer = first[1];
+        else
+                close(first[1]);
+}
+
+/* One user's process holding thousands of sockets in a unit of the name
+ * an Event=socket rule of root's watches (a rule's unit name matches any
+ * user's cgroup of that name) took the listener's every descriptor: root's
+ * unit of that name, and another user's unit of another rule, were not
+ * watched any more, and their sockets woke nothing. The listener's limit
+ * is 1024 here, hard too (as systemd's default DefaultLimitNOFILE=): the
+ * user's share of it is an eighth of what its reserve leaves. */
+START_TEST(test_user_sockets_bounded) {
+        HostileListener l = {
+                .nofile_hard = true,
+                .more_rules = { "a-sock.rule", "[Match]\nEvent=socket\nUnit=sock.service\n\n[Action]\nThaw=sock.service\n",
+                                "b-other.rule", "[Match]\nEvent=socket\nUnit=other.service\n\n[Action]\nThaw=other.service\n" },
+        };
+        int root_peer = -EBADF, other_peer = -EBADF;
+
+        if (!test_need_root_cgroup2())
+                return;
+        /* Sorted first: enter records, and the rules meet, the user's unit first. */
+        _cleanup_close_ int a = mk_path("a-user.slice");
+        ck_assert_int_ge(a, 0);
+        ck_assert_int_eq(fchown(a, 65534, 65534), 0);
+        park_with_sockets("a-user.slice/sock.service", 65534, 1500, NULL);
+        _cleanup_close_ int b = mk_path("b-user.slice");
+        ck_assert_int_ge(b, 0);
+        ck_assert_int_eq(fchown(b, 65533, 65533), 0);
+        park_with_sockets("b-user.slice/other.service", 65533, 1, &other_peer);
+        park_with_sockets("z.slice/sock.service", 0, 1, &root_peer);
+
+        bool ready = listener_start(&l, 1024), root_woke = false, other_woke = false;
+        int64_t refused = -1;
+        if (ready) {
+                ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+                ck_assert(test_frozen("z.slice/sock.service"));
+                ck_assert(test_frozen("b-user.slice/other.service"));
+                /* Readable before or after its watch is armed: either wakes it. */
+                ck_assert_int_eq(write(other_peer, "x", 1), 1);
+                other_woke = test_wait_for(is_thawed, (void *) "b-user.slice/other.service", 5 * USEC_PER_SEC);
+                ck_assert_int_eq(write(root_peer, "x", 1), 1);
+                root_woke = test_wait_for(is_thawed, (void *) "z.slice/sock.service", 5 * USEC_PER_SEC);
+                refused = listener_statistic(&l, "fds_refused");
+        }
+        int status = 0;
+        (void) listener_stop(&l, &status);
+        safe_close(root_peer);
+        safe_close(other_peer);
+        ck_assert_msg(ready, "the listener did not start");
+        ck_assert_msg(other_woke, "another user's socket woke nothing next to one user's thousands");
+        ck_assert_msg(root_woke, "root's socket woke nothing next to one user's thousands");
+        ck_assert_msg(refused >= 1, "fds_refused: %" PRId64, refused);
         ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
         assert_nothing_frozen("after exit");
 }
@@ -1266,6 +1396,9 @@ Suite *hostile_suite(void) {
         tcase_add_test(tc, test_journal_budget);
         tcase_add_test(tc, test_journal_at_limit);
         tcase_add_test(tc, test_ambiguous_target);
+        /* What descriptors one user's sockets and cgroups cost others. */
+        tc = test_kernel_tcase(s, "hostile-fds", 120);
+        tcase_add_test(tc, test_user_sockets_bounded);
         tc = tcase_create("hostile-text");
         tcase_add_test(tc, test_unicode_controls_escaped);
         suite_add_tcase(s, tc);
