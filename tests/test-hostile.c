@@ -914,6 +914,128 @@ START_TEST(test_user_sockets_bounded) {
 }
 END_TEST
 
+/* A name of NAME_MAX bytes, nearly all spaces (four bytes each in the
+ * journal): a chain's slice, or its unit i. */
+static void wide_name(char *buf, bool slice, int i) {
+        if (slice) {
+                memset(buf, ' ', NAME_MAX - 6);
+                strcpy(buf + NAME_MAX - 6, ".slice");
+        } else {
+                memset(buf, ' ', NAME_MAX - 11);
+                snprintf(buf + NAME_MAX - 11, 12, "%03d.service", i);
+        }
+}
+
+#define WIDE_DEPTH 60
+
+/* As uid, in a child: below fd, the chain of WIDE_DEPTH wide slices (made
+ * if make_chain) and units first..first+n-1 at its bottom, each a journal
+ * line of some 60 KiB. Returns the child's exit status. */
+static int wide_units_as(uid_t uid, int fd, bool make_chain, int first, int n) {
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                char name[NAME_MAX + 1];
+                if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+                        _exit(2);
+                int d = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+                umask(0); /* the chain open to his subordinate uids */
+                wide_name(name, true, 0);
+                for (int k = 0; k < WIDE_DEPTH; k++) {
+                        if (make_chain && mkdirat(d, name, 0777) < 0)
+                                _exit(3);
+                        int c = openat(d, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                        close(d);
+                        if ((d = c) < 0)
+                                _exit(4);
+                }
+                for (int i = first; i < first + n; i++) {
+                        wide_name(name, false, i);
+                        if (mkdirat(d, name, 0755) < 0)
+                                _exit(5);
+                }
+                _exit(0);
+        }
+        int status;
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/* Whether unit i at the bottom of fd's wide chain is frozen. */
+static bool wide_unit_frozen(int fd, int i) {
+        char name[NAME_MAX + 1];
+        int d = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        uint64_t f = 0;
+
+        wide_name(name, true, 0);
+        for (int k = 0; k < WIDE_DEPTH && d >= 0; k++) {
+                int c = openat(d, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                close(d);
+                d = c;
+        }
+        ck_assert_int_ge(d, 0);
+        wide_name(name, false, i);
+        int u = openat(d, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        close(d);
+        ck_assert_int_ge(u, 0);
+        ck_assert_int_eq(read_u64at(u, "cgroup.freeze", &f), 0);
+        close(u);
+        return f == 1;
+}
+
+typedef struct SeenUnits {
+        HostileListener *l;
+        int64_t want;
+} SeenUnits;
+
+static bool listener_saw_units(void *userdata) {
+        SeenUnits *s = userdata;
+        return listener_statistic(s->l, "held") + listener_statistic(s->l, "not_held") >= s->want;
+}
+
+/* A user's share of the held units' journal budget is his account's, the
+ * delegated subtree his cgroups lie in: cgroups he makes as his
+ * subordinate uids (here chown'd ones: uids 100000 and up, as
+ * newuidmap(1) gives him) take from the same share, not one share each. */
+#define WIDE_OWN 12
+#define WIDE_SUBUIDS 4
+START_TEST(test_hold_budget_per_account) {
+        HostileListener l = {};
+        int64_t held = -1;
+
+        if (!test_need_root_cgroup2())
+                return;
+        spawn_units(1);
+        bool ready = listener_start(&l, 0);
+        if (ready) {
+                ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+                /* Made during standby, as his user manager's: a slice is
+                 * never held, and his own. */
+                _cleanup_close_ int slice = mk_path("a-user.slice");
+                ck_assert_int_ge(slice, 0);
+                ck_assert_int_eq(fchown(slice, 65534, 65534), 0);
+                ck_assert_int_eq(wide_units_as(65534, slice, true, 0, WIDE_OWN), 0);
+                ck_assert_msg(test_wait_for(listener_saw_units, &(SeenUnits) { &l, WIDE_OWN }, 20 * USEC_PER_SEC),
+                              "the listener did not see the user's %d units", WIDE_OWN);
+                held = listener_statistic(&l, "held");
+                ck_assert_msg(held > 0 && held < WIDE_OWN, "%" PRId64 " of %d held: not the share", held, WIDE_OWN);
+                for (int k = 0; k < WIDE_SUBUIDS; k++)
+                        ck_assert_int_eq(wide_units_as(100000 + k, slice, false, WIDE_OWN + k, 1), 0);
+                ck_assert_msg(test_wait_for(listener_saw_units, &(SeenUnits) { &l, WIDE_OWN + WIDE_SUBUIDS },
+                                            20 * USEC_PER_SEC),
+                              "the listener did not see the subordinate uids' units");
+                for (int k = 0; k < WIDE_SUBUIDS; k++)
+                        ck_assert_msg(!wide_unit_frozen(slice, WIDE_OWN + k),
+                                      "a unit of subordinate uid %d was held past its user's share", 100000 + k);
+                ck_assert_int_eq(listener_statistic(&l, "held"), held);
+        }
+        (void) listener_stop(&l, NULL);
+        ck_assert_msg(ready, "the listener did not start");
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        assert_nothing_frozen("after exit");
+}
+END_TEST
+
 /* A journal of exactly JOURNAL_SIZE_MAX bytes (the most journal_save()
  * writes; here a unit's reason makes it up): status reads it, a listener
  * started on it takes standby as active and a push rule thaws its unit,
@@ -1396,9 +1518,10 @@ Suite *hostile_suite(void) {
         tcase_add_test(tc, test_journal_budget);
         tcase_add_test(tc, test_journal_at_limit);
         tcase_add_test(tc, test_ambiguous_target);
-        /* What descriptors one user's sockets and cgroups cost others. */
-        tc = test_kernel_tcase(s, "hostile-fds", 120);
+        /* What one user's sockets and cgroups cost others: bounds per account. */
+        tc = test_kernel_tcase(s, "hostile-accounts", 120);
         tcase_add_test(tc, test_user_sockets_bounded);
+        tcase_add_test(tc, test_hold_budget_per_account);
         tc = tcase_create("hostile-text");
         tcase_add_test(tc, test_unicode_controls_escaped);
         suite_add_tcase(s, tc);
