@@ -619,6 +619,35 @@ START_TEST(test_enter_exit_few_descriptors) {
 }
 END_TEST
 
+/* Frozen cgroups no journal names, more than descriptors allow, one level
+ * down: exit's walk thaws and waits for them a window at a time. With a
+ * descriptor kept for each, they ran out after 190: the walk went on with
+ * the one left, and the rest were thawed but neither waited for (one
+ * still frozen under a frozen parent would not have been reported) nor
+ * counted. */
+START_TEST(test_exit_walk_few_descriptors) {
+        _cleanup_free_ char *err = NULL;
+        char name[64];
+
+        if (!test_need_root_cgroup2())
+                return;
+        for (int i = 0; i < 300; i++) {
+                snprintf(name, sizeof(name), "s%03d.slice/x.service", i);
+                int fd = mk_path(name);
+                ck_assert_int_ge(fd, 0);
+                ck_assert_int_eq(cgroup_set_freeze(fd, true), 0);
+                close(fd);
+        }
+        ck_assert(test_frozen("s299.slice/x.service"));
+        int left = manager_with_nofile(200, &err, "exit");
+        size_t len = strlen(err);
+        const char *tail = err + (len > 1000 ? len - 1000 : 0);
+        ck_assert_msg(left == EXIT_OK, "exit: %d: ...%s", left, tail);
+        ck_assert_msg(strstr(err, "No journal, but 300 cgroups"), "stderr: ...%s", tail);
+        assert_nothing_frozen("after exit");
+}
+END_TEST
+
 /* A journal that is no regular file (a FIFO, made by an unlucky admin or a
  * script gone wrong) is a journal lost, not a wait: exit thaws through the
  * walk at once. A helper holds the FIFO's only write end open until the
@@ -983,16 +1012,6 @@ static bool wide_unit_frozen(int fd, int i) {
         return f == 1;
 }
 
-typedef struct SeenUnits {
-        HostileListener *l;
-        int64_t want;
-} SeenUnits;
-
-static bool listener_saw_units(void *userdata) {
-        SeenUnits *s = userdata;
-        return listener_statistic(s->l, "held") + listener_statistic(s->l, "not_held") >= s->want;
-}
-
 /* A user's share of the held units' journal budget is his account's, the
  * delegated subtree his cgroups lie in: cgroups he makes as his
  * subordinate uids (here chown'd ones: uids 100000 and up, as
@@ -1001,7 +1020,7 @@ static bool listener_saw_units(void *userdata) {
 #define WIDE_SUBUIDS 4
 START_TEST(test_hold_budget_per_account) {
         HostileListener l = {};
-        int64_t held = -1;
+        int held = 0;
 
         if (!test_need_root_cgroup2())
                 return;
@@ -1015,19 +1034,20 @@ START_TEST(test_hold_budget_per_account) {
                 ck_assert_int_ge(slice, 0);
                 ck_assert_int_eq(fchown(slice, 65534, 65534), 0);
                 ck_assert_int_eq(wide_units_as(65534, slice, true, 0, WIDE_OWN), 0);
-                ck_assert_msg(test_wait_for(listener_saw_units, &(SeenUnits) { &l, WIDE_OWN }, 20 * USEC_PER_SEC),
-                              "the listener did not see the user's %d units", WIDE_OWN);
-                held = listener_statistic(&l, "held");
-                ck_assert_msg(held > 0 && held < WIDE_OWN, "%" PRId64 " of %d held: not the share", held, WIDE_OWN);
+                /* The mkdirs are done: their events are pending in the
+                 * listener before the call is, and taken first (the
+                 * watch's priority). A walk that meets a unit again
+                 * counts it again: the units are counted frozen. */
+                ck_assert_int_ge(listener_statistic(&l, "not_held"), 1);
+                for (int i = 0; i < WIDE_OWN; i++)
+                        held += wide_unit_frozen(slice, i);
+                ck_assert_msg(held > 0 && held < WIDE_OWN, "%d of %d held: not the share", held, WIDE_OWN);
                 for (int k = 0; k < WIDE_SUBUIDS; k++)
                         ck_assert_int_eq(wide_units_as(100000 + k, slice, false, WIDE_OWN + k, 1), 0);
-                ck_assert_msg(test_wait_for(listener_saw_units, &(SeenUnits) { &l, WIDE_OWN + WIDE_SUBUIDS },
-                                            20 * USEC_PER_SEC),
-                              "the listener did not see the subordinate uids' units");
+                ck_assert_int_ge(listener_statistic(&l, "not_held"), 1);
                 for (int k = 0; k < WIDE_SUBUIDS; k++)
                         ck_assert_msg(!wide_unit_frozen(slice, WIDE_OWN + k),
                                       "a unit of subordinate uid %d was held past its user's share", 100000 + k);
-                ck_assert_int_eq(listener_statistic(&l, "held"), held);
         }
         (void) listener_stop(&l, NULL);
         ck_assert_msg(ready, "the listener did not start");
@@ -1522,6 +1542,7 @@ Suite *hostile_suite(void) {
         tc = test_kernel_tcase(s, "hostile-accounts", 120);
         tcase_add_test(tc, test_user_sockets_bounded);
         tcase_add_test(tc, test_hold_budget_per_account);
+        tcase_add_test(tc, test_exit_walk_few_descriptors);
         tc = tcase_create("hostile-text");
         tcase_add_test(tc, test_unicode_controls_escaped);
         suite_add_tcase(s, tc);
