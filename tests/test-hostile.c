@@ -1028,6 +1028,12 @@ START_TEST(test_hold_budget_per_account) {
         bool ready = listener_start(&l, 0);
         if (ready) {
                 ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+                /* The listener has taken standby's start once it holds a
+                 * new unit: cgroups made before that are enter's to leave
+                 * as they are. */
+                _cleanup_close_ int probe = test_cgroup("probe.service");
+                ck_assert_int_eq(cgroup_wait_frozen(&probe, 1, true, now_usec(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC,
+                                                    NULL), 0);
                 /* Made during standby, as his user manager's: a slice is
                  * never held, and his own. */
                 _cleanup_close_ int slice = mk_path("a-user.slice");
