@@ -863,7 +863,10 @@ static void park_with_sockets(const char *sub, uid_t uid, int n, int *ret_peer) 
         if (pid == 0) {
                 struct rlimit rl = { (rlim_t) 2 * n + 64, (rlim_t) 2 * n + 64 };
                 int sv[2];
-                close(first[1]);
+                /* Without a peer of the test's, both ends are its own: a
+                 * closed peer would make the socket readable (EOF). */
+                if (ret_peer)
+                        close(first[1]);
                 if (cgroup_attach(cg, getpid()) < 0 || setrlimit(RLIMIT_NOFILE, &rl) < 0)
                         _exit(127);
                 for (int i = 1; i < n; i++)
