@@ -946,6 +946,52 @@ START_TEST(test_user_sockets_bounded) {
 }
 END_TEST
 
+/* Empty cgroups cost a user nothing, enter records each as a unit, and the
+ * listener keeps two descriptors open per unit: a thousand of one user's
+ * took every descriptor of a listener whose limit is 1024 (hard too), and
+ * then root's push thawed nothing and root's new unit was not held. The
+ * user's units keep their share; the rest are opened at each thaw. */
+START_TEST(test_user_units_bounded) {
+        HostileListener l = { .nofile_hard = true };
+        char name[32], cmd[1024];
+        bool thawed = false, held = false;
+
+        if (!test_need_root_cgroup2())
+                return;
+        _cleanup_close_ int a = mk_path("a-user.slice");
+        ck_assert_int_ge(a, 0);
+        ck_assert_int_eq(fchown(a, 65534, 65534), 0);
+        for (int i = 0; i < 1000; i++) {
+                snprintf(name, sizeof(name), "e%03d.service", i);
+                ck_assert_int_eq(mkdirat(a, name, 0755), 0);
+        }
+        spawn_units(1);
+        bool ready = listener_start(&l, 1024);
+        if (ready) {
+                ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+                ck_assert(test_frozen("u00.service"));
+                snprintf(cmd, sizeof(cmd),
+                         "busctl --address=%s call org.standby.Listener1 /org/standby/Listener1 "
+                         "org.standby.Listener1 Push ss u00.service test 2>&1",
+                         l.address);
+                _cleanup_free_ char *out = NULL;
+                ck_assert_msg(test_run_shell(cmd, &out) == 0, "push: %s", out);
+                thawed = test_wait_for(is_thawed, (void *) "u00.service", 5 * USEC_PER_SEC);
+                /* Thawed by the push: the listener has taken standby's
+                 * start (a cgroup made before that is enter's to leave). */
+                _cleanup_close_ int late = test_cgroup("late.service");
+                held = thawed && cgroup_wait_frozen(&late, 1, true, now_usec(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC,
+                                                    NULL) == 0;
+        }
+        (void) listener_stop(&l, NULL);
+        ck_assert_msg(ready, "the listener did not start");
+        ck_assert_msg(thawed, "a push did not thaw root's unit next to one user's thousand units");
+        ck_assert_msg(held, "root's new unit was not held next to one user's thousand units");
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        assert_nothing_frozen("after exit");
+}
+END_TEST
+
 /* A name of NAME_MAX bytes, nearly all spaces (four bytes each in the
  * journal): a chain's slice, or its unit i. */
 static void wide_name(char *buf, bool slice, int i) {
@@ -1550,6 +1596,7 @@ Suite *hostile_suite(void) {
         /* What one user's sockets and cgroups cost others: bounds per account. */
         tc = test_kernel_tcase(s, "hostile-accounts", 120);
         tcase_add_test(tc, test_user_sockets_bounded);
+        tcase_add_test(tc, test_user_units_bounded);
         tcase_add_test(tc, test_hold_budget_per_account);
         tcase_add_test(tc, test_exit_walk_few_descriptors);
         tc = tcase_create("hostile-text");
