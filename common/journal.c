@@ -81,24 +81,37 @@ oom:
         return -ENOMEM;
 }
 
-int journal_add_held_unit(Journal *j, const char *cgroup, uid_t uid, UnitState state, const char *reason) {
-        size_t line = JOURNAL_HELD_LINE_SIZE(cgroup), all = line, own = line;
+/* Whether cgroup lies at or below the account named by prefix's first len bytes. */
+static bool below_account(const char *cgroup, const char *prefix, size_t len) {
+        return strneq(cgroup, prefix, len) && (cgroup[len] == 0 || cgroup[len] == '/');
+}
+
+int journal_add_held_unit(Journal *j, const char *cgroup, uid_t uid, size_t account_len, UnitState state,
+                          const char *reason) {
+        size_t line = JOURNAL_HELD_LINE_SIZE(cgroup), all = line, users = line, own = line;
         int r;
 
+        if (account_len > strlen(cgroup))
+                return -EINVAL;
         /* Counted anew each time from the units themselves: the journal is
          * read again at every lock, and a unit gone or thawed for good
-         * gives its room back. The walk costs what the save that follows
-         * costs. */
+         * gives its room back. A user's share is counted by where the units
+         * lie, not by the uid recorded: that uid is whatever the delegation
+         * root's owner was, which its user may change (common/cgroup.h).
+         * The walk costs what the save that follows costs. */
         for (size_t i = 0; i < j->n_units; i++) {
                 const JournalUnit *u = &j->units[i];
                 if (u->held_uid == JOURNAL_NOT_HELD)
                         continue;
                 size_t n = JOURNAL_HELD_LINE_SIZE(u->cgroup);
                 all += n;
-                if (u->held_uid == uid)
+                if (u->held_uid != 0)
+                        users += n;
+                if (account_len > 0 && below_account(u->cgroup, cgroup, account_len))
                         own += n;
         }
-        if (all > JOURNAL_HELD_BUDGET || own > JOURNAL_HELD_UID_BUDGET)
+        if (all > JOURNAL_HELD_BUDGET ||
+            (account_len > 0 && (users > JOURNAL_HELD_USERS_BUDGET || own > JOURNAL_HELD_UID_BUDGET)))
                 return -EDQUOT;
         r = journal_add_unit(j, cgroup, state, reason);
         if (r < 0)

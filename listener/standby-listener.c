@@ -415,6 +415,7 @@ finish:
         listener_cache_refresh(&l); /* with no journal: empties and closes the cache */
         free(l.cache);
         listener_sources_stop(&l);
+        listener_fds_done(&l);
         listener_loop_free_removed(&l);
         safe_close(l.loop_fd);
         sd_event_source_disable_unref(l.state_watch);
