@@ -450,7 +450,7 @@ START_TEST(test_per_unit_fields) {
         j->slack_ns = 1000;
         ck_assert_int_eq(journal_add_unit(j, "a.service", UNIT_SLACKED, NULL), 0);
         j->units[0].slack_ns = UINT64_C(30000000000);
-        ck_assert_int_eq(journal_add_held_unit(j, "b.service", 1000, UNIT_SLACKED, NULL), 0);
+        ck_assert_int_eq(journal_add_held_unit(j, "b.service", 1000, 0, UNIT_SLACKED, NULL), 0);
         j->units[1].slack_ns = UINT64_MAX;
         ck_assert_int_eq(journal_add_unit(j, "c.service", UNIT_LEFT, "Strategy: None="), 0);
         ck_assert_int_eq(journal_add_unit(j, "d.service", UNIT_SLACKED, NULL), 0);
