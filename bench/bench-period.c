@@ -420,10 +420,11 @@ static int rule_end_when_idle(const char *path, bool idle) {
 
 /* The strategy's standby.conf and rules: the periodic thaw has no rules
  * (its listener only holds units made in standby); freeze and periodic have
- * no maintenance windows (Lateness=infinity). freeze-windows declares the
- * lateness each job accepts (a minute; the chat keepalive half of one) and
- * its windows end when their units' threads sleep (EndWhenIdle=yes), For=
- * their bound. */
+ * no maintenance windows (Lateness=infinity). freeze-windows declares, for
+ * the units whose periodic work the bench checks, the lateness that work
+ * accepts (a minute; the chat keepalive half of one), the rest keeping the
+ * default, and its windows end when their units' threads sleep
+ * (EndWhenIdle=yes), For= their bound. */
 static int configure(Period *p, const Strategy *s) {
         char path[256], from[512], to[512];
         snprintf(path, sizeof(path), "%s/etc/standby/standby.conf", p->root);
@@ -436,9 +437,13 @@ static int configure(Period *p, const Strategy *s) {
                 fprintf(f, "TimerSlackNSec=%s\n", s->slack);
         /* 5 s under what each accepts: the run itself comes a little
          * after the window opens. */
-        if (s->kind == STRATEGY_FREEZE_WINDOWS)
-                fprintf(f, "[Maintenance]\nLateness=%.0fs\n[Lateness]\nchat.service=%.0fs\n", DUTY_ALLOWED - 5,
-                        job_allowed[JOB_CHAT] - 5);
+        if (s->kind == STRATEGY_FREEZE_WINDOWS) {
+                static const char * const minute[] = { "tick.service", "cron.service", "mail.service",
+                                                       "redis-server.service", "postgresql@15-main.service" };
+                fprintf(f, "[Lateness]\nchat.service=%.0fs\n", job_allowed[JOB_CHAT] - 5);
+                for (size_t i = 0; i < ELEMENTSOF(minute); i++)
+                        fprintf(f, "%s=%.0fs\n", minute[i], DUTY_ALLOWED - 5);
+        }
         else
                 fprintf(f, "[Maintenance]\nLateness=infinity\n");
         if (fclose(f) != 0)

@@ -211,6 +211,44 @@ int cgroup_open_child(int dir_fd, const char *name, int *ret_fd) {
         return 0;
 }
 
+int cgroup_account(int root_fd, const char *rel, CgroupAccount *ret) {
+        _cleanup_close_ int dir = -EBADF;
+        struct stat st;
+        int r;
+
+        r = cgroup_path_check(rel);
+        if (r < 0)
+                return r;
+        dir = fcntl(root_fd, F_DUPFD_CLOEXEC, 3);
+        if (dir < 0)
+                return negative_errno();
+        for (const char *p = rel; *p;) {
+                size_t k = strcspn(p, "/");
+                char name[NAME_MAX + 1];
+                int child;
+
+                memcpy(name, p, k); /* checked: k <= NAME_MAX */
+                name[k] = 0;
+                r = cgroup_open_child(dir, name, &child);
+                if (r < 0)
+                        return r;
+                safe_close(dir);
+                dir = child;
+                if (fstat(dir, &st) < 0)
+                        return negative_errno();
+                p += k;
+                if (st.st_uid != 0) {
+                        *ret = (CgroupAccount) { .uid = st.st_uid, .id = (uint64_t) st.st_ino,
+                                                 .prefix_len = (size_t) (p - rel) };
+                        return 0;
+                }
+                if (*p == '/')
+                        p++;
+        }
+        *ret = (CgroupAccount) {};
+        return 0;
+}
+
 int cgroup_opener_open(CgroupOpener *o, const char *rel, int *ret_fd) {
         const char *slash;
         int r;

@@ -45,6 +45,27 @@ int cgroup_open(int root_fd, const char *rel, int *ret_fd);
 /* Opens the child cgroup name (one component) of dir_fd, the same way. */
 int cgroup_open_child(int dir_fd, const char *name, int *ret_fd);
 
+/* Whose a cgroup is, for what it costs others: the topmost cgroup on its
+ * path that root does not own, the root of a delegated subtree (a user's
+ * user@UID.service, a Delegate=yes service of User=). Everything below it is
+ * one account, whatever uid its directories show: a user with subordinate
+ * uids can chown their own cgroups to as many uids as they have, and even
+ * the delegation root itself, but cannot rename it (cgroupfs refuses) nor
+ * make a cgroup outside it. A cgroup with no such ancestor is root's. */
+typedef struct CgroupAccount {
+        uid_t uid;            /* the delegation root's owner now; 0: root's */
+        uint64_t id;          /* its inode, the kernel's cgroup id (fixed for its life); 0: root's */
+        size_t prefix_len;    /* rel's first prefix_len bytes name it; 0: root's */
+} CgroupAccount;
+/* The account of rel below root_fd, found by opening rel's components one
+ * by one from the top, to the first one root does not own (as deep as the
+ * delegation, not as deep as rel). -ENOENT and cgroup_open()'s errors. */
+int cgroup_account(int root_fd, const char *rel, CgroupAccount *ret);
+/* Whether an account is root's. */
+static inline bool cgroup_account_is_root(const CgroupAccount *a) {
+        return a->id == 0;
+}
+
 /* Opens many cgroups that share parents (the leaves of one slice) for the
  * price of one openat() each: the last parent directory is kept open and the
  * leaf is opened below it with O_NOFOLLOW. Same checks and errors as

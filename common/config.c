@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fnmatch.h>
+#include <limits.h>
 #include <stdio.h>
 
 #include "cgroup.h"
@@ -57,6 +59,9 @@ Config *config_free(Config *c) {
         free(c->systemd_address);
         strv_free(c->lateness_units);
         free(c->lateness_usec);
+        for (size_t i = 0; i < c->n_unit_strategies; i++)
+                free(c->unit_strategies[i].pattern);
+        free(c->unit_strategies);
         free(c);
         return NULL;
 }
@@ -100,6 +105,7 @@ typedef struct ParseState {
         Config *config;
         bool seen_targets, seen_exempt;
         size_t n_targets, targets_allocated, n_exempt, exempt_allocated; /* appending stays linear */
+        size_t unit_strategies_allocated;
 } ParseState;
 
 static int parse_bool(const char *v, bool *ret) {
@@ -220,11 +226,114 @@ static int parse_triggers(const char *v, unsigned allowed, unsigned *ret, char *
         return 0;
 }
 
+/* A [Strategy] pattern: what Targets= takes, or the same with the globs
+ * * ? [ in it (checked as a path: no leading '/', no "." or "..", no empty
+ * component). */
+static bool pattern_is_valid(const char *w) {
+        if (!strpbrk(w, "*?["))
+                return target_is_valid(w);
+        return strlen(w) <= UNIT_NAME_MAX * 4 && cgroup_path_validate(w) >= 0;
+}
+
+/* Slack=: "max", or a positive duration (its nanoseconds). */
+static int parse_slack_bound(const char *w, uint64_t *ret_ns) {
+        usec_t t;
+
+        if (streq(w, "max")) {
+                *ret_ns = 0;
+                return 0;
+        }
+        if (parse_duration(w, &t) < 0 || t == 0 || t == USEC_INFINITY || t > UINT64_MAX / NSEC_PER_USEC)
+                return -EINVAL;
+        *ret_ns = t * NSEC_PER_USEC;
+        return 0;
+}
+
+/* [Strategy]: Freeze=PATTERN..., Slack=BOUND PATTERN..., None=PATTERN...;
+ * each pattern an entry, in the order read. An empty value is an error: a
+ * line that names nothing is a mistake, not a reset. */
+static int parse_strategy_line(ParseState *s, const char *name, const char *value) {
+        Config *c = s->config;
+        UnitStrategy proto = {};
+        const char *p = value + strspn(value, " \t");
+        size_t before = c->n_unit_strategies;
+
+        if (streq(name, "Freeze"))
+                proto.strategy = STRATEGY_FREEZE;
+        else if (streq(name, "None"))
+                proto.none = true;
+        else if (streq(name, "Slack")) {
+                _cleanup_free_ char *bound = strndup(p, strcspn(p, " \t"));
+                if (!bound)
+                        return -ENOMEM;
+                proto.strategy = STRATEGY_SLACK;
+                if (parse_slack_bound(bound, &proto.slack_ns) < 0)
+                        return ini_file_fail(&s->ini, s->ini.line, "Slack=%s: expected a bound first (\"max\" or a "
+                                             "duration such as \"30s\"), then unit names, cgroup paths or globs",
+                                             value);
+                p += strlen(bound);
+                p += strspn(p, " \t");
+        } else
+                return ini_file_fail(&s->ini, s->ini.line, "unknown key \"%s\" in [Strategy], expected Freeze=, "
+                                     "Slack= or None=", name);
+
+        for (; *p; p += strspn(p, " \t")) {
+                size_t k = strcspn(p, " \t");
+                _cleanup_free_ char *w = strndup(p, k);
+                p += k;
+                if (!w)
+                        return -ENOMEM;
+                if (!pattern_is_valid(w))
+                        return ini_file_fail(&s->ini, s->ini.line, "%s=: \"%s\" is neither a unit name nor a "
+                                             "cgroup path relative to the cgroup2 mount (globs * ? [ allowed)",
+                                             name, w);
+                if (!GROW_ARRAY(c->unit_strategies, s->unit_strategies_allocated, c->n_unit_strategies + 1))
+                        return -ENOMEM;
+                c->unit_strategies[c->n_unit_strategies] = proto;
+                c->unit_strategies[c->n_unit_strategies++].pattern = TAKE_PTR(w);
+        }
+        if (c->n_unit_strategies == before)
+                return ini_file_fail(&s->ini, s->ini.line, "%s=%s: names no unit; expected %sunit names, cgroup "
+                                     "paths or globs", name, value, proto.strategy == STRATEGY_SLACK && !proto.none
+                                                                        ? "a bound, then " : "");
+        return 1;
+}
+
+const UnitStrategy *config_unit_strategy(const Config *c, const char *cgroup) {
+        const UnitStrategy *best = NULL;
+        char path[PATH_MAX];
+
+        if (c->n_unit_strategies == 0 || strlen(cgroup) >= sizeof(path))
+                return NULL; /* a path past PATH_MAX, any user's to make: Strategy= decides */
+        strcpy(path, cgroup);
+        /* Component by component, top down: a deeper match, or a later
+         * line at the same depth, wins. */
+        for (char *comp = path;;) {
+                char *slash = strchr(comp, '/');
+                if (slash)
+                        *slash = 0;
+                for (size_t i = 0; i < c->n_unit_strategies; i++) {
+                        const UnitStrategy *u = &c->unit_strategies[i];
+                        if (fnmatch(u->pattern, strchr(u->pattern, '/') ? path : comp, FNM_PATHNAME) == 0)
+                                best = u;
+                }
+                if (!slash)
+                        break;
+                *slash = '/';
+                comp = slash + 1;
+        }
+        return best;
+}
+
 static int handler(void *user, const char *section, const char *name, const char *value) {
         ParseState *s = user;
         Config *c = s->config;
         int r;
 
+        if (streq(section, "Strategy")) {
+                r = parse_strategy_line(s, name, value);
+                return r == -ENOMEM ? ini_file_fail(&s->ini, s->ini.line, "out of memory") : r;
+        }
         if (streq(section, "Maintenance") || streq(section, "Lateness")) {
                 bool max = streq(section, "Maintenance") && streq(name, "WindowMax");
                 usec_t t;
@@ -246,8 +355,8 @@ static int handler(void *user, const char *section, const char *name, const char
                 return 1;
         }
         if (!streq(section, "Standby"))
-                return ini_file_fail(&s->ini, s->ini.line,
-                                     "unknown section [%s], expected [Standby], [Maintenance] or [Lateness]", section);
+                return ini_file_fail(&s->ini, s->ini.line, "unknown section [%s], expected [Standby], [Strategy], "
+                                     "[Maintenance] or [Lateness]", section);
 
         if (streq(name, "Targets") || streq(name, "Exempt")) {
                 _cleanup_free_ char *bad = NULL;

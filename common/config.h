@@ -8,7 +8,8 @@
 #include "standby.h"
 #include "time-util.h"
 
-/* /etc/standby/standby.conf: one [Standby] section, read by common/ini-file.c. */
+/* /etc/standby/standby.conf: the sections [Standby], [Strategy],
+ * [Maintenance] and [Lateness], read by common/ini-file.c. */
 
 typedef enum FreezeFailure {
         FREEZE_FAILURE_SKIP,   /* leave that unit running, list it in status */
@@ -28,6 +29,15 @@ typedef enum PowerTrigger {
         TRIGGER_IDLE = 1u << 2,      /* enter only: logind's IdleHint, IdleEnterSec= after it turned true */
         TRIGGER_INPUT = 1u << 3,     /* leave only: any key or button on any input device */
 } PowerTrigger;
+
+/* One pattern of a [Strategy] line: the units it matches take the line's
+ * strategy instead of Strategy=. */
+typedef struct UnitStrategy {
+        char *pattern;           /* a unit name or a cgroup path (with a '/'), either may hold * ? [ */
+        Strategy strategy;       /* STRATEGY_FREEZE or STRATEGY_SLACK; ignored when none */
+        bool none;               /* None=: left alone, neither frozen nor slacked */
+        uint64_t slack_ns;       /* Slack=: the bound; 0: the largest value the kernel takes */
+} UnitStrategy;
 
 typedef struct Config {
         char **targets;          /* unit names or cgroup rel paths */
@@ -52,11 +62,21 @@ typedef struct Config {
         char **lateness_units;   /* [Lateness] UNIT=TIME: a unit's or slice's own lateness */
         usec_t *lateness_usec;   /* ... and its value, in the same order */
         size_t n_lateness;
+        UnitStrategy *unit_strategies; /* [Strategy], in the order read (drop-ins after the file) */
+        size_t n_unit_strategies;
 } Config;
 
 /* The lateness of the unit whose cgroup is rel: that of the nearest unit
  * or slice on its path named in [Lateness], else Lateness=. */
 usec_t config_lateness_of(const Config *c, const char *rel);
+
+/* The [Strategy] pattern that decides for cgroup (a path relative to the
+ * cgroup2 mount, a unit's leaf): of the patterns that match one of its path
+ * components (a unit name pattern that component's name, a path pattern
+ * the path up to it), the one matching the deepest component, and of
+ * those the last read (so a drop-in overrides the file). NULL when none
+ * matches: Strategy= decides. The pointer is into c. */
+const UnitStrategy *config_unit_strategy(const Config *c, const char *cgroup);
 
 /* "lid power-key", for messages and status; ret is the caller's. */
 int config_triggers_to_string(unsigned triggers, char **ret);

@@ -27,6 +27,7 @@ static const char * const unit_state_names[_UNIT_STATE_MAX] = {
         [UNIT_SKIPPED] = "skipped",
         [UNIT_LOCKHOLDER] = "lock-holder",
         [UNIT_SLACKED] = "slacked",
+        [UNIT_LEFT] = "left",
 };
 
 const char *journal_phase_to_string(JournalPhase p) {
@@ -80,14 +81,25 @@ oom:
         return -ENOMEM;
 }
 
-int journal_add_held_unit(Journal *j, const char *cgroup, uid_t uid, UnitState state, const char *reason) {
-        size_t line = JOURNAL_HELD_LINE_SIZE(cgroup), all = line, own = line;
+/* Whether cgroup lies at or below the account named by prefix's first len bytes. */
+static bool below_account(const char *cgroup, const char *prefix, size_t len) {
+        return strneq(cgroup, prefix, len) && (cgroup[len] == 0 || cgroup[len] == '/');
+}
+
+int journal_add_held_unit(Journal *j, const char *cgroup, uid_t uid, size_t account_len, UnitState state,
+                          const char *reason) {
+        size_t line = JOURNAL_HELD_LINE_SIZE(cgroup), all = line, users = line, own = line;
         int r;
 
+        if (account_len > strlen(cgroup))
+                return -EINVAL;
         /* Counted anew each time from the units themselves: the journal is
          * read again at every lock, and a unit gone or thawed for good
-         * gives its room back. Each unit's line is measured once: a
-         * listener adds thousands in one transaction. */
+         * gives its room back. A user's share is counted by where the units
+         * lie, not by the uid recorded: that uid is whatever the delegation
+         * root's owner was, which its user may change (common/cgroup.h).
+         * Each unit's line is measured once: a listener adds thousands in
+         * one transaction. */
         for (size_t i = 0; i < j->n_units; i++) {
                 JournalUnit *u = &j->units[i];
                 if (u->held_uid == JOURNAL_NOT_HELD)
@@ -96,10 +108,13 @@ int journal_add_held_unit(Journal *j, const char *cgroup, uid_t uid, UnitState s
                         u->held_size = JOURNAL_HELD_LINE_SIZE(u->cgroup);
                 size_t n = u->held_size;
                 all += n;
-                if (u->held_uid == uid)
+                if (u->held_uid != 0)
+                        users += n;
+                if (account_len > 0 && below_account(u->cgroup, cgroup, account_len))
                         own += n;
         }
-        if (all > JOURNAL_HELD_BUDGET || own > JOURNAL_HELD_UID_BUDGET)
+        if (all > JOURNAL_HELD_BUDGET ||
+            (account_len > 0 && (users > JOURNAL_HELD_USERS_BUDGET || own > JOURNAL_HELD_UID_BUDGET)))
                 return -EDQUOT;
         r = journal_add_unit(j, cgroup, state, reason);
         if (r < 0)
@@ -295,6 +310,8 @@ int journal_format(const Journal *j, char **ret, size_t *ret_size) {
         fprintf(f, "strategy %s\n", strategy_to_string(j->strategy));
         fprintf(f, "since %" PRIu64 "\n", j->since);
         fprintf(f, "slack-ns %" PRIu64 "\n", j->slack_ns);
+        if (j->per_unit)
+                fprintf(f, "per-unit yes\n");
         for (size_t i = 0; i < j->n_units; i++) {
                 const JournalUnit *u = &j->units[i];
                 fprintf(f, "unit %s %" PRIu64 " ", unit_state_to_string(u->state), u->thaw_until);
@@ -307,6 +324,8 @@ int journal_format(const Journal *j, char **ret, size_t *ret_size) {
                 }
                 if (u->held_uid != JOURNAL_NOT_HELD)
                         fprintf(f, " held %" PRIu32, (uint32_t) u->held_uid);
+                if (u->slack_ns != 0)
+                        fprintf(f, " slack %" PRIu64, u->slack_ns);
                 fputc('\n', f);
         }
         for (size_t i = 0; i < j->n_threads; i++)
@@ -393,7 +412,7 @@ _printf_(3, 4) static int journal_error(Journal *j, size_t line, const char *fmt
         return strv_consume(&j->errors, TAKE_PTR(msg));
 }
 
-#define TOKENS_MAX 9
+#define TOKENS_MAX 11
 
 typedef struct Token {
         const char *p;
@@ -462,6 +481,14 @@ static int parse_line(Journal *j, const char *line, size_t len, bool *seen, cons
                 return -EBADMSG;        \
         } while (0)
 
+        if (token_is(&tok[0], "per-unit")) {
+                if (n != 2 || !token_is(&tok[1], "yes"))
+                        WHY("expected: per-unit yes");
+                if (seen[4])
+                        WHY("given twice");
+                j->per_unit = seen[4] = true;
+                return 0;
+        }
         if (token_is(&tok[0], "phase") || token_is(&tok[0], "strategy") || token_is(&tok[0], "since") ||
             token_is(&tok[0], "slack-ns")) {
                 int k = token_is(&tok[0], "phase") ? 0 : token_is(&tok[0], "strategy") ? 1 : token_is(&tok[0], "since") ? 2 : 3;
@@ -498,11 +525,13 @@ static int parse_line(Journal *j, const char *line, size_t len, bool *seen, cons
         if (token_is(&tok[0], "unit")) {
                 _cleanup_free_ char *path = NULL, *reason = NULL, *systemd = NULL;
                 uid_t held_uid = JOURNAL_NOT_HELD;
+                uint64_t slack = 0;
                 size_t k = 5;
                 int state;
 
                 /* unit STATE THAW-UNTIL PATH REASON, then optionally
-                 * "systemd ADDRESS" and "held UID", in that order. */
+                 * "systemd ADDRESS", "held UID" and "slack NS", in that
+                 * order. */
                 if (n >= k + 2 && token_is(&tok[k], "systemd")) {
                         if ((r = unescape(tok[k + 1].p, tok[k + 1].len, &systemd)) == -ENOMEM)
                                 return r;
@@ -516,8 +545,13 @@ static int parse_line(Journal *j, const char *line, size_t len, bool *seen, cons
                         held_uid = (uid_t) y;
                         k += 2;
                 }
+                if (n >= k + 2 && token_is(&tok[k], "slack")) {
+                        if (token_u64(&tok[k + 1], &slack) < 0 || slack == 0)
+                                WHY("bad slack of a unit");
+                        k += 2;
+                }
                 if (n < 5 || n != k)
-                        WHY("expected: unit STATE THAW-UNTIL PATH REASON [systemd ADDRESS] [held UID]");
+                        WHY("expected: unit STATE THAW-UNTIL PATH REASON [systemd ADDRESS] [held UID] [slack NS]");
                 if ((state = token_lookup(&tok[1], unit_state_names, _UNIT_STATE_MAX)) < 0)
                         WHY("unknown unit state");
                 if (token_u64(&tok[2], &x) < 0)
@@ -537,6 +571,7 @@ static int parse_line(Journal *j, const char *line, size_t len, bool *seen, cons
                 j->units[j->n_units - 1].thaw_until = x;
                 j->units[j->n_units - 1].systemd = TAKE_PTR(systemd);
                 j->units[j->n_units - 1].held_uid = held_uid;
+                j->units[j->n_units - 1].slack_ns = slack;
                 return 0;
         }
         if (token_is(&tok[0], "thread")) {
@@ -554,7 +589,7 @@ static int parse_line(Journal *j, const char *line, size_t len, bool *seen, cons
 
 int journal_parse(const char *buf, size_t size, Journal **ret) {
         _cleanup_journal_ Journal *j = NULL;
-        bool seen[4] = {}, end = false;
+        bool seen[5] = {}, end = false;
         size_t lineno = 0;
         int r;
 

@@ -32,6 +32,7 @@ typedef enum UnitState {
         UNIT_SKIPPED,      /* did not freeze within FreezeTimeout, left running */
         UNIT_LOCKHOLDER,   /* thawed: holds a file lock a running process waits on */
         UNIT_SLACKED,      /* slack strategy: its threads carry the standby slack */
+        UNIT_LEFT,         /* its [Strategy] is None=: never touched, nor undone */
         _UNIT_STATE_MAX,
         _UNIT_STATE_INVALID = -1,
 } UnitState;
@@ -42,7 +43,8 @@ typedef struct JournalUnit {
         usec_t thaw_until;     /* CLOCK_MONOTONIC; 0 = none, USEC_INFINITY = until exit */
         char *reason;          /* why skipped/thawed; may be NULL */
         char *systemd;         /* the address of the systemd manager that froze it; NULL: cgroupfs */
-        uid_t held_uid;        /* held during standby: its cgroup's owner; JOURNAL_NOT_HELD for enter's */
+        uid_t held_uid;        /* held during standby: its account's owner (0: root's); JOURNAL_NOT_HELD for enter's */
+        uint64_t slack_ns;     /* UNIT_SLACKED: the slack its threads carry; 0: the journal's slack_ns */
         size_t held_size;      /* JOURNAL_HELD_LINE_SIZE(cgroup) once counted, 0 before */
 } JournalUnit;
 
@@ -59,6 +61,7 @@ typedef struct Journal {
         Strategy strategy;
         usec_t since;          /* CLOCK_REALTIME when standby was entered */
         uint64_t slack_ns;     /* the slack applied by the slack strategy */
+        bool per_unit;         /* entered with each unit's [Strategy] line (standby.conf(5)), not one for all */
         JournalUnit *units;
         size_t n_units;
         JournalThread *threads;
@@ -81,20 +84,25 @@ typedef struct Journal {
 /* What the unit lines may take, so that a journal stays below its limit
  * with every unit's reason and systemd address on top: enter's units, left
  * running past JOURNAL_UNITS_BUDGET (the longest names first); the units
- * held during standby, not held past JOURNAL_HELD_BUDGET in all nor past
- * JOURNAL_HELD_UID_BUDGET for the owner of their cgroups (one user's new
- * cgroups do not use up what other users' and root's need). The remaining
- * quarter is for the header, reasons, addresses and threads. */
+ * held during standby, not held past JOURNAL_HELD_BUDGET in all, nor past
+ * JOURNAL_HELD_USERS_BUDGET for all users' together (the rest is root's),
+ * nor past JOURNAL_HELD_UID_BUDGET for one user's account (the delegated
+ * subtree their cgroups lie in, common/cgroup.h's CgroupAccount): one
+ * user's new cgroups do not use up what other users' and root's need. The
+ * remaining quarter is for the header, reasons, addresses and threads. */
 #define JOURNAL_UNITS_BUDGET (JOURNAL_SIZE_MAX / 2)
 #define JOURNAL_HELD_BUDGET (JOURNAL_SIZE_MAX / 4)
+#define JOURNAL_HELD_USERS_BUDGET (JOURNAL_HELD_BUDGET / 4 * 3)
 #define JOURNAL_HELD_UID_BUDGET (JOURNAL_HELD_BUDGET / 8)
 
 /* The bytes s takes in the journal once escaped (every byte outside
  * printable ASCII, the space and '\\' take four). */
 size_t journal_escaped_size(const char *s);
 /* The bytes a unit line for cgroup takes, before its reason and systemd
- * address; a held unit's with its "held UID". */
-#define JOURNAL_UNIT_LINE_SIZE(cgroup) (journal_escaped_size(cgroup) + sizeof("unit lock-holder 18446744073709551615  \\-\n"))
+ * address, with a slacked unit's "slack NS"; a held unit's with its "held
+ * UID". */
+#define JOURNAL_UNIT_LINE_SIZE(cgroup) \
+        (journal_escaped_size(cgroup) + sizeof("unit lock-holder 18446744073709551615  \\- slack 18446744073709551615\n"))
 #define JOURNAL_HELD_LINE_SIZE(cgroup) (JOURNAL_UNIT_LINE_SIZE(cgroup) + sizeof(" held 4294967295") - 1)
 
 const char *journal_phase_to_string(JournalPhase p);
@@ -108,10 +116,14 @@ static inline void journal_freep(Journal **j) {
 #define _cleanup_journal_ __attribute__((cleanup(journal_freep)))
 
 int journal_add_unit(Journal *j, const char *cgroup, UnitState state, const char *reason);
-/* Adds cgroup as a unit held during standby, owned by uid: -EDQUOT when its
- * line would take the held units past JOURNAL_HELD_BUDGET, or uid's past
- * JOURNAL_HELD_UID_BUDGET (nothing added); -ENOMEM. */
-int journal_add_held_unit(Journal *j, const char *cgroup, uid_t uid, UnitState state, const char *reason);
+/* Adds cgroup as a unit held during standby, of the account whose
+ * delegation root is owned by uid (0: root's) and named by cgroup's first
+ * account_len bytes (0 for root's): -EDQUOT when its line would take the
+ * held units past JOURNAL_HELD_BUDGET, a user's past
+ * JOURNAL_HELD_USERS_BUDGET, or those held below the same delegation root
+ * past JOURNAL_HELD_UID_BUDGET (nothing added); -ENOMEM. */
+int journal_add_held_unit(Journal *j, const char *cgroup, uid_t uid, size_t account_len, UnitState state,
+                          const char *reason);
 JournalUnit *journal_find_unit(Journal *j, const char *cgroup);
 void journal_remove_unit(Journal *j, JournalUnit *u);
 int journal_unit_set_reason(JournalUnit *u, const char *reason);

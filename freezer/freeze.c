@@ -449,12 +449,7 @@ static int batch_wait_freezing(Manager *m, Batch *b, usec_t deadline) {
         return r;
 }
 
-/* Freezes leaves, recording them in the journal first. Units that time out
- * are handled by OnFreezeTimeout=; with abort, everything this call froze is
- * thawed again and -ECANCELED returned. With scan (started by the caller),
- * the deadlock guard runs; kept are the cgroups the scan skipped that stay
- * running. */
-static int freeze_leaves(Manager *m, char **leaves, LockScan *scan, char **kept, size_t *ret_frozen,
+int freeze_leaves(Manager *m, char **leaves, LockScan *scan, char **kept, size_t *ret_frozen,
                          size_t *ret_skipped) {
         _cleanup_(batch_done) Batch b = {};
         _cleanup_strv_free_ char **new_units = NULL;
@@ -750,19 +745,50 @@ int thaw_units(Manager *m, char **leaves, usec_t duration) {
         return 0;
 }
 
+/* How many of the cgroups it thawed exit's walk keeps open to wait for,
+ * at most: any user makes frozen cgroups by the thousand, and one fd each
+ * ran the walk out of descriptors, its own opens failing. Past it, the
+ * walk waits for those (one deadline for the whole walk) and goes on. */
+#define EXIT_WALK_WINDOW 64
+
 typedef struct ExitWalk {
         Manager *m;
-        int *fds;              /* what the walk thawed, to wait for */
+        int *fds;              /* what the walk thawed, to wait for: EXIT_WALK_WINDOW at most */
         char **cgroups;
         size_t n, cap;
+        size_t thawed;         /* all it thawed */
+        usec_t deadline;       /* of the waits: set at the first */
+        size_t stuck;          /* waited for, and did not thaw */
         size_t failed;
         size_t target_depth;   /* '/'s in the target walked */
         size_t deep;           /* cgroups CGROUP_DEPTH_MAX levels down walked below (by exit_walk_deep) */
         const char *deep_rel;  /* the one being walked below */
 } ExitWalk;
 
+/* Waits for the cgroups the walk thawed and kept, and lets them go. */
+static void exit_walk_wait(ExitWalk *w) {
+        if (w->n == 0)
+                return;
+        if (w->deadline == 0)
+                w->deadline = now_usec(CLOCK_MONOTONIC) + w->m->config->freeze_timeout;
+        _cleanup_free_ bool *done = calloc(w->n, sizeof(bool));
+        if (done)
+                (void) cgroup_wait_frozen(w->fds, w->n, false, w->deadline, done);
+        for (size_t i = 0; i < w->n; i++) {
+                if (!done || !done[i]) {
+                        log_error("%s did not thaw within the timeout.", w->cgroups[i]);
+                        w->stuck++;
+                }
+                w->fds[i] = safe_close(w->fds[i]);
+        }
+        w->cgroups = strv_free(w->cgroups);
+        w->n = 0;
+}
+
 /* A cgroup found frozen: thawed, and kept to wait for. */
 static void exit_walk_thaw(ExitWalk *w, int fd, const char *rel) {
+        if (w->n >= EXIT_WALK_WINDOW)
+                exit_walk_wait(w);
         int r = cgroup_set_freeze(fd, false);
         if (r == -ENOENT)
                 return;
@@ -772,6 +798,7 @@ static void exit_walk_thaw(ExitWalk *w, int fd, const char *rel) {
                 return;
         }
         manager_step(w->m);
+        w->thawed++;
         log_notice("%s was frozen, and not by a unit the journal could name: thawed.", rel);
         if (!GROW_ARRAY(w->fds, w->cap, w->n + 1) || strv_extend(&w->cgroups, rel) < 0) {
                 w->failed++;
@@ -878,18 +905,8 @@ static int exit_walk_targets(Manager *m, size_t *ret_thawed) {
                         unwalked += (size_t) r;
                 }
         }
-        if (w.n > 0) {
-                _cleanup_free_ bool *done = calloc(w.n, sizeof(bool));
-                r = done ? cgroup_wait_frozen(w.fds, w.n, false, now_usec(CLOCK_MONOTONIC) + m->config->freeze_timeout, done)
-                         : -ENOMEM;
-                for (size_t i = 0; i < w.n; i++) {
-                        if (!done || !done[i]) {
-                                log_error("%s did not thaw within the timeout.", w.cgroups[i]);
-                                stuck++;
-                        }
-                        safe_close(w.fds[i]);
-                }
-        }
+        exit_walk_wait(&w);
+        stuck += w.stuck;
         for (char **t = targets; *t; t++) {
                 _cleanup_close_ int fd = -EBADF;
                 bool frozen;
@@ -902,7 +919,7 @@ static int exit_walk_targets(Manager *m, size_t *ret_thawed) {
         }
         free(w.fds);
         strv_free(w.cgroups);
-        *ret_thawed = w.n;
+        *ret_thawed = w.thawed;
         return stuck + w.failed + unwalked > 0 ? -EBUSY : 0;
 }
 
@@ -919,8 +936,8 @@ int freeze_exit(Manager *m, size_t *ret_walk_thawed) {
          * promise is that exit gives the machine back. */
         for (size_t i = 0; i < m->journal->n_units; i++) {
                 JournalUnit *u = &m->journal->units[i];
-                if (u->state == UNIT_SLACKED)
-                        continue;
+                if (u->state == UNIT_SLACKED || u->state == UNIT_LEFT)
+                        continue; /* slack_exit()'s; never touched */
                 r = batch_add(m, &b, u->cgroup);
                 if (r == -ENOENT || r == -ENOTDIR)
                         continue;

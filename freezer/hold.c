@@ -16,16 +16,15 @@
  * event or by exit, goes through cgroup.freeze the same way.
  *
  * The units held take room in the journal, which has one limit for writing
- * and reading: they are held within JOURNAL_HELD_BUDGET, and each owner of
- * the cgroups (a user's delegated subtree is theirs, a system unit's root's)
- * within JOURNAL_HELD_UID_BUDGET of it. Past that a new cgroup is neither
- * recorded nor frozen: it runs, as a unit started during standby did before
- * it was held, unless an ancestor of it is frozen (then the kernel freezes
- * it with that ancestor, and thawing the ancestor thaws it): the caller
- * thaws it again. Nothing stays frozen that the journal does not name or
- * exit's walk does not thaw. */
-#include <sys/stat.h>
-
+ * and reading: they are held within JOURNAL_HELD_BUDGET, users' within
+ * JOURNAL_HELD_USERS_BUDGET of it (the rest is root's), and each user's
+ * account (the delegated subtree the cgroup lies in, whatever uid its
+ * directories show: cgroup_account()) within JOURNAL_HELD_UID_BUDGET. Past
+ * that a new cgroup is not recorded and its caller thaws it again: it runs,
+ * as a unit started during standby did before it was held, unless an
+ * ancestor of it is frozen (then the kernel freezes it with that ancestor,
+ * and thawing the ancestor thaws it). Nothing stays frozen that the journal
+ * does not name or exit's walk does not thaw. */
 #include "cgroup.h"
 #include "log.h"
 #include "manager.h"
@@ -37,8 +36,13 @@ int freeze_hold(Manager *m, const char *cgroup, int cg_fd) {
         int r;
 
         /* The slack strategy freezes nothing: a new unit inherits nothing
-         * either, and is left as standby left the others, running. */
-        if (!m->journal || m->journal->phase != JOURNAL_ACTIVE || m->journal->strategy != STRATEGY_FREEZE)
+         * either, and is left as standby left the others, running. Per
+         * unit, a new cgroup goes by its own [Strategy] line: only one that
+         * would be frozen is held (a slacked or a None= unit runs). */
+        if (!m->journal || m->journal->phase != JOURNAL_ACTIVE)
+                return 0;
+        const UnitStrategy *us = m->journal->per_unit ? config_unit_strategy(m->config, cgroup) : NULL;
+        if (us ? us->none || us->strategy != STRATEGY_FREEZE : m->journal->strategy != STRATEGY_FREEZE)
                 return 0;
         u = journal_find_unit(m->journal, cgroup);
         if (u && u->state != UNIT_FROZEN && u->state != UNIT_FREEZING)
@@ -49,16 +53,18 @@ int freeze_hold(Manager *m, const char *cgroup, int cg_fd) {
         /* Unreadable: freezing, which exit undoes all the same. */
         state = r >= 0 && frozen ? UNIT_FROZEN : UNIT_FREEZING;
         if (!u) {
-                struct stat st;
+                CgroupAccount a;
 
-                if (fstat(cg_fd, &st) < 0)
-                        return negative_errno();
-                r = journal_add_held_unit(m->journal, cgroup, st.st_uid, state, HOLD_REASON);
+                r = cgroup_account(m->root_fd, cgroup, &a);
+                if (r < 0)
+                        return r;
+                r = journal_add_held_unit(m->journal, cgroup, a.uid, a.prefix_len, state, HOLD_REASON);
                 if (r == -EDQUOT) {
                         log_notice("Not holding %s, started during standby (it runs): the units held for uid %u "
-                                   "would take more than their %u bytes of the journal, or all held units more "
-                                   "than %u.",
-                                   cgroup, (unsigned) st.st_uid, JOURNAL_HELD_UID_BUDGET, JOURNAL_HELD_BUDGET);
+                                   "would take more than their %u bytes of the journal, users' more than %u, or "
+                                   "all held units more than %u.",
+                                   cgroup, (unsigned) a.uid, JOURNAL_HELD_UID_BUDGET, JOURNAL_HELD_USERS_BUDGET,
+                                   JOURNAL_HELD_BUDGET);
                         return 0;
                 }
                 if (r < 0)

@@ -112,7 +112,7 @@ int manager_exit_standby(Manager *m) {
                                           m->state_dir);
         }
 
-        if (m->journal->n_threads > 0 || m->journal->strategy == STRATEGY_SLACK)
+        if (m->journal->n_threads > 0 || m->journal->strategy == STRATEGY_SLACK || slack_any_units(m->journal))
                 q = slack_exit(m);
         r = freeze_exit(m, &walk_thawed);
         if (q < 0 && r >= 0)

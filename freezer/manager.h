@@ -90,6 +90,13 @@ void lock_scan_done(LockScan *s);
 
 /* freeze.c: the freeze strategy and the freeze/thaw verbs. */
 int freeze_enter(Manager *m);
+/* Freezes leaves, recording them in the journal (saved) before the first
+ * write, as enter does; its phase is the caller's. Units that time out go
+ * by OnFreezeTimeout=: skipped, or (abort) everything this call froze
+ * thawed again and -ECANCELED. With scan (lock_scan_start() on the
+ * targets), the deadlock guard runs; kept are the cgroups below the
+ * targets that stay running. */
+int freeze_leaves(Manager *m, char **leaves, LockScan *scan, char **kept, size_t *ret_frozen, size_t *ret_skipped);
 int freeze_units(Manager *m, char **leaves);
 int thaw_units(Manager *m, char **leaves, usec_t duration);
 /* Thaws every unit the journal lists, going past every error, then every
@@ -138,11 +145,23 @@ int freeze_describe_blockers(int cg_fd, char **ret);
  * reason, in ret_holders and ret_reasons (NULL when none). */
 int freeze_find_lock_holders(int root_fd, char **candidates, char **frozen, char ***ret_holders, char ***ret_reasons);
 
-/* slack-strategy.c */
+/* slack-strategy.c: slack_enter() enters with the slack strategy for all
+ * of leaves; slack_apply() records leaves as slacked (saved) and then
+ * writes the slack to each of their threads, each unit's bound its
+ * [Strategy] line's where the journal says per_unit, else TimerSlackNSec=
+ * (the journal's slack_ns, set here); its phase is the caller's. */
 int slack_enter(Manager *m, char **leaves);
+int slack_apply(Manager *m, char **leaves, size_t *ret_threads);
 int slack_exit(Manager *m);
+/* Whether the journal lists a unit as slacked. */
+bool slack_any_units(const Journal *j);
 /* Every thread of the units the journal lists as slacked. */
 int slack_unit_threads(Manager *m, pid_t **ret, size_t *ret_n);
+
+/* strategy.c: enters with each unit's own strategy (standby.conf's
+ * [Strategy]; Strategy= for the units no line names): frozen, slacked
+ * with its bound, or left alone. */
+int strategy_enter(Manager *m);
 
 /* rearm.c: restarts the nanosleep of every thread of the slacked units that
  * sleeps in one, so that it runs with the restored slack. */

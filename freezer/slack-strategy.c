@@ -13,11 +13,17 @@
  * between listing a cgroup and writing its threads' slack. */
 #define SLACK_PASSES 4
 
+/* The slack a unit's threads carry: its own bound, or the journal's. */
+static uint64_t unit_slack(const Journal *j, const JournalUnit *u) {
+        return u && u->slack_ns != 0 ? u->slack_ns : j->slack_ns;
+}
+
 /* The slack a thread had before standby. A thread created during standby
- * inherited the standby slack from its creator, so its own current value is
- * not its original: take its process's main thread's, or the kernel default. */
-static uint64_t original_slack(Manager *m, pid_t pid, uint64_t current) {
-        if (current != m->journal->slack_ns)
+ * inherited the standby slack (bound) from its creator, so its own current
+ * value is not its original: take its process's main thread's, or the
+ * kernel default. */
+static uint64_t original_slack(Manager *m, pid_t pid, uint64_t current, uint64_t bound) {
+        if (current != bound)
                 return current;
         JournalThread *main_thread = journal_find_thread(m->journal, pid);
         if (main_thread)
@@ -28,12 +34,14 @@ static uint64_t original_slack(Manager *m, pid_t pid, uint64_t current) {
 /* Records (in the journal, saved before any write) and then slacks every
  * thread of the given cgroups that is not yet recorded. Returns how many new. */
 static int slack_pass(Manager *m, char **leaves, size_t *ret_new) {
-        size_t first = m->journal->n_threads;
+        size_t first = m->journal->n_threads, bounds_allocated = 0;
+        _cleanup_free_ uint64_t *bounds = NULL; /* of each new thread, from first on */
         int r;
 
         for (char **l = leaves; *l; l++) {
                 _cleanup_close_ int fd = -EBADF;
                 _cleanup_free_ pid_t *pids = NULL;
+                uint64_t bound = unit_slack(m->journal, journal_find_unit(m->journal, *l));
                 size_t n = 0;
 
                 if (cgroup_open(m->root_fd, *l, &fd) < 0 || cgroup_list_pids(fd, false, &pids, &n) < 0)
@@ -58,10 +66,13 @@ static int slack_pass(Manager *m, char **leaves, size_t *ret_new) {
                                         continue;
                                 if (proc_get_stat(tids[t], &st) < 0 || slack_get(tids[t], &cur) < 0)
                                         continue;
+                                if (!GROW_ARRAY(bounds, bounds_allocated, m->journal->n_threads - first + 1))
+                                        return -ENOMEM;
                                 r = journal_add_thread(m->journal, tids[t], st.starttime,
-                                                       original_slack(m, pids[p], cur));
+                                                       original_slack(m, pids[p], cur, bound));
                                 if (r < 0)
                                         return r;
+                                bounds[m->journal->n_threads - 1 - first] = bound;
                         }
                 }
         }
@@ -77,39 +88,44 @@ static int slack_pass(Manager *m, char **leaves, size_t *ret_new) {
 
         for (size_t i = first; i < m->journal->n_threads; i++) {
                 JournalThread *t = &m->journal->threads[i];
-                uint64_t took = 0;
-                r = slack_set(t->tid, m->journal->slack_ns, &took);
+                uint64_t took = 0, bound = bounds[i - first];
+                r = slack_set(t->tid, bound, &took);
                 if (r == -ENOENT || r == -ESRCH)
                         continue;
                 if (r < 0)
                         return log_error_errno(r, "Failed to set the timer slack of thread %d: %m", (int) t->tid);
                 manager_step(m);
                 /* The kernel's word: real-time threads always keep a slack of 0. */
-                if (took != m->journal->slack_ns)
+                if (took != bound)
                         log_notice("Thread %d took a timer slack of %" PRIu64 " ns, not %" PRIu64 " (a real-time "
-                                   "thread?): its timers still fire on time.", (int) t->tid, took, m->journal->slack_ns);
+                                   "thread?): its timers still fire on time.", (int) t->tid, took, bound);
         }
         *ret_new = m->journal->n_threads - first;
         return 0;
 }
 
-int slack_enter(Manager *m, char **leaves) {
-        _cleanup_strv_free_ char **new_units = NULL;
-        usec_t t0 = now_usec(CLOCK_MONOTONIC);
-        uint64_t slack = m->config->slack_ns;
-        size_t total = 0;
+/* A bound of 0 is the largest the kernel takes, probed once per run. */
+static int resolve_bound(uint64_t bound, uint64_t *max, uint64_t *ret) {
         int r;
 
-        if (slack == 0) {
-                r = slack_probe_max(&slack);
+        if (bound == 0 && *max == 0) {
+                r = slack_probe_max(max);
                 if (r < 0)
                         return log_error_errno(r, "Failed to find the largest timer slack this kernel takes: %m");
         }
+        *ret = bound == 0 ? *max : bound;
+        return 0;
+}
 
-        m->journal->phase = JOURNAL_ENTERING;
-        m->journal->strategy = STRATEGY_SLACK;
-        m->journal->since = now_usec(CLOCK_REALTIME);
-        m->journal->slack_ns = slack;
+int slack_apply(Manager *m, char **leaves, size_t *ret_threads) {
+        _cleanup_strv_free_ char **new_units = NULL;
+        uint64_t max = 0;
+        size_t total = 0, first;
+        int r;
+
+        r = resolve_bound(m->config->slack_ns, &max, &m->journal->slack_ns);
+        if (r < 0)
+                return r;
         r = strv_split_words("", &new_units);
         if (r < 0)
                 return r;
@@ -117,9 +133,21 @@ int slack_enter(Manager *m, char **leaves) {
                 if (!journal_find_unit(m->journal, *l) && (r = strv_extend(&new_units, *l)) < 0)
                         return r;
         /* The exit kick freezes: through systemd where it manages the unit. */
+        first = m->journal->n_units;
         r = journal_add_units_with_backend(m, new_units, UNIT_SLACKED);
         if (r < 0)
                 return r;
+        /* Each unit's own bound, named by its [Strategy] line; recorded
+         * with it before any thread carries it. */
+        for (size_t i = first; m->journal->per_unit && i < m->journal->n_units; i++) {
+                JournalUnit *u = &m->journal->units[i];
+                const UnitStrategy *us = config_unit_strategy(m->config, u->cgroup);
+                if (u->state != UNIT_SLACKED || !us || us->none || us->strategy != STRATEGY_SLACK)
+                        continue;
+                r = resolve_bound(us->slack_ns, &max, &u->slack_ns);
+                if (r < 0)
+                        return r;
+        }
 
         for (int pass = 0; pass < SLACK_PASSES; pass++) {
                 size_t added = 0;
@@ -130,13 +158,30 @@ int slack_enter(Manager *m, char **leaves) {
                 if (added == 0)
                         break;
         }
+        if (ret_threads)
+                *ret_threads = total;
+        return 0;
+}
+
+int slack_enter(Manager *m, char **leaves) {
+        usec_t t0 = now_usec(CLOCK_MONOTONIC);
+        size_t total = 0;
+        int r;
+
+        m->journal->phase = JOURNAL_ENTERING;
+        m->journal->strategy = STRATEGY_SLACK;
+        m->journal->since = now_usec(CLOCK_REALTIME);
+        r = slack_apply(m, leaves, &total);
+        if (r < 0)
+                return r;
 
         m->journal->phase = JOURNAL_ACTIVE;
         r = manager_save_journal(m);
         if (r < 0)
                 return log_error_errno(r, "Failed to write the journal in %s: %m", m->state_dir);
-        log_info("Standby entered: timer slack %" PRIu64 " ns on %zu threads in %zu cgroups, in %.1f ms.", slack,
-                 total, strv_length(leaves), (double) (now_usec(CLOCK_MONOTONIC) - t0) / 1000.0);
+        log_info("Standby entered: timer slack %" PRIu64 " ns on %zu threads in %zu cgroups, in %.1f ms.",
+                 m->journal->slack_ns, total, strv_length(leaves),
+                 (double) (now_usec(CLOCK_MONOTONIC) - t0) / 1000.0);
         return 0;
 }
 
@@ -209,6 +254,13 @@ static int kick_units(Manager *m) {
         return r;
 }
 
+bool slack_any_units(const Journal *j) {
+        for (size_t i = 0; i < j->n_units; i++)
+                if (j->units[i].state == UNIT_SLACKED)
+                        return true;
+        return false;
+}
+
 int slack_unit_threads(Manager *m, pid_t **ret, size_t *ret_n) {
         _cleanup_free_ pid_t *all = NULL;
         size_t n = 0;
@@ -261,19 +313,27 @@ int slack_exit(Manager *m) {
                 restored++;
         }
 
-        /* Threads created during standby inherited the standby slack. */
-        _cleanup_free_ pid_t *tids = NULL;
-        size_t n = 0;
-        r = slack_unit_threads(m, &tids, &n);
-        if (r < 0)
-                return r;
-        for (size_t k = 0; k < n; k++) {
-                uint64_t cur;
-                if (journal_find_thread(m->journal, tids[k]) || slack_get(tids[k], &cur) < 0 ||
-                    cur != m->journal->slack_ns)
-                        continue;
-                if (slack_set(tids[k], SLACK_KERNEL_DEFAULT_NS, NULL) >= 0)
-                        restored++;
+        /* Threads created during standby inherited their unit's standby
+         * slack: those that still carry it get the kernel's default (set
+         * as a number: writing 0 would give them the default they too
+         * inherited, the standby slack). */
+        for (size_t i = 0; i < m->journal->n_units; i++) {
+                const JournalUnit *u = &m->journal->units[i];
+                _cleanup_close_ int fd = -EBADF;
+                _cleanup_free_ pid_t *tids = NULL;
+                size_t n = 0;
+
+                if (u->state != UNIT_SLACKED || cgroup_open(m->root_fd, u->cgroup, &fd) < 0 ||
+                    cgroup_list_pids(fd, true, &tids, &n) < 0)
+                        continue; /* gone */
+                for (size_t k = 0; k < n; k++) {
+                        uint64_t cur;
+                        if (journal_find_thread(m->journal, tids[k]) || slack_get(tids[k], &cur) < 0 ||
+                            cur != unit_slack(m->journal, u))
+                                continue;
+                        if (slack_set(tids[k], SLACK_KERNEL_DEFAULT_NS, NULL) >= 0)
+                                restored++;
+                }
         }
 
         /* Before the kick: a kicked nanosleep would restart on its old expiry. */

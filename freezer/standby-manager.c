@@ -20,7 +20,8 @@ static void help(void) {
                "\n"
                "Verbs:\n"
                "  enter [--strategy=freeze|slack]  Enter standby: freeze (or slack) every unit below\n"
-               "                                   the configured targets\n"
+               "                                   the configured targets, each as its [Strategy] line\n"
+               "                                   says, or all one way with --strategy\n"
                "  exit                             Leave standby: undo everything the journal lists\n"
                "  status [--json]                  Show standby state, unit by unit\n"
                "  is-active                        Print whether standby is active\n"
@@ -30,7 +31,8 @@ static void help(void) {
                "Options:\n"
                "  -c, --config FILE     Configuration file (default " STANDBY_CONFIG_PATH ")\n"
                "      --state-dir DIR   Journal directory (default " STANDBY_STATE_DIR ")\n"
-               "      --strategy NAME   freeze or slack (enter only; overrides Strategy=)\n"
+               "      --strategy NAME   freeze or slack for every unit (enter only; overrides Strategy=\n"
+               "                        and [Strategy])\n"
                "      --for DURATION    thaw only: refreeze after DURATION (e.g. 30s, 2min)\n"
                "      --json            status only: one JSON object\n"
                "      --bus-address A   enter, status, thaw --for: reach standby-listener on this D-Bus address\n"
@@ -96,9 +98,10 @@ static int resolve_units(Manager *m, char **args, char ***ret) {
         return 0;
 }
 
-static int verb_enter_told(Manager *m, Strategy strategy);
+static int verb_enter_told(Manager *m, Strategy strategy, bool per_unit);
 
-static int verb_enter(Manager *m, Strategy strategy) {
+/* per_unit: each unit by its [Strategy] line (strategy for the others). */
+static int verb_enter(Manager *m, Strategy strategy, bool per_unit) {
         sd_bus *told = NULL;
         int r;
 
@@ -110,12 +113,12 @@ static int verb_enter(Manager *m, Strategy strategy) {
         r = listener_prepare_entry(m->bus_address, m->config->inhibit_delay_max + 5 * USEC_PER_SEC, &told);
         if (r < 0)
                 log_debug_errno(r, "Apps not told through the listener: %m");
-        r = verb_enter_told(m, strategy);
+        r = verb_enter_told(m, strategy, per_unit);
         listener_prepare_done(told);
         return r;
 }
 
-static int verb_enter_told(Manager *m, Strategy strategy) {
+static int verb_enter_told(Manager *m, Strategy strategy, bool per_unit) {
         _cleanup_strv_free_ char **units = NULL;
         int r;
 
@@ -128,7 +131,7 @@ static int verb_enter_told(Manager *m, Strategy strategy) {
          * refuse every enter from then on (the lid closed again would enter
          * nothing): the freeze strategy enters over it, and those units stay
          * in the journal. */
-        bool over_failed_exit = m->journal->phase == JOURNAL_EXITING && strategy == STRATEGY_FREEZE &&
+        bool over_failed_exit = m->journal->phase == JOURNAL_EXITING && (strategy == STRATEGY_FREEZE || per_unit) &&
                                 m->journal->strategy == STRATEGY_FREEZE && m->journal->n_threads == 0;
         if (m->journal->phase != JOURNAL_NONE && !over_failed_exit) {
                 log_error("Standby is already entered (%s, strategy %s); run `standby-manager exit` first.",
@@ -139,7 +142,9 @@ static int verb_enter_told(Manager *m, Strategy strategy) {
                 log_warning("The last exit left %zu units it could not thaw (see `standby-manager status`); "
                             "entering all the same.", m->journal->n_units);
 
-        if (strategy == STRATEGY_FREEZE)
+        if (per_unit)
+                r = strategy_enter(m);
+        else if (strategy == STRATEGY_FREEZE)
                 r = freeze_enter(m);
         else {
                 _cleanup_strv_free_ char **targets = NULL;
@@ -438,7 +443,9 @@ int main(int argc, char *argv[]) {
 
         if (streq(verb, "enter") || streq(verb, "exit")) {
                 bool enter = streq(verb, "enter");
-                ret = enter ? verb_enter(&m, strategy) : verb_exit(&m);
+                /* --strategy is one for all: the [Strategy] lines are not read then. */
+                ret = enter ? verb_enter(&m, strategy, !strategy_arg && m.config->n_unit_strategies > 0)
+                            : verb_exit(&m);
                 /* Unlocked first: the unit's own enter or exit takes the lock.
                  * Standby entered already (by hand, say) starts the target too;
                  * any exit stops it, even a failed one (the unit's exit tries

@@ -58,6 +58,7 @@ static void print_json(Manager *m, const UnitView *views, const ListenerStat *ls
                 manager_standby_active(m) ? "true" : "false", journal_phase_to_string(j->phase),
                 m->journal_busy ? "true" : "false");
         json_print_string(f, j->phase == JOURNAL_NONE ? NULL : strategy_to_string(j->strategy));
+        fprintf(f, ",\"per_unit\":%s", j->per_unit ? "true" : "false");
         fprintf(f, ",\"since_realtime_usec\":%" PRIu64 ",\"cgroup_mount\":", j->since);
         json_print_string(f, m->cgroup_mount);
         fprintf(f, ",\"slack_ns\":%" PRIu64 ",\"threads_slacked\":%zu,\"units_frozen\":%zu,\"journal_damaged\":%s,"
@@ -73,6 +74,8 @@ static void print_json(Manager *m, const UnitView *views, const ListenerStat *ls
                         unit_state_to_string(v.u->state), v.kernel_frozen < 0 ? "null" : v.kernel_frozen ? "true" : "false",
                         v.u->systemd ? "systemd" : "cgroupfs");
                 json_print_string(f, v.systemd_state);
+                if (v.u->state == UNIT_SLACKED)
+                        fprintf(f, ",\"slack_ns\":%" PRIu64, v.u->slack_ns ? v.u->slack_ns : j->slack_ns);
                 if (v.u->state == UNIT_THAWED) {
                         if (v.remaining == USEC_INFINITY)
                                 fprintf(f, ",\"thawed_until\":\"exit\"");
@@ -203,15 +206,23 @@ static void print_text(Manager *m, const UnitView *views, const ListenerStat *ls
                 time_t t = (time_t) (j->since / USEC_PER_SEC);
                 char tb[64];
                 strftime(tb, sizeof(tb), "%Y-%m-%d %H:%M:%S", localtime(&t));
-                printf("Strategy: %s, since %s\n", strategy_to_string(j->strategy), tb);
+                if (j->per_unit)
+                        printf("Strategy: per unit (standby.conf's [Strategy]; %s for the others), since %s\n",
+                               strategy_to_string(j->strategy), tb);
+                else
+                        printf("Strategy: %s, since %s\n", strategy_to_string(j->strategy), tb);
         }
-        if (j->strategy == STRATEGY_SLACK && j->n_threads) {
+        if (j->n_threads && j->per_unit)
+                printf("Timer slack: on %zu threads, each unit's bound below\n", j->n_threads);
+        else if (j->n_threads) {
                 char sb[32];
                 printf("Timer slack: %s (%" PRIu64 " ns) on %zu threads\n",
                        format_timespan(sb, sizeof(sb), j->slack_ns / NSEC_PER_USEC), j->slack_ns, j->n_threads);
         }
         printf("Units: %zu frozen, %zu thawed, %zu skipped, %zu lock holders, %zu slacked", counts[UNIT_FROZEN],
                counts[UNIT_THAWED], counts[UNIT_SKIPPED], counts[UNIT_LOCKHOLDER], counts[UNIT_SLACKED]);
+        if (counts[UNIT_LEFT])
+                printf(", %zu left alone", counts[UNIT_LEFT]);
         if (running)
                 printf(", %zu running that the journal calls frozen", running);
         if (gone)
@@ -234,6 +245,10 @@ static void print_text(Manager *m, const UnitView *views, const ListenerStat *ls
                         printf(" (");
                         text_print_string(stdout, v.u->cgroup);
                         printf(")");
+                }
+                if (v.u->state == UNIT_SLACKED) {
+                        uint64_t ns = v.u->slack_ns ? v.u->slack_ns : j->slack_ns;
+                        printf("  (slack %s)", ns >= UINT64_C(1) << 62 ? "max" : format_timespan(tb, sizeof(tb), ns / NSEC_PER_USEC));
                 }
                 if (v.u->state == UNIT_THAWED)
                         printf("  (%s)", v.remaining == USEC_INFINITY ? "until exit"

@@ -204,17 +204,20 @@ typedef struct BusConnRef {
 typedef struct CallTarget {
         const Rule *rule;
         char *cgroup;
+        Listener *listener;
+        FdCharge charge;              /* the pidfds and duplicates, from the cgroup's account */
         BusConnRef *conns;
         size_t n;
         struct CallTarget *next;
 } CallTarget;
 
-static void call_target_free(CallTarget *t) {
+static void call_target_free(Listener *l, CallTarget *t) {
         for (size_t i = 0; i < t->n; i++) {
                 sd_event_source_disable_unref(t->conns[i].exit_watch);
                 safe_close(t->conns[i].conn);
                 safe_close(t->conns[i].pidfd);
         }
+        listener_fds_give_back_all(l, &t->charge);
         free(t->conns);
         free(t->cgroup);
         free(t);
@@ -241,28 +244,48 @@ static int add_if_bus_connection(const SocketRef *s, void *userdata) {
         if (!nc)
                 return -ENOMEM;
         t->conns = nc;
+        /* Past the account's share, the walk ends: the rest of its
+         * connections are not looked at (fd-budget.c). */
+        int r = listener_fds_take(w->listener, &t->charge, 1, "Event=dbus-call");
+        if (r < 0)
+                return r;
+        /* The duplicate only within the share too; else taken afresh at each call. */
+        hold = hold && listener_fds_take(w->listener, &t->charge, 1, "Event=dbus-call") >= 0;
         pidfd = fcntl(s->pidfd, F_DUPFD_CLOEXEC, 3);
-        if (pidfd < 0)
+        if (pidfd < 0) {
+                listener_fds_give_back(w->listener, &t->charge, 1 + hold);
                 return -errno;
+        }
         t->conns[t->n++] = (BusConnRef) { .pid = s->pid, .pidfd = pidfd, .fd = s->fd, .conn = hold ? s->dup : -EBADF };
         return hold; /* the duplicate kept, or closed */
 }
 
-static int on_conn_owner_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        BusConnRef *c = userdata;
-
+static void conn_drop(Listener *l, CallTarget *t, BusConnRef *c) {
+        if (c->conn < 0)
+                return;
         c->conn = safe_close(c->conn);
-        c->exit_watch = sd_event_source_disable_unref(c->exit_watch);
+        listener_fds_give_back(l, &t->charge, 1);
+}
+
+static int on_conn_owner_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        CallTarget *t = userdata;
+        Listener *l = t->listener;
+
+        for (size_t i = 0; i < t->n; i++)
+                if (t->conns[i].exit_watch == s) {
+                        conn_drop(l, t, &t->conns[i]);
+                        t->conns[i].exit_watch = sd_event_source_disable_unref(t->conns[i].exit_watch);
+                        break;
+                }
         return 0;
 }
 
 /* Once a target's connections are all found (the array is final). */
 static void watch_conn_owners(Listener *l, CallTarget *t) {
         for (size_t i = 0; i < t->n; i++)
-                if (t->conns[i].conn >= 0 &&
-                    sd_event_add_io(l->event, &t->conns[i].exit_watch, t->conns[i].pidfd, EPOLLIN, on_conn_owner_exit,
-                                    &t->conns[i]) < 0)
-                        t->conns[i].conn = safe_close(t->conns[i].conn); /* taken afresh at each call */
+                if (t->conns[i].conn >= 0 && sd_event_add_io(l->event, &t->conns[i].exit_watch, t->conns[i].pidfd,
+                                                              EPOLLIN, on_conn_owner_exit, t) < 0)
+                        conn_drop(l, t, &t->conns[i]); /* taken afresh at each call */
 }
 
 int listener_call_delivered(Listener *l, const Rule *rule, const char *sender, uint32_t serial) {
@@ -299,7 +322,7 @@ void listener_drop_call_targets(Listener *l) {
         while (l->call_targets) {
                 CallTarget *t = l->call_targets;
                 l->call_targets = t->next;
-                call_target_free(t);
+                call_target_free(l, t);
         }
 }
 
@@ -330,8 +353,11 @@ int listener_sync_call_targets(Listener *l) {
                                         return -ENOMEM;
                                 }
                                 t->rule = rule;
+                                t->listener = l;
                                 t->next = l->call_targets;
                                 l->call_targets = t;
+                                if (listener_fds_charge_for(l, t->cgroup, &t->charge) < 0)
+                                        continue; /* gone: nothing to hold */
                                 (void) listener_for_each_socket(l, t->cgroup, add_if_bus_connection,
                                                        &(BusWalk) { .listener = l, .target = t,
                                                                     .owner = owner_pid(

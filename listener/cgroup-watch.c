@@ -435,7 +435,9 @@ static void hold(Listener *l, int cg_fd, const char *cgroup, const JournalUnit *
         Journal *j = l->m.journal;
         int r;
 
-        if (!j || j->phase != JOURNAL_ACTIVE || j->strategy != STRATEGY_FREEZE ||
+        const UnitStrategy *us = j && j->per_unit ? config_unit_strategy(l->m.config, cgroup) : NULL;
+        if (!j || j->phase != JOURNAL_ACTIVE ||
+            (us ? us->none || us->strategy != STRATEGY_FREEZE : j->strategy != STRATEGY_FREEZE) ||
             (u && u->state != UNIT_FROZEN && u->state != UNIT_FREEZING) || w->n_pending >= PENDING_MAX) {
                 state_of(l)->not_held++;
                 return;

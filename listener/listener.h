@@ -41,6 +41,7 @@ typedef struct Statistics {
         uint64_t thaw_failures;   /* units an event or a call was to thaw that stayed frozen */
         uint64_t jobs_released;   /* timer jobs of held units cancelled at their manager (held-job.c) */
         uint64_t yields;          /* events after whose thaws the listener stepped aside (sched_yield) */
+        uint64_t fds_refused;     /* descriptors not kept for an account past its share (fd-budget.c) */
         uint64_t thaw_usec_total; /* event received -> units thawed */
         uint64_t thaw_usec_max;
 } Statistics;
@@ -69,12 +70,30 @@ typedef struct UnitRefreezing {
 } UnitRefreezing;
 
 /* What the journal says of a unit, kept in memory for the event path. */
+/* fd-budget.c: what a holder of descriptors took, and from whose account. */
+typedef struct FdCharge {
+        uint64_t account;         /* CgroupAccount.id; 0: root's */
+        uid_t uid;                /* its owner, for the log */
+        size_t n;
+} FdCharge;
+typedef struct FdAccount FdAccount;
+typedef struct FdBudget {
+        size_t pool;              /* the limit of open files less the reserve; 0: not read yet */
+        size_t used, users_used;
+        FdAccount *accounts;
+        size_t n_accounts;
+} FdBudget;
+/* What the listener keeps for its own work, out of reach of the pool. */
+#define LISTENER_FDS_RESERVE_MIN 256
+
 typedef struct CachedUnit {
         char *cgroup;
         UnitState state;
         usec_t thaw_until;
         int fd;                   /* the cgroup, opened when the journal changes */
         int freeze_fd;            /* its cgroup.freeze, open for writing: a thaw is one write */
+        FdCharge charge;          /* the two, from its account (fd-budget.c) */
+        bool fds_refused;         /* past its account's share: opened at each thaw, not kept */
         char *systemd;            /* the manager that froze it, if systemd did */
 } CachedUnit;
 
@@ -229,6 +248,7 @@ typedef struct Listener {
         size_t n_announce_calls;
         void (*announce_done)(struct Listener *l);
         sd_bus_slot *announce_watch;     /* the last PrepareEntry caller's going (inhibit.c) */
+        FdBudget fd_budget;              /* descriptors kept for others' sockets and cgroups */
         Statistics stats;
         void *source_states[LISTENER_SOURCES_MAX]; /* each source's own (sources.c) */
         const struct ListenerSource *source_of_state[LISTENER_SOURCES_MAX]; /* whose, from the start on */
@@ -556,6 +576,20 @@ void listener_forget_exit(Listener *l);
 static inline bool listener_exiting(const Listener *l) {
         return l->exit_pid > 0 || l->leave_pending;
 }
+
+/* fd-budget.c */
+/* The charge of what belongs to cgroup (its account, common/cgroup.h), with
+ * nothing taken yet. */
+int listener_fds_charge_for(Listener *l, const char *cgroup, FdCharge *ret);
+/* Takes n descriptors into c from its account's share: 0, or -EMFILE past
+ * it (logged once per account, counted in fds_refused), -ENOMEM. */
+int listener_fds_take(Listener *l, FdCharge *c, size_t n, const char *what);
+/* Gives back n of what c took (at most all of it). */
+void listener_fds_give_back(Listener *l, FdCharge *c, size_t n);
+static inline void listener_fds_give_back_all(Listener *l, FdCharge *c) {
+        listener_fds_give_back(l, c, c->n);
+}
+void listener_fds_done(Listener *l);
 
 /* proc-sockets.c */
 /* pidfd_getfd(2): a duplicate of a process's fd, through its pidfd. */

@@ -34,6 +34,7 @@ typedef struct SocketWatch {
         Listener *listener;
         const Rule *rule;
         char *cgroup;                /* the frozen leaf whose sockets these are */
+        FdCharge charge;             /* the fds, from the account of the cgroup */
         int *fds;
         LoopSource **sources;
         size_t n;
@@ -46,6 +47,7 @@ static void watch_free(SocketWatch *w) {
                 listener_loop_remove(w->listener, w->sources[i]);
                 safe_close(w->fds[i]);
         }
+        listener_fds_give_back_all(w->listener, &w->charge);
         free(w->fds);
         free(w->sources);
         free(w->cgroup);
@@ -112,12 +114,30 @@ static int watch_add_fd(SocketWatch *w, int fd) {
 }
 
 static int keep_if_worth_watching(const SocketRef *s, void *userdata) {
-        return worth_watching(s->dup) && watch_add_fd(userdata, s->dup) >= 0;
+        SocketWatch *w = userdata;
+        int r;
+
+        if (!worth_watching(s->dup))
+                return 0;
+        /* Past the account's share, the walk ends: the rest of its
+         * sockets are not watched. */
+        r = listener_fds_take(w->listener, &w->charge, 1, "Event=socket");
+        if (r < 0)
+                return r;
+        if (watch_add_fd(w, s->dup) < 0) {
+                listener_fds_give_back(w->listener, &w->charge, 1);
+                return 0;
+        }
+        return 1;
 }
 
-/* Duplicates every worthwhile socket of every process of the cgroup. */
+/* Duplicates every worthwhile socket of every process of the cgroup, as
+ * many as its account's share of descriptors allows (fd-budget.c). */
 static int watch_arm(SocketWatch *w) {
-        int r = listener_for_each_socket(w->listener, w->cgroup, keep_if_worth_watching, w);
+        int r = listener_fds_charge_for(w->listener, w->cgroup, &w->charge);
+        if (r < 0)
+                return r;
+        r = listener_for_each_socket(w->listener, w->cgroup, keep_if_worth_watching, w);
         log_debug("Holding %zu sockets of %s.", w->n, w->cgroup);
         return r;
 }

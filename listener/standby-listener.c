@@ -55,8 +55,8 @@ static void warn_processless(const RuleSet *set) {
         }
 }
 
-/* The entry and leave policy (EnterOn= and the keys beside it) is read
- * again; the rest of the configuration is not (Group= is looked up once at
+/* The entry and leave policy (EnterOn= and the keys beside it) and
+ * [Strategy] are read again; the rest of the configuration is not (Group= is looked up once at
  * start, and the journal's cgroups are the running standby's). A file that
  * does not parse changes nothing. */
 static void reload_policy(Listener *l) {
@@ -75,6 +75,14 @@ static void reload_policy(Listener *l) {
         cur->inhibit_delay_max = c->inhibit_delay_max;
         cur->users_may_block = c->users_may_block;
         cur->freeze_before_sleep = c->freeze_before_sleep;
+        /* [Strategy]: which new cgroups a standby of a strategy per unit
+         * holds (freezer/hold.c), as the next enter reads it. */
+        UnitStrategy *us = cur->unit_strategies;
+        size_t n_us = cur->n_unit_strategies;
+        cur->unit_strategies = c->unit_strategies;
+        cur->n_unit_strategies = c->n_unit_strategies;
+        c->unit_strategies = us; /* freed with c */
+        c->n_unit_strategies = n_us;
         listener_logind_reload(l);
 }
 
@@ -407,6 +415,7 @@ finish:
         listener_cache_refresh(&l); /* with no journal: empties and closes the cache */
         free(l.cache);
         listener_sources_stop(&l);
+        listener_fds_done(&l);
         listener_loop_free_removed(&l);
         safe_close(l.loop_fd);
         sd_event_source_disable_unref(l.state_watch);
@@ -531,6 +540,18 @@ int main(int argc, char *argv[]) {
                 return EXIT_FAILURE_GENERIC;
 
         warn_processless(set);
+        /* What [Strategy] says, in the order it decides. */
+        for (size_t i = 0; config && i < config->n_unit_strategies; i++) {
+                const UnitStrategy *u = &config->unit_strategies[i];
+                char tb[32];
+                if (u->none || u->strategy == STRATEGY_FREEZE)
+                        printf("[Strategy] %s: %s\n", u->pattern, u->none ? "left alone" : "frozen");
+                else if (u->slack_ns == 0)
+                        printf("[Strategy] %s: slacked, timers as late as the kernel allows\n", u->pattern);
+                else
+                        printf("[Strategy] %s: slacked, timers at most %s late\n", u->pattern,
+                               format_timespan(tb, sizeof(tb), u->slack_ns / NSEC_PER_USEC));
+        }
         for (size_t i = 0; set && i < set->n_rules; i++) {
                 _cleanup_free_ char *d = rule_describe(&set->rules[i]);
                 printf("%s\n", d ? d : set->rules[i].path);

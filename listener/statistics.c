@@ -11,6 +11,7 @@
  * windows) and those more than one source counts. */
 static const ListenerStatistic core_statistics[] = {
         LISTENER_STATISTIC(events),          LISTENER_STATISTIC(matched),       LISTENER_STATISTIC(thaws),
+        LISTENER_STATISTIC(fds_refused),
         LISTENER_STATISTIC(coalesced),       LISTENER_STATISTIC(refreezes),     LISTENER_STATISTIC(exits),
         LISTENER_STATISTIC(resyncs),         LISTENER_STATISTIC(forged),        LISTENER_STATISTIC(replayed),
         LISTENER_STATISTIC(thaw_usec_total), LISTENER_STATISTIC(thaw_usec_max), LISTENER_STATISTIC(systemd_fallbacks),

@@ -28,7 +28,7 @@ static void note_outcome(Listener *l, const char *cgroup, int r) {
                 listener_report_note(l, cgroup, -ESRCH);
         else if (c->state == UNIT_THAWED)
                 listener_report_note(l, cgroup, 0); /* thawed already, its window open */
-        else if (c->fd < 0)
+        else if (c->fd < 0 && !c->fds_refused)
                 listener_report_note(l, cgroup, -ENOENT);
 }
 

@@ -94,12 +94,21 @@ void listener_cache_refresh(Listener *l) {
                 if (o && o->unit->cgroup) {
                         c->fd = TAKE_FD(o->unit->fd);
                         c->freeze_fd = TAKE_FD(o->unit->freeze_fd);
+                        c->charge = o->unit->charge;
+                        o->unit->charge.n = 0;
+                        c->fds_refused = o->unit->fds_refused;
                         c->cgroup = TAKE_PTR(o->unit->cgroup);
                 }
                 if (!c->cgroup && !(c->cgroup = strdup(j->units[i].cgroup)))
                         break;
-                /* Opened now, off the event's path. */
-                if (c->fd < 0)
+                /* Opened now, off the event's path, within the share of its
+                 * account (a user makes as many units as empty cgroups);
+                 * past it, at each thaw. */
+                if (c->fd < 0 && !c->fds_refused && c->charge.n == 0 &&
+                    listener_fds_charge_for(l, c->cgroup, &c->charge) >= 0 &&
+                    listener_fds_take(l, &c->charge, 2, "the cgroups of journal units") < 0)
+                        c->fds_refused = true;
+                if (c->fd < 0 && c->charge.n > 0)
                         (void) cgroup_open(l->m.root_fd, c->cgroup, &c->fd);
                 if (c->fd >= 0 && c->freeze_fd < 0)
                         (void) cgroup_open_freeze(c->fd, &c->freeze_fd);
@@ -126,6 +135,7 @@ void listener_cache_refresh(Listener *l) {
         for (size_t k = 0; k < n_old; k++) {
                 safe_close(old[k].fd);
                 safe_close(old[k].freeze_fd);
+                listener_fds_give_back_all(l, &old[k].charge);
                 free(old[k].cgroup);
                 free(old[k].systemd);
         }
@@ -313,11 +323,13 @@ int listener_unit_thaw(Listener *l, const char *cgroup, usec_t now, usec_t until
         if (c->state != UNIT_FROZEN && c->state != UNIT_THAWED &&
             !(c->state == UNIT_FREEZING && unit_release(l, c->cgroup)))
                 return 0;
-        if (c->fd < 0 && (r = cgroup_open(l->m.root_fd, c->cgroup, &c->fd)) < 0)
+        /* Past its account's share, opened for this thaw alone. */
+        _cleanup_close_ int fd = -EBADF;
+        if (c->fd < 0 && (r = cgroup_open(l->m.root_fd, c->cgroup, &fd)) < 0)
                 return r == -ENOENT ? r : log_warning_errno(r, "Failed to open %s to thaw it: %m", c->cgroup);
         /* Through systemd where systemd froze it: never one way in, the
          * other out. Not waited for (systemd-link.c). */
-        r = listener_unit_set_freeze(l, c->cgroup, c->systemd, c->fd, c->freeze_fd, false);
+        r = listener_unit_set_freeze(l, c->cgroup, c->systemd, c->fd >= 0 ? c->fd : fd, c->freeze_fd, false);
         if (r == -ENODEV || r == -ENOENT)
                 return -ENOENT; /* removed since it was opened: nothing to thaw */
         if (r < 0)
@@ -340,6 +352,8 @@ void listener_unit_made_anew(Listener *l, const char *cgroup, int cg_fd) {
         /* What it kept open is the removed cgroup's, which no write thaws. */
         c->freeze_fd = safe_close(c->freeze_fd);
         c->fd = safe_close(c->fd);
+        if (c->charge.n == 0)
+                return; /* past its account's share: opened by name at the thaw */
         c->fd = fcntl(cg_fd, F_DUPFD_CLOEXEC, 3);
         if (c->fd < 0)
                 c->fd = -EBADF; /* opened by name at the thaw */

@@ -207,6 +207,48 @@ START_TEST(test_any_name_any_depth) {
 }
 END_TEST
 
+/* A cgroup's account is the topmost cgroup on its path that root does not
+ * own: chowning cgroups below it, or it, changes neither which it is nor
+ * its id; a path all root's is root's. */
+START_TEST(test_account_is_delegation_root) {
+        _cleanup_free_ char *deep = NULL, *user = NULL, *sys = NULL;
+        CgroupAccount a, b;
+
+        if (!test_need_root_cgroup2())
+                return;
+        _cleanup_close_ int d = test_cgroup("user.slice/user@1000.service/app.slice/x.service");
+        _cleanup_close_ int u = test_cgroup("user.slice/user@1000.service");
+        _cleanup_close_ int app = test_cgroup("user.slice/user@1000.service/app.slice");
+        _cleanup_close_ int s = test_cgroup("system.slice/y.service");
+        ck_assert_int_eq(fchown(u, 1000, 1000), 0);
+        ck_assert_int_eq(fchown(app, 100000, 100000), 0);
+        ck_assert_int_eq(fchown(d, 100001, 100001), 0);
+        ck_assert_int_ge(asprintf(&deep, "%s/user.slice/user@1000.service/app.slice/x.service", T.base), 0);
+        ck_assert_int_ge(asprintf(&user, "%s/user.slice/user@1000.service", T.base), 0);
+        ck_assert_int_ge(asprintf(&sys, "%s/system.slice/y.service", T.base), 0);
+
+        ck_assert_int_eq(cgroup_account(T.root_fd, deep, &a), 0);
+        ck_assert_uint_eq(a.uid, 1000);
+        ck_assert_uint_ne(a.id, 0);
+        ck_assert_uint_eq(a.prefix_len, strlen(user));
+        ck_assert(!cgroup_account_is_root(&a));
+        /* The user gives his delegation root to one of his subordinate uids. */
+        ck_assert_int_eq(fchown(u, 100002, 100002), 0);
+        ck_assert_int_eq(cgroup_account(T.root_fd, deep, &b), 0);
+        ck_assert_uint_eq(b.uid, 100002);
+        ck_assert_uint_eq(b.id, a.id);
+        ck_assert_uint_eq(b.prefix_len, a.prefix_len);
+
+        ck_assert_int_eq(cgroup_account(T.root_fd, sys, &a), 0);
+        ck_assert(cgroup_account_is_root(&a));
+        ck_assert_uint_eq(a.prefix_len, 0);
+        ck_assert_int_eq(cgroup_account(T.root_fd, "", &a), 0);
+        ck_assert(cgroup_account_is_root(&a));
+        ck_assert_int_eq(cgroup_account(T.root_fd, "no/such/cgroup", &a), -ENOENT);
+        ck_assert_int_eq(cgroup_account(T.root_fd, "a/../b", &a), -EINVAL);
+}
+END_TEST
+
 Suite *cgroup_suite(void) {
         Suite *s = suite_create("cgroup");
         TCase *tc = tcase_create("mountinfo");
@@ -219,5 +261,6 @@ Suite *cgroup_suite(void) {
         tcase_add_test(tc, test_list_leaves_and_pids);
         tcase_add_test(tc, test_open_refuses_escape);
         tcase_add_test(tc, test_any_name_any_depth);
+        tcase_add_test(tc, test_account_is_delegation_root);
         return s;
 }

@@ -123,6 +123,49 @@ START_TEST(test_reassigned_strings) {
 }
 END_TEST
 
+/* [Strategy]: each pattern an entry; the deepest path component matched
+ * decides, and at the same depth the last line read (a drop-in's). */
+START_TEST(test_unit_strategies) {
+        _cleanup_config_ Config *c = NULL;
+        _cleanup_free_ char *err = NULL;
+        _cleanup_free_ char *p = test_write_tmp("[Standby]\nStrategy=freeze\n[Strategy]\n"
+                                                "Slack=30s chat.service mail-*.service\n"
+                                                "Slack=max  db.slice\n"
+                                                "None=backup.service db.slice/keep-*.service\n"
+                                                "Freeze=db.slice/db-hot.service\n"
+                                                "Freeze=mail-spam.service\n");
+        const UnitStrategy *u;
+
+        ck_assert_msg(config_load(p, false, &c, &err) == 0, "%s", err);
+        ck_assert_uint_eq(c->n_unit_strategies, 7);
+        ck_assert_str_eq(c->unit_strategies[1].pattern, "mail-*.service");
+        ck_assert_int_eq(c->unit_strategies[1].strategy, STRATEGY_SLACK);
+        ck_assert_uint_eq(c->unit_strategies[1].slack_ns, UINT64_C(30000000000));
+        ck_assert_uint_eq(c->unit_strategies[2].slack_ns, 0);
+
+        ck_assert_ptr_null(config_unit_strategy(c, "user.slice/user-1000.slice/app.service"));
+        u = config_unit_strategy(c, "user.slice/user-1000.slice/user@1000.service/app.slice/chat.service");
+        ck_assert(u && !u->none && u->slack_ns == UINT64_C(30000000000));
+        u = config_unit_strategy(c, "user.slice/mail-imap.service");
+        ck_assert(u && u->strategy == STRATEGY_SLACK);
+        /* Same component, a later line: it wins. */
+        u = config_unit_strategy(c, "user.slice/mail-spam.service");
+        ck_assert(u && u->strategy == STRATEGY_FREEZE && !u->none);
+        /* A slice's line covers its units; a deeper line beats it. */
+        u = config_unit_strategy(c, "db.slice/db-cold.service");
+        ck_assert(u && u->strategy == STRATEGY_SLACK && u->slack_ns == 0);
+        u = config_unit_strategy(c, "db.slice/db-hot.service");
+        ck_assert(u && u->strategy == STRATEGY_FREEZE && !u->none);
+        u = config_unit_strategy(c, "db.slice/keep-1.service");
+        ck_assert(u && u->none);
+        u = config_unit_strategy(c, "x.slice/backup.service/worker");
+        ck_assert(u && u->none);
+        /* A path pattern matches that path, not a name anywhere. */
+        ck_assert_ptr_null(config_unit_strategy(c, "other/db-hot.service"));
+        unlink(p);
+}
+END_TEST
+
 /* Each bad file yields one message naming file:line and what was expected. */
 START_TEST(test_errors_table) {
         static const struct {
@@ -165,6 +208,15 @@ START_TEST(test_errors_table) {
                 /* No continuation lines, no inline comments. */
                 { "[Standby]\nTargets=a.slice\n  b.slice\n", 3, "syntax error" },
                 { "[Standby]\nStrategy=freeze ; the default\n", 2, "Strategy=freeze ; the default: expected" },
+                /* [Strategy]: a bound first for Slack=, names that Targets= would take. */
+                { "[Strategy]\nSlack=chat.service\n", 2, "Slack=chat.service: expected a bound first" },
+                { "[Strategy]\nSlack=0 chat.service\n", 2, "Slack=0 chat.service: expected a bound first" },
+                { "[Strategy]\nSlack=30s\n", 2, "Slack=30s: names no unit; expected a bound, then unit names" },
+                { "[Strategy]\nFreeze=\n", 2, "Freeze=: names no unit" },
+                { "[Strategy]\n\nNone=a.service ../x\n", 3, "None=: \"../x\" is neither a unit name" },
+                { "[Strategy]\nNone=/user.slice/*\n", 2, "None=: \"/user.slice/*\" is neither" },
+                { "[Strategy]\nThaw=a.service\n", 2, "unknown key \"Thaw\" in [Strategy], expected Freeze=, Slack= or None=" },
+                { "[Strategies]\nFreeze=a.service\n", 2, "unknown section [Strategies], expected [Standby], [Strategy], [Maintenance] or [Lateness]" },
         };
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
                 _cleanup_free_ char *p = test_write_tmp(table[i].text), *err = NULL, *want = NULL;
@@ -383,6 +435,7 @@ Suite *config_suite(void) {
         tcase_add_test(tc, test_policy);
         tcase_add_test(tc, test_full_file);
         tcase_add_test(tc, test_reassigned_strings);
+        tcase_add_test(tc, test_unit_strategies);
         tcase_add_test(tc, test_errors_table);
         tcase_add_test(tc, test_missing_explicit_file);
         tcase_add_test(tc, test_durations);

@@ -146,11 +146,66 @@ START_TEST(test_crash_during_slack) {
 }
 END_TEST
 
+/* A strategy per unit: u00-u13 frozen, u14-u26 slacked with a bound of
+ * 30 s, u27-u39 left alone. Steps: the save naming the frozen and left
+ * units, 14 freeze writes, the save naming the slacked ones, one write per
+ * slacked thread (78), the last save. Killed anywhere in enter or exit,
+ * exit gives every thread its own slack back and leaves nothing frozen. */
+START_TEST(test_crash_during_unit_strategies) {
+        static const uint64_t points[] = { 1, 2, 8, 15, 16, 17, 50, 94, 95, 96, 97 };
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_write_config("[Strategy]\nSlack=30s u1[4-9].service u2[0-6].service\nNone=u2[7-9].service u3?.service\n");
+        spawn_units("nanosleep", 2);
+        for (int i = 0; i < UNITS * PROCS; i++)
+                ck_assert(test_wait_for(has_two_threads, &pids[i], 5 * USEC_PER_SEC));
+        record_slack();
+
+        for (size_t i = 0; i < ELEMENTSOF(points); i++) {
+                char env[64];
+                snprintf(env, sizeof(env), "STANDBY_TEST_CRASH_AFTER=%llu", (unsigned long long) points[i]);
+                int code = test_manager_env(env, NULL, NULL, "--quiet", "enter", NULL);
+                ck_assert_msg(code == 128 + SIGKILL || (code == 0 && points[i] > 90), "point %llu: exit %d",
+                              (unsigned long long) points[i], code);
+                if (code == 128 + SIGKILL && points[i] > 1)
+                        /* A crashed enter still blocks a new one: the journal says so. */
+                        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_ALREADY);
+                ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+                assert_slack_restored(points[i]);
+                ck_assert_msg(!test_anything_frozen(), "frozen after recovery from point %llu",
+                              (unsigned long long) points[i]);
+        }
+        /* Entered whole, the bound is on the slacked units only; an exit
+         * killed part-way is finished by the next. */
+        static const uint64_t exit_points[] = { 1, 2, 40, 79, 85, 100, 0 };
+        for (size_t i = 0; i < ELEMENTSOF(exit_points); i++) {
+                ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+                for (int k = 0; k < UNITS * PROCS; k++) {
+                        uint64_t v;
+                        int u = k / PROCS;
+                        ck_assert_int_eq(slack_get(tids[k][0], &v), 0);
+                        ck_assert_msg(u < 14 || u > 26 ? v == original[k][0] : v == UINT64_C(30000000000),
+                                      "unit %d: slack %llu", u, (unsigned long long) v);
+                }
+                int code = exit_crashing(exit_points[i]);
+                ck_assert_msg(code == 128 + SIGKILL || code == 0, "exit point %llu: %d",
+                              (unsigned long long) exit_points[i], code);
+                if (code != 0)
+                        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+                assert_slack_restored(exit_points[i]);
+                ck_assert_msg(!test_anything_frozen(), "exit point %llu left something frozen",
+                              (unsigned long long) exit_points[i]);
+        }
+}
+END_TEST
+
 Suite *crash_suite(void) {
         Suite *s = suite_create("crash");
         TCase *tc = test_kernel_tcase(s, "kill-9", 180);
         tcase_add_test(tc, test_crash_during_freeze_enter);
         tcase_add_test(tc, test_crash_during_freeze_exit);
         tcase_add_test(tc, test_crash_during_slack);
+        tcase_add_test(tc, test_crash_during_unit_strategies);
         return s;
 }

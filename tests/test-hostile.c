@@ -5,13 +5,14 @@
  * machine back. Every case ends with exit and a check, by a walk of its own
  * (not standby's), that nothing below the test's subtree is frozen. */
 #include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
 #include <linux/input.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/mount.h>
-#include <grp.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -620,6 +621,35 @@ START_TEST(test_enter_exit_few_descriptors) {
 }
 END_TEST
 
+/* Frozen cgroups no journal names, more than descriptors allow, one level
+ * down: exit's walk thaws and waits for them a window at a time. With a
+ * descriptor kept for each, they ran out after 190: the walk went on with
+ * the one left, and the rest were thawed but neither waited for (one
+ * still frozen under a frozen parent would not have been reported) nor
+ * counted. */
+START_TEST(test_exit_walk_few_descriptors) {
+        _cleanup_free_ char *err = NULL;
+        char name[64];
+
+        if (!test_need_root_cgroup2())
+                return;
+        for (int i = 0; i < 300; i++) {
+                snprintf(name, sizeof(name), "s%03d.slice/x.service", i);
+                int fd = mk_path(name);
+                ck_assert_int_ge(fd, 0);
+                ck_assert_int_eq(cgroup_set_freeze(fd, true), 0);
+                close(fd);
+        }
+        ck_assert(test_frozen("s299.slice/x.service"));
+        int left = manager_with_nofile(200, &err, "exit");
+        size_t len = strlen(err);
+        const char *tail = err + (len > 1000 ? len - 1000 : 0);
+        ck_assert_msg(left == EXIT_OK, "exit: %d: ...%s", left, tail);
+        ck_assert_msg(strstr(err, "No journal, but 300 cgroups"), "stderr: ...%s", tail);
+        assert_nothing_frozen("after exit");
+}
+END_TEST
+
 /* A journal that is no regular file (a FIFO, made by an unlucky admin or a
  * script gone wrong) is a journal lost, not a wait: exit thaws through the
  * walk at once. A helper holds the FIFO's only write end open until the
@@ -662,12 +692,10 @@ static bool is_thawed(void *userdata) {
  * of its own and one push rule for u00.service, as a real setup has. */
 typedef struct HostileListener {
         char dir[32], address[512], rules[64], rule[96], notify[64], env[96];
-        /* Set before the start: a FIFO as the power key's input device,
-         * whose KEY_POWER thaws u01.service. */
-        bool power_key;
-        char key_rule[96], key_fifo[64];
         pid_t dbus, pid;
         int notify_fd;
+        bool nofile_hard;          /* the limit of open files is the hard one too: not raised */
+        const char *more_rules[4]; /* [name, text, ...]: more rule files */
 } HostileListener;
 
 /* Starts l (under a soft limit of open files of nofile when not 0, as
@@ -687,14 +715,11 @@ static bool listener_start(HostileListener *l, rlim_t nofile) {
         ck_assert_ptr_nonnull(rf);
         fputs("[Match]\nEvent=push\nUnit=u00.service\n\n[Action]\nThaw=u00.service\n", rf);
         fclose(rf);
-        if (l->power_key) {
-                snprintf(l->key_fifo, sizeof(l->key_fifo), "%s/power-key", l->dir);
-                ck_assert_int_eq(mkfifo(l->key_fifo, 0600), 0);
-                snprintf(l->key_rule, sizeof(l->key_rule), "%s/key.rule", l->rules);
-                rf = fopen(l->key_rule, "we");
+        for (size_t i = 0; i + 1 < ELEMENTSOF(l->more_rules) && l->more_rules[i]; i += 2) {
+                snprintf(buf, sizeof(buf), "%s/%s", l->rules, l->more_rules[i]);
+                rf = fopen(buf, "we");
                 ck_assert_ptr_nonnull(rf);
-                fprintf(rf, "[Match]\nEvent=input\nDevice=%s\nKey=KEY_POWER\nValue=1\n\n[Action]\nThaw=u01.service\n",
-                        l->key_fifo);
+                fputs(l->more_rules[i + 1], rf);
                 fclose(rf);
         }
         snprintf(l->notify, sizeof(l->notify), "%s/notify", l->dir);
@@ -713,6 +738,8 @@ static bool listener_start(HostileListener *l, rlim_t nofile) {
                         if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
                                 _exit(127);
                         rl.rlim_cur = MIN(rl.rlim_max, nofile);
+                        if (l->nofile_hard)
+                                rl.rlim_max = rl.rlim_cur;
                         if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
                                 _exit(127);
                 }
@@ -746,9 +773,10 @@ static pid_t listener_stop(HostileListener *l, int *ret_status) {
         unlink(l->notify);
         safe_close(l->notify_fd);
         unlink(l->rule);
-        if (l->power_key) {
-                unlink(l->key_rule);
-                unlink(l->key_fifo);
+        for (size_t i = 0; i + 1 < ELEMENTSOF(l->more_rules) && l->more_rules[i]; i += 2) {
+                char p[128];
+                snprintf(p, sizeof(p), "%s/%s", l->rules, l->more_rules[i]);
+                unlink(p);
         }
         rmdir(l->rules);
         rmdir(l->dir);
@@ -800,6 +828,286 @@ START_TEST(test_listener_many_units) {
         (void) listener_stop(&l, NULL);
         ck_assert_msg(ready, "the listener did not start");
         ck_assert_msg(thawed, "a push did not thaw u00.service with 1500 other units in the journal");
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        assert_nothing_frozen("after exit");
+}
+END_TEST
+
+/* The value of statistic key of l's listener, or -1. */
+static int64_t listener_statistic(HostileListener *l, const char *key) {
+        _cleanup_free_ char *out = NULL;
+        char cmd[1024], want[64];
+
+        snprintf(cmd, sizeof(cmd),
+                 "busctl --address=%s call org.standby.Listener1 /org/standby/Listener1 org.standby.Listener1 "
+                 "GetStatistics 2>&1",
+                 l->address);
+        if (test_run_shell(cmd, &out) != 0)
+                return -1;
+        snprintf(want, sizeof(want), "\"%s\" ", key);
+        const char *at = strstr(out, want);
+        return at ? (int64_t) strtoull(at + strlen(want), NULL, 10) : -1;
+}
+
+/* A process in cgroup sub (made, owned by uid if uid != 0) that holds n
+ * connected stream sockets (socketpairs), then waits; peer (if not NULL)
+ * gets the other end of the first one. It runs as uid. */
+static void park_with_sockets(const char *sub, uid_t uid, int n, int *ret_peer) {
+        int cg = mk_path(sub), sync[2], first[2];
+
+        ck_assert_int_ge(cg, 0);
+        if (uid != 0)
+                ck_assert_int_eq(fchown(cg, uid, uid), 0);
+        ck_assert_int_eq(pipe2(sync, O_CLOEXEC), 0);
+        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, first), 0);
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                struct rlimit rl = { (rlim_t) 2 * n + 64, (rlim_t) 2 * n + 64 };
+                int sv[2];
+                /* Without a peer of the test's, both ends are its own: a
+                 * closed peer would make the socket readable (EOF). */
+                if (ret_peer)
+                        close(first[1]);
+                if (cgroup_attach(cg, getpid()) < 0 || setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                        _exit(127);
+                for (int i = 1; i < n; i++)
+                        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+                                _exit(126);
+                if (uid != 0 && (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0))
+                        _exit(125);
+                (void) !write(sync[1], "k", 1);
+                for (;;)
+                        pause();
+        }
+        close(sync[1]);
+        close(first[0]);
+        char c;
+        ck_assert_int_eq(read(sync[0], &c, 1), 1);
+        close(sync[0]);
+        close(cg);
+        ck_assert_int_lt(T.n_pids, TEST_MAX_PIDS);
+        T.pids[T.n_pids++] = pid;
+        if (ret_peer)
+                *ret_peer = first[1];
+        else
+                close(first[1]);
+}
+
+/* One user's process holding thousands of sockets in a unit of the name
+ * an Event=socket rule of root's watches (a rule's unit name matches any
+ * user's cgroup of that name) took the listener's every descriptor: root's
+ * unit of that name, and another user's unit of another rule, were not
+ * watched any more, and their sockets woke nothing. The listener's limit
+ * is 1024 here, hard too (as systemd's default DefaultLimitNOFILE=): the
+ * user's share of it is an eighth of what its reserve leaves. */
+START_TEST(test_user_sockets_bounded) {
+        HostileListener l = {
+                .nofile_hard = true,
+                .more_rules = { "a-sock.rule", "[Match]\nEvent=socket\nUnit=sock.service\n\n[Action]\nThaw=sock.service\n",
+                                "b-other.rule", "[Match]\nEvent=socket\nUnit=other.service\n\n[Action]\nThaw=other.service\n" },
+        };
+        int root_peer = -EBADF, other_peer = -EBADF;
+
+        if (!test_need_root_cgroup2())
+                return;
+        /* Sorted first: enter records, and the rules meet, the user's unit first. */
+        _cleanup_close_ int a = mk_path("a-user.slice");
+        ck_assert_int_ge(a, 0);
+        ck_assert_int_eq(fchown(a, 65534, 65534), 0);
+        park_with_sockets("a-user.slice/sock.service", 65534, 1500, NULL);
+        _cleanup_close_ int b = mk_path("b-user.slice");
+        ck_assert_int_ge(b, 0);
+        ck_assert_int_eq(fchown(b, 65533, 65533), 0);
+        park_with_sockets("b-user.slice/other.service", 65533, 1, &other_peer);
+        park_with_sockets("z.slice/sock.service", 0, 1, &root_peer);
+
+        bool ready = listener_start(&l, 1024), root_woke = false, other_woke = false;
+        int64_t refused = -1;
+        if (ready) {
+                ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+                ck_assert(test_frozen("z.slice/sock.service"));
+                ck_assert(test_frozen("b-user.slice/other.service"));
+                /* Readable before or after its watch is armed: either wakes it. */
+                ck_assert_int_eq(write(other_peer, "x", 1), 1);
+                other_woke = test_wait_for(is_thawed, (void *) "b-user.slice/other.service", 5 * USEC_PER_SEC);
+                ck_assert_int_eq(write(root_peer, "x", 1), 1);
+                root_woke = test_wait_for(is_thawed, (void *) "z.slice/sock.service", 5 * USEC_PER_SEC);
+                refused = listener_statistic(&l, "fds_refused");
+        }
+        int status = 0;
+        (void) listener_stop(&l, &status);
+        safe_close(root_peer);
+        safe_close(other_peer);
+        ck_assert_msg(ready, "the listener did not start");
+        ck_assert_msg(other_woke, "another user's socket woke nothing next to one user's thousands");
+        ck_assert_msg(root_woke, "root's socket woke nothing next to one user's thousands");
+        ck_assert_msg(refused >= 1, "fds_refused: %" PRId64, refused);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        assert_nothing_frozen("after exit");
+}
+END_TEST
+
+/* Empty cgroups cost a user nothing, enter records each as a unit, and the
+ * listener keeps two descriptors open per unit: a thousand of one user's
+ * took every descriptor of a listener whose limit is 1024 (hard too), and
+ * then root's push thawed nothing and root's new unit was not held. The
+ * user's units keep their share; the rest are opened at each thaw. */
+START_TEST(test_user_units_bounded) {
+        HostileListener l = { .nofile_hard = true };
+        char name[32], cmd[1024];
+        bool thawed = false, held = false;
+
+        if (!test_need_root_cgroup2())
+                return;
+        _cleanup_close_ int a = mk_path("a-user.slice");
+        ck_assert_int_ge(a, 0);
+        ck_assert_int_eq(fchown(a, 65534, 65534), 0);
+        for (int i = 0; i < 1000; i++) {
+                snprintf(name, sizeof(name), "e%03d.service", i);
+                ck_assert_int_eq(mkdirat(a, name, 0755), 0);
+        }
+        spawn_units(1);
+        bool ready = listener_start(&l, 1024);
+        if (ready) {
+                ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+                ck_assert(test_frozen("u00.service"));
+                snprintf(cmd, sizeof(cmd),
+                         "busctl --address=%s call org.standby.Listener1 /org/standby/Listener1 "
+                         "org.standby.Listener1 Push ss u00.service test 2>&1",
+                         l.address);
+                _cleanup_free_ char *out = NULL;
+                ck_assert_msg(test_run_shell(cmd, &out) == 0, "push: %s", out);
+                thawed = test_wait_for(is_thawed, (void *) "u00.service", 5 * USEC_PER_SEC);
+                /* Thawed by the push: the listener has taken standby's
+                 * start (a cgroup made before that is enter's to leave). */
+                _cleanup_close_ int late = test_cgroup("late.service");
+                held = thawed && cgroup_wait_frozen(&late, 1, true, now_usec(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC,
+                                                    NULL) == 0;
+        }
+        (void) listener_stop(&l, NULL);
+        ck_assert_msg(ready, "the listener did not start");
+        ck_assert_msg(thawed, "a push did not thaw root's unit next to one user's thousand units");
+        ck_assert_msg(held, "root's new unit was not held next to one user's thousand units");
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        assert_nothing_frozen("after exit");
+}
+END_TEST
+
+/* A name of NAME_MAX bytes, nearly all spaces (four bytes each in the
+ * journal): a chain's slice, or its unit i. */
+static void wide_name(char *buf, bool slice, int i) {
+        if (slice) {
+                memset(buf, ' ', NAME_MAX - 6);
+                strcpy(buf + NAME_MAX - 6, ".slice");
+        } else {
+                memset(buf, ' ', NAME_MAX - 11);
+                snprintf(buf + NAME_MAX - 11, 12, "%03d.service", i);
+        }
+}
+
+#define WIDE_DEPTH 60
+
+/* As uid, in a child: below fd, the chain of WIDE_DEPTH wide slices (made
+ * if make_chain) and units first..first+n-1 at its bottom, each a journal
+ * line of some 60 KiB. Returns the child's exit status. */
+static int wide_units_as(uid_t uid, int fd, bool make_chain, int first, int n) {
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                char name[NAME_MAX + 1];
+                if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+                        _exit(2);
+                int d = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+                umask(0); /* the chain open to his subordinate uids */
+                wide_name(name, true, 0);
+                for (int k = 0; k < WIDE_DEPTH; k++) {
+                        if (make_chain && mkdirat(d, name, 0777) < 0)
+                                _exit(3);
+                        int c = openat(d, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                        close(d);
+                        if ((d = c) < 0)
+                                _exit(4);
+                }
+                for (int i = first; i < first + n; i++) {
+                        wide_name(name, false, i);
+                        if (mkdirat(d, name, 0755) < 0)
+                                _exit(5);
+                }
+                _exit(0);
+        }
+        int status;
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/* Whether unit i at the bottom of fd's wide chain is frozen. */
+static bool wide_unit_frozen(int fd, int i) {
+        char name[NAME_MAX + 1];
+        int d = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        uint64_t f = 0;
+
+        wide_name(name, true, 0);
+        for (int k = 0; k < WIDE_DEPTH && d >= 0; k++) {
+                int c = openat(d, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                close(d);
+                d = c;
+        }
+        ck_assert_int_ge(d, 0);
+        wide_name(name, false, i);
+        int u = openat(d, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        close(d);
+        ck_assert_int_ge(u, 0);
+        ck_assert_int_eq(read_u64at(u, "cgroup.freeze", &f), 0);
+        close(u);
+        return f == 1;
+}
+
+/* A user's share of the held units' journal budget is his account's, the
+ * delegated subtree his cgroups lie in: cgroups he makes as his
+ * subordinate uids (here chown'd ones: uids 100000 and up, as
+ * newuidmap(1) gives him) take from the same share, not one share each. */
+#define WIDE_OWN 12
+#define WIDE_SUBUIDS 4
+START_TEST(test_hold_budget_per_account) {
+        HostileListener l = {};
+        int held = 0;
+
+        if (!test_need_root_cgroup2())
+                return;
+        spawn_units(1);
+        bool ready = listener_start(&l, 0);
+        if (ready) {
+                ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+                /* The listener has taken standby's start once it holds a
+                 * new unit: cgroups made before that are enter's to leave
+                 * as they are. */
+                _cleanup_close_ int probe = test_cgroup("probe.service");
+                ck_assert_int_eq(cgroup_wait_frozen(&probe, 1, true, now_usec(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC,
+                                                    NULL), 0);
+                /* Made during standby, as his user manager's: a slice is
+                 * never held, and his own. */
+                _cleanup_close_ int slice = mk_path("a-user.slice");
+                ck_assert_int_ge(slice, 0);
+                ck_assert_int_eq(fchown(slice, 65534, 65534), 0);
+                ck_assert_int_eq(wide_units_as(65534, slice, true, 0, WIDE_OWN), 0);
+                /* The mkdirs are done: their events are pending in the
+                 * listener before the call is, and taken first (the
+                 * watch's priority). A walk that meets a unit again
+                 * counts it again: the units are counted frozen. */
+                ck_assert_int_ge(listener_statistic(&l, "not_held"), 1);
+                for (int i = 0; i < WIDE_OWN; i++)
+                        held += wide_unit_frozen(slice, i);
+                ck_assert_msg(held > 0 && held < WIDE_OWN, "%d of %d held: not the share", held, WIDE_OWN);
+                for (int k = 0; k < WIDE_SUBUIDS; k++)
+                        ck_assert_int_eq(wide_units_as(100000 + k, slice, false, WIDE_OWN + k, 1), 0);
+                ck_assert_int_ge(listener_statistic(&l, "not_held"), 1);
+                for (int k = 0; k < WIDE_SUBUIDS; k++)
+                        ck_assert_msg(!wide_unit_frozen(slice, WIDE_OWN + k),
+                                      "a unit of subordinate uid %d was held past its user's share", 100000 + k);
+        }
+        (void) listener_stop(&l, NULL);
+        ck_assert_msg(ready, "the listener did not start");
         ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
         assert_nothing_frozen("after exit");
 }
@@ -1111,8 +1419,9 @@ static int user_storm(int dir_fd, const void *arg) {
  * of its loop, and the bus and the key are taken between reads of the
  * inotify queue. */
 START_TEST(test_push_during_mkdir_storm) {
-        HostileListener l = { .power_key = true };
+        HostileListener l = {};
         _cleanup_close_ int user = -EBADF;
+        char key_dir[] = "/tmp/standby-hostile-key-XXXXXX", key_fifo[64], key_rule[256];
         usec_t worst = 0, key = USEC_INFINITY;
         unsigned pushes = 0;
         bool ready, seen = false;
@@ -1120,10 +1429,18 @@ START_TEST(test_push_during_mkdir_storm) {
         if (!test_need_root_cgroup2())
                 return;
         spawn_units(2);
+        /* The power key's input device: a FIFO of evdev records. */
+        ck_assert_ptr_nonnull(mkdtemp(key_dir));
+        snprintf(key_fifo, sizeof(key_fifo), "%s/power-key", key_dir);
+        ck_assert_int_eq(mkfifo(key_fifo, 0600), 0);
+        snprintf(key_rule, sizeof(key_rule),
+                 "[Match]\nEvent=input\nDevice=%s\nKey=KEY_POWER\nValue=1\n\n[Action]\nThaw=u01.service\n", key_fifo);
+        l.more_rules[0] = "key.rule";
+        l.more_rules[1] = key_rule;
         ready = listener_start(&l, 0);
         if (ready) {
                 sd_bus *bus = test_bus_client(l.address);
-                int fifo = open(l.key_fifo, O_WRONLY | O_CLOEXEC);
+                int fifo = open(key_fifo, O_WRONLY | O_CLOEXEC);
                 ck_assert_int_ge(fifo, 0);
                 StatisticAtLeast all = { bus, { "held", "not_held" }, STORM_CGROUPS };
                 usec_t deadline;
@@ -1155,6 +1472,8 @@ START_TEST(test_push_during_mkdir_storm) {
                 sd_bus_flush_close_unref(bus);
         }
         (void) listener_stop(&l, NULL);
+        (void) unlink(key_fifo);
+        (void) rmdir(key_dir);
         ck_assert_msg(ready, "the listener did not start");
         ck_assert_msg(seen, "the listener did not judge the user's %d cgroups within 60 s", STORM_CGROUPS);
         ck_assert_uint_gt(pushes, 0);
@@ -1655,6 +1974,12 @@ Suite *hostile_suite(void) {
         tcase_add_test(tc, test_journal_budget);
         tcase_add_test(tc, test_journal_at_limit);
         tcase_add_test(tc, test_ambiguous_target);
+        /* What one user's sockets and cgroups cost others: bounds per account. */
+        tc = test_kernel_tcase(s, "hostile-accounts", 120);
+        tcase_add_test(tc, test_user_sockets_bounded);
+        tcase_add_test(tc, test_user_units_bounded);
+        tcase_add_test(tc, test_hold_budget_per_account);
+        tcase_add_test(tc, test_exit_walk_few_descriptors);
         /* What one user's cgroups made during standby cost the listener. */
         tc = test_kernel_tcase(s, "hostile-cgroups", 120);
         tcase_add_test(tc, test_hold_container_names);

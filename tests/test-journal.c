@@ -304,12 +304,27 @@ static char *held_path(const char *tag, size_t length) {
         return p;
 }
 
-/* Units held during standby take their owner's share of the journal, and
- * all of them together their budget: past either, one more is refused
- * (nothing added), while others still fit. A held unit's owner reads back. */
+/* A held unit's path below the delegation root of uid (user@UID.service),
+ * of about length bytes: its account's length in ret_account_len. */
+static char *held_user_path(uid_t uid, const char *tag, size_t length, size_t *ret_account_len) {
+        _cleanup_free_ char *tail = held_path(tag, length);
+        char *p;
+
+        ck_assert_int_ge(asprintf(&p, "user.slice/user-%u.slice/user@%u.service/%s", (unsigned) uid, (unsigned) uid,
+                                  tail), 0);
+        *ret_account_len = strcspn(p + strlen("user.slice/user-"), "/") + strlen("user.slice/user-");
+        *ret_account_len += 1 + strcspn(p + *ret_account_len + 1, "/");
+        return p;
+}
+
+/* Units held during standby take their account's share of the journal,
+ * users' together theirs, and all of them the budget: past any, one more
+ * is refused (nothing added), while others still fit. An account is where
+ * the units lie, whatever uid they show (a user with subordinate uids
+ * chowns his own cgroups to any of them). A held unit's owner reads back. */
 START_TEST(test_held_budget) {
         _cleanup_journal_ Journal *j = journal_new(), *k = NULL;
-        size_t line = 0, held = 0;
+        size_t line = 0, held = 0, alen = 0;
         char tag[32];
         uid_t uid = 1000;
         int r;
@@ -320,9 +335,9 @@ START_TEST(test_held_budget) {
         for (int i = 0;; i++) {
                 _cleanup_free_ char *p = NULL;
                 snprintf(tag, sizeof(tag), "u%d-%d", (int) uid, i);
-                p = held_path(tag, 40 * 1024);
+                p = held_user_path(uid, tag, 40 * 1024, &alen);
                 line = JOURNAL_HELD_LINE_SIZE(p);
-                r = journal_add_held_unit(j, p, uid, UNIT_FREEZING, "started during standby");
+                r = journal_add_held_unit(j, p, uid, alen, UNIT_FREEZING, "started during standby");
                 if (r == -EDQUOT)
                         break;
                 ck_assert_int_eq(r, 0);
@@ -331,18 +346,42 @@ START_TEST(test_held_budget) {
         }
         ck_assert_uint_gt((held + 1) * line, JOURNAL_HELD_UID_BUDGET);
         ck_assert_uint_eq(j->n_units, held + 1);
+        /* The same account under the uids of its own subtree: no more room. */
+        for (uid_t sub = 100000; sub < 100100; sub++) {
+                _cleanup_free_ char *p = NULL;
+                snprintf(tag, sizeof(tag), "sub%u", (unsigned) sub);
+                p = held_user_path(1000, tag, 40 * 1024, &alen);
+                ck_assert_int_eq(journal_add_held_unit(j, p, sub, alen, UNIT_FREEZING, NULL), -EDQUOT);
+        }
         /* Root's units are not kept out by the user's. */
-        ck_assert_int_eq(journal_add_held_unit(j, "system.slice/late.service", 0, UNIT_FREEZING, NULL), 0);
-        /* Other users, until all held units take the budget. */
+        ck_assert_int_eq(journal_add_held_unit(j, "system.slice/late.service", 0, 0, UNIT_FREEZING, NULL), 0);
+        /* Other users, until users' units take their budget. */
         for (uid = 1001;; uid++) {
                 _cleanup_free_ char *p = NULL;
                 snprintf(tag, sizeof(tag), "u%d", (int) uid);
-                p = held_path(tag, 40 * 1024);
-                r = journal_add_held_unit(j, p, uid, UNIT_FREEZING, NULL);
+                p = held_user_path(uid, tag, 40 * 1024, &alen);
+                r = journal_add_held_unit(j, p, uid, alen, UNIT_FREEZING, NULL);
                 if (r == -EDQUOT)
                         break;
                 ck_assert_int_eq(r, 0);
                 ck_assert_uint_lt(uid, 1000 + 1000);
+        }
+        size_t users = 0;
+        for (size_t i = 0; i < j->n_units; i++)
+                if (j->units[i].held_uid != JOURNAL_NOT_HELD && j->units[i].held_uid != 0)
+                        users += JOURNAL_HELD_LINE_SIZE(j->units[i].cgroup);
+        ck_assert_uint_le(users, JOURNAL_HELD_USERS_BUDGET);
+        ck_assert_uint_gt(users + line, JOURNAL_HELD_USERS_BUDGET);
+        /* What is left is root's, until all held units take the budget. */
+        for (int i = 0;; i++) {
+                _cleanup_free_ char *p = NULL;
+                snprintf(tag, sizeof(tag), "system.slice/r%d", i);
+                p = held_path(tag, 40 * 1024);
+                r = journal_add_held_unit(j, p, 0, 0, UNIT_FREEZING, NULL);
+                if (r == -EDQUOT)
+                        break;
+                ck_assert_int_eq(r, 0);
+                ck_assert_int_lt(i, 1000);
         }
         size_t all = 0;
         for (size_t i = 0; i < j->n_units; i++)
@@ -363,8 +402,8 @@ START_TEST(test_held_budget) {
         ck_assert_uint_eq(k->units[0].held_uid, JOURNAL_NOT_HELD);
         ck_assert_uint_eq(k->units[1].held_uid, 1000);
         journal_remove_unit(k, &k->units[1]);
-        _cleanup_free_ char *p = held_path("u1000-again", 40 * 1024);
-        ck_assert_int_eq(journal_add_held_unit(k, p, 1000, UNIT_FREEZING, NULL), 0);
+        _cleanup_free_ char *p = held_user_path(1000, "u1000-again", 40 * 1024, &alen);
+        ck_assert_int_eq(journal_add_held_unit(k, p, 1000, alen, UNIT_FREEZING, NULL), 0);
 }
 END_TEST
 
@@ -397,6 +436,50 @@ START_TEST(test_held_field) {
 }
 END_TEST
 
+/* A strategy per unit: "per-unit yes" in the header, a slacked unit's own
+ * bound after its other fields, and units left alone. */
+START_TEST(test_per_unit_fields) {
+        static const char * const bad[] = { "unit slacked 0 a.service \\- slack\n", "unit slacked 0 a.service \\- slack 0\n",
+                                            "unit slacked 0 a.service \\- slack 5 held 1\n",
+                                            "unit slacked 0 a.service \\- slack 5 slack 6\n", "per-unit no\n",
+                                            "per-unit yes\nper-unit yes\n" };
+        _cleanup_journal_ Journal *j = journal_new(), *k = NULL;
+
+        j->phase = JOURNAL_ACTIVE;
+        j->per_unit = true;
+        j->slack_ns = 1000;
+        ck_assert_int_eq(journal_add_unit(j, "a.service", UNIT_SLACKED, NULL), 0);
+        j->units[0].slack_ns = UINT64_C(30000000000);
+        ck_assert_int_eq(journal_add_held_unit(j, "b.service", 1000, 0, UNIT_SLACKED, NULL), 0);
+        j->units[1].slack_ns = UINT64_MAX;
+        ck_assert_int_eq(journal_add_unit(j, "c.service", UNIT_LEFT, "Strategy: None="), 0);
+        ck_assert_int_eq(journal_add_unit(j, "d.service", UNIT_SLACKED, NULL), 0);
+        ck_assert_int_eq(journal_save(dir_fd, j), 0);
+
+        ck_assert_int_eq(journal_load(dir_fd, &k), 0);
+        ck_assert(!journal_is_damaged(k));
+        ck_assert(k->per_unit);
+        ck_assert_uint_eq(k->n_units, 4);
+        ck_assert_uint_eq(k->units[0].slack_ns, UINT64_C(30000000000));
+        ck_assert_uint_eq(k->units[1].slack_ns, UINT64_MAX);
+        ck_assert_uint_eq(k->units[1].held_uid, 1000);
+        ck_assert_int_eq(k->units[2].state, UNIT_LEFT);
+        ck_assert_uint_eq(k->units[3].slack_ns, 0);
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                _cleanup_free_ char *text = NULL;
+                _cleanup_journal_ Journal *m = NULL;
+                ck_assert_int_ge(asprintf(&text, "standby-journal 1\nphase active\n%send\n", bad[i]), 0);
+                ck_assert_int_eq(journal_parse(text, strlen(text), &m), 0);
+                ck_assert_msg(journal_is_damaged(m), "taken: %s", bad[i]);
+        }
+        /* Without the header line, a journal is one strategy for all. */
+        const char one[] = "standby-journal 1\nphase active\nend\n";
+        _cleanup_journal_ Journal *o = NULL;
+        ck_assert_int_eq(journal_parse(one, strlen(one), &o), 0);
+        ck_assert(!o->per_unit);
+}
+END_TEST
+
 START_TEST(test_dir_refuses_symlink) {
         char link[4096];
         int fd = -EBADF;
@@ -422,6 +505,7 @@ Suite *journal_suite(void) {
         tcase_add_test(tc, test_size_limit);
         tcase_add_test(tc, test_held_budget);
         tcase_add_test(tc, test_held_field);
+        tcase_add_test(tc, test_per_unit_fields);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -85,5 +85,6 @@ Suite *listener_suite(void) {
         listener_window_tests(&c);
         listener_hold_tests(&c);
         listener_bus_api_tests(&c);
+        listener_strategy_tests(&c);
         return s;
 }

@@ -2,6 +2,7 @@
 /* standby-manager end to end: the real binary on real cgroups and processes. */
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -595,6 +596,144 @@ START_TEST(test_slack_strategy_timers) {
 }
 END_TEST
 
+/* A strategy per unit ([Strategy]): one unit frozen, one slacked at 30 s,
+ * one at the largest slack, one left alone; status names each; exit
+ * restores each (cgroup.freeze 0, every thread's own slack back) and the
+ * slacked units' timers are on schedule again. --strategy is one for all. */
+START_TEST(test_unit_strategies_mixed) {
+        static const char * const units[] = { "frozen.service", "slack30.service", "slackmax.service", "alone.service" };
+        int ticks[ELEMENTSOF(units)];
+        pid_t pids[ELEMENTSOF(units)];
+        _cleanup_free_ pid_t *tids = NULL;
+        _cleanup_free_ char *text = NULL, *json = NULL;
+        size_t nt = 0;
+        uint64_t max;
+
+        if (!test_need_root_cgroup2())
+                return;
+        ck_assert_int_eq(slack_probe_max(&max), 0);
+        test_write_config("[Strategy]\nSlack=30s slack30.service\nSlack=max slackmax.service\nNone=alone.service\n");
+        for (size_t i = 0; i < ELEMENTSOF(units); i++) {
+                pids[i] = test_spawn_workload(units[i], "nanosleep", 20, 3, &ticks[i]);
+                ck_assert_int_eq(test_ticks(ticks[i], 6, 5 * USEC_PER_SEC), 6);
+        }
+        /* The unit left alone keeps a slack of its own, exactly. */
+        ck_assert_int_eq(proc_list_tids(pids[3], &tids, &nt), 0);
+        ck_assert_uint_eq(nt, 3);
+        ck_assert_int_eq(slack_set(tids[1], 123456, NULL), 0);
+
+        ck_assert_int_eq(test_manager(NULL, "enter", NULL), EXIT_OK);
+        ck_assert(wait_frozen(units[0], true));
+        for (size_t i = 1; i < ELEMENTSOF(units); i++)
+                ck_assert_msg(!test_frozen(units[i]), "%s frozen", units[i]);
+        assert_threads_slack(pids[1], 0, 0, UINT64_C(30000000000));
+        assert_threads_slack(pids[2], 0, 0, max);
+        assert_threads_slack(pids[3], tids[1], 123456, SLACK_KERNEL_DEFAULT_NS);
+        /* The unit left alone runs on schedule all through. */
+        test_drain(ticks[3]);
+        ck_assert_int_eq(test_ticks(ticks[3], 15, 2 * USEC_PER_SEC), 15);
+
+        ck_assert_int_eq(test_manager_env(NULL, &text, NULL, "status", NULL), EXIT_OK);
+        ck_assert_msg(strstr(text, "Strategy: per unit (standby.conf's [Strategy]; freeze for the others)"), "%s", text);
+        ck_assert_msg(strstr(text, "1 frozen, 0 thawed, 0 skipped, 0 lock holders, 2 slacked, 1 left alone"), "%s", text);
+        ck_assert_msg(strstr(text, "slack30.service)  (slack 30s)"), "%s", text);
+        ck_assert_msg(strstr(text, "slackmax.service)  (slack max)"), "%s", text);
+        ck_assert_msg(strstr(text, "left         running"), "%s", text);
+        ck_assert_int_eq(test_manager_env(NULL, &json, NULL, "status", "--json", NULL), EXIT_OK);
+        ck_assert_msg(strstr(json, "\"per_unit\":true"), "%s", json);
+        ck_assert_msg(strstr(json, "\"state\":\"slacked\",\"kernel_frozen\":false,\"backend\":\"cgroupfs\","
+                                   "\"systemd_freezer_state\":null,\"slack_ns\":30000000000"), "%s", json);
+
+        /* Let the slacked sleepers re-arm under their slack, timed by the
+         * unit left alone. */
+        test_drain(ticks[3]);
+        ck_assert_int_eq(test_ticks(ticks[3], 30, 5 * USEC_PER_SEC), 30);
+        ck_assert_int_eq(test_manager(NULL, "exit", NULL), EXIT_OK);
+        ck_assert(!test_anything_frozen());
+        ck_assert(!journal_exists());
+        for (size_t i = 0; i < 3; i++)
+                assert_threads_slack(pids[i], 0, 0, SLACK_KERNEL_DEFAULT_NS);
+        assert_threads_slack(pids[3], tids[1], 123456, SLACK_KERNEL_DEFAULT_NS);
+        for (size_t i = 0; i < ELEMENTSOF(units); i++) {
+                test_drain(ticks[i]);
+                ck_assert_msg(test_ticks(ticks[i], 15, 2 * USEC_PER_SEC) == 15, "%s not back on schedule", units[i]);
+        }
+
+        /* --strategy: every unit the same, the lines not read. */
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", "--strategy=freeze", NULL), EXIT_OK);
+        for (size_t i = 0; i < ELEMENTSOF(units); i++)
+                ck_assert_msg(wait_frozen(units[i], true), "%s not frozen by --strategy=freeze", units[i]);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        ck_assert(!test_anything_frozen());
+}
+END_TEST
+
+/* The child of test_unit_strategies_new_thread: on each byte on go[0] it
+ * makes a thread that sleeps, and sends its tid on tid[1]. */
+typedef struct ThreadMaker {
+        int go[2], tid[2];
+} ThreadMaker;
+
+static void *sleep_forever(void *p) {
+        pid_t t = gettid();
+        (void) !write(*(int *) p, &t, sizeof(t));
+        for (;;)
+                pause();
+        return NULL;
+}
+
+static void make_threads(void *userdata) {
+        ThreadMaker *tm = userdata;
+        char c;
+
+        close(tm->go[1]);
+        close(tm->tid[0]);
+        while (read(tm->go[0], &c, 1) == 1) {
+                pthread_t th;
+                if (pthread_create(&th, NULL, sleep_forever, &tm->tid[1]) != 0)
+                        _exit(1);
+        }
+        _exit(0);
+}
+
+/* A thread made during standby in a unit slacked with a bound of its own
+ * starts with that bound, and exit gives it the kernel's default (its
+ * unit's bound, not the journal's, tells it from a thread of its own
+ * slack). */
+START_TEST(test_unit_strategies_new_thread) {
+        ThreadMaker tm;
+        pid_t main_tid, made;
+        uint64_t v;
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_write_config("[Strategy]\nSlack=30s maker.service\n");
+        ck_assert_int_eq(pipe2(tm.go, O_CLOEXEC), 0);
+        ck_assert_int_eq(pipe2(tm.tid, O_CLOEXEC), 0);
+        main_tid = test_fork("maker.service", make_threads, &tm);
+        close(tm.go[0]);
+        close(tm.tid[1]);
+
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert_int_eq(slack_get(main_tid, &v), 0);
+        ck_assert_uint_eq(v, UINT64_C(30000000000));
+        ck_assert_int_eq(write(tm.go[1], "t", 1), 1);
+        struct pollfd pf = { .fd = tm.tid[0], .events = POLLIN };
+        ck_assert_int_eq(poll(&pf, 1, 10000), 1);
+        ck_assert_int_eq(read(tm.tid[0], &made, sizeof(made)), (ssize_t) sizeof(made));
+        ck_assert_int_eq(slack_get(made, &v), 0);
+        ck_assert_uint_eq(v, UINT64_C(30000000000));
+
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        ck_assert_int_eq(slack_get(main_tid, &v), 0);
+        ck_assert_uint_eq(v, SLACK_KERNEL_DEFAULT_NS);
+        ck_assert_int_eq(slack_get(made, &v), 0);
+        ck_assert_uint_eq(v, SLACK_KERNEL_DEFAULT_NS);
+        close(tm.go[1]);
+        close(tm.tid[0]);
+}
+END_TEST
+
 Suite *manager_suite(void) {
         Suite *s = suite_create("manager");
         TCase *tc = test_kernel_tcase(s, "cli", 120);
@@ -612,5 +751,7 @@ Suite *manager_suite(void) {
         tcase_add_test(tc, test_deadlock_guard_flock);
         tcase_add_test(tc, test_deadlock_guard_posix);
         tcase_add_test(tc, test_slack_strategy_timers);
+        tcase_add_test(tc, test_unit_strategies_mixed);
+        tcase_add_test(tc, test_unit_strategies_new_thread);
         return s;
 }

@@ -546,6 +546,18 @@ START_TEST(test_listener_check_config) {
         ck_assert_msg(strstr(bad, "standby.conf:3: EnterOn=: \"lid-closed\" is not one of"), "%s", bad);
         ck_assert_msg(strstr(bad, "50-lid.rule"), "the rules are still listed: %s", bad);
 
+        /* A strategy per unit: a good line passes, a bad one names its line. */
+        _cleanup_free_ char *good_strategy = NULL, *bad_strategy = NULL;
+        free(put(NULL, "standby.conf", "[Standby]\nEnterOn=lid\n[Strategy]\nSlack=30s chat.service mail-*.service\n"
+                                       "None=backup.service\n"));
+        ck_assert_int_eq(run_check_config(rules, conf, &good_strategy), 0);
+        ck_assert_msg(strstr(good_strategy, "[Strategy] mail-*.service: slacked, timers at most 30s late\n"
+                                            "[Strategy] backup.service: left alone\n"), "%s", good_strategy);
+        free(put(NULL, "standby.conf", "[Standby]\nEnterOn=lid\n[Strategy]\nSlack=chat.service\n"));
+        ck_assert_int_eq(run_check_config(rules, conf, &bad_strategy), 5);
+        ck_assert_msg(strstr(bad_strategy, "standby.conf:4: Slack=chat.service: expected a bound first"), "%s",
+                      bad_strategy);
+
         free(put(NULL, "standby.conf", "[Standby]\nEnterOn=lid\n"));
         _cleanup_free_ char *d = put("standby.conf.d", "20-idle.conf", "[Standby]\n\nIdleEnterSec=soon\n");
         ck_assert_int_eq(run_check_config(rules, conf, &dropin), 5);
