@@ -761,3 +761,9 @@ int listener_check_access(Listener *l, sd_bus_message *msg, const char *action, 
 void listener_forget_verdicts(void);
 /* The uid the bus recorded for sender, if it is known already. */
 bool listener_sender_uid(const char *sender, uid_t *ret_uid);
+/* The polkit action a thaw of cgroups by uid asks for: THAW_OWN when
+ * every one is below uid's own user manager (user@UID.service) and its
+ * directory is uid's, else THAW (an administrator's). */
+#define LISTENER_ACTION_THAW "org.standby.thaw"
+#define LISTENER_ACTION_THAW_OWN "org.standby.thaw-own"
+const char *listener_thaw_action(Listener *l, uid_t uid, char **cgroups);

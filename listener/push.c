@@ -85,6 +85,24 @@ static int thaw_window(Listener *l, sd_bus_message *msg, char **leaves, uint64_t
         return listener_report_end(l);
 }
 
+/* Who may thaw cgroups: root and Group=; else whom polkit allows
+ * org.standby.thaw-own when every cgroup is the caller's own (below her
+ * user manager), org.standby.thaw (an administrator's) when any is not or
+ * none is named. As listener_check_access() returns. */
+static int thaw_access(Listener *l, sd_bus_message *msg, char **cgroups, sd_bus_message_handler_t method,
+                       sd_bus_error *error) {
+        bool privileged = false;
+        uid_t uid;
+        pid_t pid;
+        int r;
+
+        r = listener_caller(l, msg, method, &uid, &pid, &privileged, error);
+        if (r != 0)
+                return r;
+        return listener_check_access(l, msg, privileged ? NULL : listener_thaw_action(l, uid, cgroups),
+                                     "thaw units through", method, error);
+}
+
 /* standby-manager thaw --for: the window is the listener's, which outlives
  * the caller and freezes the units again the way standby froze them. Only
  * units the journal lists as frozen by standby are thawed; cgroups is what
@@ -103,7 +121,7 @@ int listener_method_thaw(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 r = sd_bus_message_read(msg, "t", &usec);
         if (r < 0)
                 return r;
-        r = listener_check_access(l, msg, "org.standby.thaw", "thaw units through", listener_method_thaw, error);
+        r = thaw_access(l, msg, cgroups, listener_method_thaw, error);
         if (r != 0)
                 return r;
         snprintf(what, sizeof(what), "%zu cgroups", strv_length(cgroups));
@@ -122,14 +140,16 @@ int listener_method_thaw_unit(sd_bus_message *msg, void *userdata, sd_bus_error 
         r = sd_bus_message_read(msg, "st", &unit, &usec);
         if (r < 0)
                 return r;
-        r = listener_check_access(l, msg, "org.standby.thaw", "thaw units through", listener_method_thaw_unit, error);
-        if (r != 0)
-                return r;
         if (!unit_name_is_valid(unit))
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "\"%s\" is not a unit name.", unit);
+        /* The state is anyone's to read (the State property); what is
+         * frozen is not: NotFrozen comes after the access check. */
         if (!l->standby_active || l->exit_pid > 0)
                 return sd_bus_error_setf(error, LISTENER_INTERFACE ".NotActive", "Standby is not active.");
         char **leaves = listener_resolve_unit(l, unit);
+        r = thaw_access(l, msg, leaves, listener_method_thaw_unit, error);
+        if (r != 0)
+                return r;
         if (!leaves || !*leaves)
                 return sd_bus_error_setf(error, LISTENER_INTERFACE ".NotFrozen", "%s is not frozen by standby.", unit);
         return thaw_window(l, msg, leaves, usec, unit, received, error);
