@@ -380,6 +380,13 @@ int main(int argc, char *argv[]) {
                 return EXIT_USAGE;
         }
 
+        /* status and is-active are anyone's, as systemctl status is: a
+         * caller who cannot read the journal (its directory is root's,
+         * 0700) reads the listener's properties instead. Nor does it load
+         * the configuration, whose /run drop-ins are in that directory. */
+        if (asks_state && geteuid() != 0 && access(m.state_dir, R_OK | X_OK) < 0)
+                return status_print_from_listener(&m, streq(verb, "is-active"));
+
         m.config_path = config_path ? config_path : STANDBY_CONFIG_PATH;
         r = config_load(m.config_path, !config_path, &m.config, &error);
         if (r < 0) {
@@ -393,6 +400,12 @@ int main(int argc, char *argv[]) {
                 goto finish;
         }
 
+        /* status and is-active for a caller the journal is not open to
+         * (not root nor in Group=), from the listener, as above. */
+        if (asks_state && !allowed(m.config)) {
+                ret = status_print_from_listener(&m, streq(verb, "is-active"));
+                goto finish;
+        }
         if (!allowed(m.config)) {
                 log_error("Permission denied: standby-manager %s needs root%s%s%s.", verb,
                           m.config->group ? " or membership of group \"" : "", m.config->group ?: "",
