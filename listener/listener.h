@@ -52,6 +52,7 @@ typedef struct Window {
         bool due;                 /* ended, its refreeze put off until the journal's lock is free */
         char **leaves;
         usec_t deadline;          /* CLOCK_MONOTONIC */
+        usec_t opened;            /* CLOCK_MONOTONIC: for the wake log, how long it ran */
         sd_event_source *timer;
         sd_event_source *idle_look; /* EndWhenIdle=: the next look at its units' threads (window-idle.c) */
         usec_t idle_step;         /* the time to that look; doubled after each look that finds work */
@@ -249,6 +250,12 @@ typedef struct Listener {
         sd_bus_slot *announce_watch;     /* the last PrepareEntry caller's going (inhibit.c) */
         FdBudget fd_budget;              /* descriptors kept for others' sockets and cgroups */
         Statistics stats;
+        /* The wake being handled, for its log (wake-log.c): set around a
+         * rule's thaw (match.c) or a Thaw call (push.c). */
+        const Event *waking;
+        const Rule *waking_rule;
+        uint64_t wake_seq;               /* the next wake record's, in the file of wake_ino */
+        uint64_t wake_ino;
         void *source_states[LISTENER_SOURCES_MAX]; /* each source's own (sources.c) */
         const struct ListenerSource *source_of_state[LISTENER_SOURCES_MAX]; /* whose, from the start on */
 } Listener;
@@ -265,6 +272,8 @@ struct Event {
         int key_type, key_code, value;
         const char *subsystem;     /* uevent */
         const Rule *rule;          /* dbus-signal, dbus-call: the rule whose match fired */
+        const char *reason;        /* push: the caller's reason */
+        const char *sender;        /* push, dbus-call, Thaw: the caller's unique bus name */
         /* The source yielded its CPU already, after a write of its own
          * (socket): the dispatch does not again (listener_step_aside()). */
         bool stepped_aside;
@@ -422,6 +431,16 @@ void listener_maintenance_stop(Listener *l);
  * in an uninterruptible wait (its work is under way). A leaf that cannot be
  * read counts as asleep (gone). */
 bool listener_leaves_idle(Listener *l, char **leaves);
+
+/* wake-log.c: every wake on record, in the journal with its fields and in
+ * the period's wake record (common/wake-record.h); called after the
+ * thaw's writes and the step aside, never before. */
+/* units thawed for window (0: none) after took, for l->waking. */
+void listener_wake_thawed(Listener *l, char **units, usec_t took, usec_t window);
+/* A window's units freeze again: it ran ran. */
+void listener_wake_window_end(Listener *l, char **units, usec_t ran);
+/* rule's ExitStandby= ends standby, for ev. */
+void listener_wake_exit(Listener *l, const Rule *rule, const Event *ev);
 
 /* windows.c */
 /* Opens a window: leaves are frozen again at deadline (CLOCK_MONOTONIC),
@@ -761,3 +780,6 @@ int listener_check_access(Listener *l, sd_bus_message *msg, const char *action, 
 void listener_forget_verdicts(void);
 /* The uid the bus recorded for sender, if it is known already. */
 bool listener_sender_uid(const char *sender, uid_t *ret_uid);
+/* The pid the bus gave for sender when its access was checked, 0 if none
+ * is remembered (for the wake log: who called). */
+pid_t listener_access_sender_pid(const char *sender);

@@ -49,6 +49,7 @@ static void window_close(Listener *l, Window *w) {
                 w->due = true;
                 return;
         }
+        listener_wake_window_end(l, w->leaves, now_usec(CLOCK_MONOTONIC) - w->opened);
         window_unlink(l, w);
 }
 
@@ -104,6 +105,7 @@ int listener_add_window(Listener *l, char **leaves, usec_t deadline, bool end_wh
                 return -ENOMEM;
         w->listener = l;
         w->deadline = deadline;
+        w->opened = now_usec(CLOCK_MONOTONIC);
         for (char **x = leaves; *x; x++)
                 if ((r = strv_extend(&w->leaves, *x)) < 0) {
                         window_free(w);

@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Every wake on record: each thaw (an event's, or a Thaw call's), each
+ * window's end and each exit a rule asks for is logged at info, with the
+ * journal fields of standby.catalog, and appended to the period's wake
+ * record in the state directory's tmpfs (common/wake-record.h), which the
+ * engine turns into the period's report when standby ends
+ * (freezer/report.c). Nothing of it is on a thaw's critical path: it runs
+ * after the writes and the step aside (thaw.c), and writes to RAM only. */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <systemd/sd-journal.h>
+
+#include "cgroup.h"
+#include "listener.h"
+#include "log.h"
+#include "strv.h"
+#include "wake-ids.h"
+#include "wake-record.h"
+
+/* A wake's fields: the journal's name and the record's. */
+typedef struct WakeField {
+        const char *journal;  /* STANDBY_... */
+        const char *record;   /* in the record's cause */
+        char value[192];
+} WakeField;
+
+#define WAKE_FIELDS_MAX 8
+
+typedef struct WakeFields {
+        WakeField f[WAKE_FIELDS_MAX];
+        size_t n;
+} WakeFields;
+
+_printf_(4, 5) static void field_add(WakeFields *w, const char *journal, const char *record, const char *fmt, ...) {
+        va_list ap;
+
+        if (w->n >= WAKE_FIELDS_MAX)
+                return;
+        WakeField *f = &w->f[w->n++];
+        f->journal = journal;
+        f->record = record;
+        va_start(ap, fmt);
+        (void) vsnprintf(f->value, sizeof(f->value), fmt, ap);
+        va_end(ap);
+}
+
+/* The caller's unit: the last component of its cgroup, if the bus told
+ * its pid when its access was checked (a read of /proc, never waited on). */
+static void add_caller(WakeFields *w, const char *sender) {
+        _cleanup_free_ char *cg = NULL;
+        pid_t pid;
+
+        if (!sender)
+                return;
+        field_add(w, "STANDBY_CALLER", "caller", "%s", sender);
+        pid = listener_access_sender_pid(sender);
+        if (pid > 0 && cgroup_of_pid(pid, &cg) >= 0) {
+                const char *base = strrchr(cg, '/');
+                field_add(w, "STANDBY_CALLER_UNIT", "caller_unit", "%s", base ? base + 1 : cg);
+        }
+}
+
+/* What the event carried. */
+static void event_fields(const Event *ev, WakeFields *w) {
+        if (!ev)
+                return;
+        if (ev->reason)
+                field_add(w, "STANDBY_PUSH_REASON", "reason", "%s", ev->reason);
+        add_caller(w, ev->sender);
+        if (ev->unit)
+                field_add(w, "STANDBY_EVENT_UNIT", "unit", "%s", ev->unit);
+        if (ev->interface)
+                field_add(w, "STANDBY_LINK", "link", "%s%s%s", ev->interface, ev->change ? " " : "", ev->change ?: "");
+        if (ev->device)
+                field_add(w, "STANDBY_DEVICE", "device", "%s", ev->device);
+        if (ev->kind && streq(ev->kind->name, "input"))
+                field_add(w, "STANDBY_KEY", "key", "%d:%d=%d", ev->key_type, ev->key_code, ev->value);
+        if (ev->subsystem)
+                field_add(w, "STANDBY_UEVENT", "uevent", "%s %s", ev->subsystem, ev->change ?: "");
+}
+
+static const char *event_name(const Event *ev) {
+        return !ev ? "late" : ev->kind ? ev->kind->name : "call";
+}
+
+/* Whether stderr is the journal's stream (JOURNAL_STREAM names it): then
+ * the structured entry is the line, else a plain line is printed. */
+static bool stderr_is_journal(void) {
+        const char *e = getenv("JOURNAL_STREAM");
+        unsigned long long dev, ino;
+        struct stat st;
+
+        return e && sscanf(e, "%llu:%llu", &dev, &ino) == 2 && fstat(STDERR_FILENO, &st) >= 0 &&
+               (unsigned long long) st.st_dev == dev && (unsigned long long) st.st_ino == ino;
+}
+
+/* The entry: MESSAGE, MESSAGE_ID, PRIORITY, the fields, a STANDBY_UNIT= per unit. */
+static void journal_send(const char *id, const char *message, const WakeFields *w, char **units) {
+        size_t n_units = strv_length(units), n = 0;
+        _cleanup_free_ struct iovec *iov = NULL;
+        _cleanup_strv_free_ char **s = NULL;
+
+        if (!stderr_is_journal()) {
+                log_info("%s", message);
+                return;
+        }
+        iov = calloc(3 + w->n + n_units, sizeof(struct iovec));
+        s = calloc(3 + w->n + n_units + 1, sizeof(char *));
+        if (!iov || !s) {
+                log_info("%s", message);
+                return;
+        }
+        if (asprintf(&s[n++], "MESSAGE=%s", message) < 0 || asprintf(&s[n++], "MESSAGE_ID=%s", id) < 0 ||
+            !(s[n++] = strdup("PRIORITY=6")))
+                goto fail;
+        for (size_t i = 0; i < w->n; i++)
+                if (asprintf(&s[n++], "%s=%s", w->f[i].journal, w->f[i].value) < 0)
+                        goto fail;
+        for (size_t i = 0; i < n_units; i++)
+                if (asprintf(&s[n++], "STANDBY_UNIT=%s", units[i]) < 0)
+                        goto fail;
+        for (size_t i = 0; i < n; i++)
+                iov[i] = (struct iovec) { .iov_base = s[i], .iov_len = strlen(s[i]) };
+        if (sd_journal_sendv(iov, (int) n) >= 0)
+                return;
+fail:
+        log_info("%s", message);
+}
+
+/* "a, b, c" for the record; NULL for none. */
+static char *join_units(char **units) {
+        size_t len = 0;
+        char *s;
+
+        if (!units || !*units)
+                return NULL;
+        for (char **x = units; *x; x++)
+                len += strlen(*x) + 1;
+        s = malloc(len);
+        if (!s)
+                return NULL;
+        len = 0;
+        for (char **x = units; *x; x++) {
+                size_t k = strlen(*x);
+                memcpy(s + len, *x, k);
+                len += k;
+                s[len++] = ',';
+        }
+        s[len - 1] = '\0';
+        return s;
+}
+
+/* "unit" or "unit and N more", for a message. */
+static void units_summary(char **units, char *buf, size_t size) {
+        size_t n = strv_length(units);
+
+        if (n <= 1)
+                (void) snprintf(buf, size, "%s", n ? units[0] : "nothing");
+        else
+                (void) snprintf(buf, size, "%s and %zu more", units[0], n - 1);
+}
+
+/* "reason=...; caller=..." for the record. */
+static char *cause_of(const WakeFields *w) {
+        char buf[512] = "";
+        size_t len = 0;
+
+        for (size_t i = 0; i < w->n && len < sizeof(buf); i++) {
+                int k = snprintf(buf + len, sizeof(buf) - len, "%s%s=%s", i ? "; " : "", w->f[i].record, w->f[i].value);
+                if (k < 0)
+                        break;
+                len += (size_t) k;
+        }
+        return strdup(buf);
+}
+
+/* Appends to the period's wake record; failures cost the record only. */
+static void record(Listener *l, WakeKind kind, const char *source, const Rule *rule, const WakeFields *w,
+                   char **units, usec_t took, usec_t duration) {
+        _cleanup_close_ int state_fd = -EBADF, dir_fd = -EBADF;
+        _cleanup_free_ char *cause = cause_of(w), *joined = join_units(units);
+        struct stat st;
+        int r;
+
+        state_fd = open(l->m.state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (state_fd < 0)
+                return (void) log_debug_errno(-errno, "Cannot open %s for the wake record: %m", l->m.state_dir);
+        r = wake_record_dir_open(state_fd, true, &dir_fd);
+        if (r < 0)
+                return (void) log_debug_errno(r, "Cannot open the wake record's directory: %m");
+        /* The engine starts a period's file anew: seq goes on from its content. */
+        if (fstatat(dir_fd, WAKE_RECORD_FILE, &st, AT_SYMLINK_NOFOLLOW) < 0 || (uint64_t) st.st_ino != l->wake_ino ||
+            st.st_size == 0) {
+                r = wake_record_next_seq(dir_fd, &l->wake_seq);
+                if (r < 0)
+                        return (void) log_debug_errno(r, "Cannot read the wake record: %m");
+        }
+        WakeRecord rec = {
+                .seq = l->wake_seq,
+                .realtime = now_usec(CLOCK_REALTIME),
+                .kind = kind,
+                .source = (char *) source,
+                .rule = rule ? rule->path : NULL,
+                .cause = cause,
+                .units = joined,
+                .took = took,
+                .duration = duration,
+        };
+        r = wake_record_append(dir_fd, &rec);
+        if (r < 0)
+                return (void) log_debug_errno(r, "Cannot append to the wake record: %m");
+        l->wake_seq++;
+        if (fstatat(dir_fd, WAKE_RECORD_FILE, &st, AT_SYMLINK_NOFOLLOW) >= 0)
+                l->wake_ino = (uint64_t) st.st_ino;
+}
+
+void listener_wake_thawed(Listener *l, char **units, usec_t took, usec_t window) {
+        const Rule *rule = l->waking_rule;
+        const char *source = event_name(l->waking);
+        _cleanup_free_ char *message = NULL;
+        char what[256];
+        WakeFields w = {};
+
+        field_add(&w, "STANDBY_EVENT", "event", "%s", source);
+        if (rule)
+                field_add(&w, "STANDBY_RULE", "rule", "%s", rule->path);
+        event_fields(l->waking, &w);
+        field_add(&w, "STANDBY_THAW_USEC", "took_usec", "%" PRIu64, took);
+        units_summary(units, what, sizeof(what));
+        if ((rule ? asprintf(&message, "Thawed %s for %s: %s event, rule %s.", what,
+                            window ? "a window" : "the rest of standby", source, rule->path)
+                 : asprintf(&message, "Thawed %s for %s: a Thaw call.", what, window ? "a window" : "the rest of standby")) < 0)
+                return;
+        journal_send(WAKE_MESSAGE_THAW, message, &w, units);
+        w.n = 0; /* the record has its own columns for event and rule */
+        event_fields(l->waking, &w);
+        record(l, WAKE_THAW, source, rule, &w, units, took, window);
+}
+
+void listener_wake_window_end(Listener *l, char **units, usec_t ran) {
+        _cleanup_free_ char *message = NULL;
+        char what[256];
+        WakeFields w = {};
+
+        field_add(&w, "STANDBY_RAN_USEC", "ran_usec", "%" PRIu64, ran);
+        units_summary(units, what, sizeof(what));
+        if (asprintf(&message, "Thaw window of %s ended after %.1f s: freezing again.", what, (double) ran / USEC_PER_SEC) < 0)
+                return;
+        journal_send(WAKE_MESSAGE_END, message, &w, units);
+        w.n = 0;
+        record(l, WAKE_END, NULL, NULL, &w, units, 0, ran);
+}
+
+void listener_wake_exit(Listener *l, const Rule *rule, const Event *ev) {
+        _cleanup_free_ char *message = NULL;
+        WakeFields w = {};
+
+        field_add(&w, "STANDBY_EVENT", "event", "%s", event_name(ev));
+        field_add(&w, "STANDBY_RULE", "rule", "%s", rule->path);
+        event_fields(ev, &w);
+        if (asprintf(&message, "Rule %s ends standby (event %s).", rule->path, event_name(ev)) < 0)
+                return;
+        journal_send(WAKE_MESSAGE_EXIT, message, &w, NULL);
+        w.n = 0;
+        event_fields(ev, &w);
+        record(l, WAKE_EXIT, event_name(ev), rule, &w, NULL, 0, 0);
+}
