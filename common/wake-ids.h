@@ -7,4 +7,3 @@
 #define WAKE_MESSAGE_THAW "4c4065f2aee2493c8ff59e2596e94716"    /* units thawed by an event or a Thaw call */
 #define WAKE_MESSAGE_END "793ecc6437ce434aa5022019186e5f74"     /* a thaw window ended: its units freeze again */
 #define WAKE_MESSAGE_EXIT "c9f3bd71ce264f0893071ee595b49916"    /* an ExitStandby= rule ends standby */
-#define WAKE_MESSAGE_REPORT "f5de15a9d9274773b76c8089eaae890c"  /* a standby period's report written */

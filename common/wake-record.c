@@ -187,8 +187,9 @@ int wake_record_append(int dir_fd, const WakeRecord *w) {
         ssize_t n;
 
         len = wake_record_format(w, slot, sizeof(slot) - 1);
-        /* Padded, so that a shorter record leaves nothing of an older one. */
-        memset(slot + len, ' ', sizeof(slot) - 1 - len);
+        /* Padded with NULs, so that a shorter record leaves nothing of an
+         * older one, and a reader stops at its end. */
+        memset(slot + len, 0, sizeof(slot) - 1 - len);
         slot[sizeof(slot) - 1] = '\n';
         fd = openat(dir_fd, WAKE_RECORD_FILE, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd < 0)

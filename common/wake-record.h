@@ -17,7 +17,8 @@
  * seq goes to slot seq % WAKE_RECORD_SLOTS, one pwrite() each, so that it
  * never grows past 512 KiB; the oldest are overwritten, and a reader counts
  * them from the gaps in seq. Each slot is one line of tab-separated
- * key=value fields, values escaped (wake_record_escape()). */
+ * key=value fields, values escaped (kv_append()), padded with NULs to its
+ * newline. */
 #define WAKE_RECORD_DIR "report"
 #define WAKE_RECORD_FILE "wakes"
 #define WAKE_RECORD_SLOT 512

@@ -435,6 +435,9 @@ bool listener_leaves_idle(Listener *l, char **leaves);
 /* wake-log.c: every wake on record, in the journal with its fields and in
  * the period's wake record (common/wake-record.h); called after the
  * thaw's writes and the step aside, never before. */
+/* At start: tells the period's report which cgroup is the listener's
+ * (its counters are the report's too). */
+void listener_wake_log_start(Listener *l);
 /* units thawed for window (0: none) after took, for l->waking. */
 void listener_wake_thawed(Listener *l, char **units, usec_t took, usec_t window);
 /* A window's units freeze again: it ran ran. */

@@ -383,6 +383,7 @@ static int run_daemon(const char *config_path, const char *state_dir, const char
                 goto fail;
         (void) listener_cgroup_watch_sync(&l);
         listener_bus_state_sync(&l); /* what the properties say from now on */
+        listener_wake_log_start(&l);
 
         /* Apps told before a restart hear the end of this standby all the same. */
         l.told = l.standby_active;

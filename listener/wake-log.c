@@ -56,7 +56,7 @@ static void add_caller(WakeFields *w, const char *sender) {
                 return;
         field_add(w, "STANDBY_CALLER", "caller", "%s", sender);
         pid = listener_access_sender_pid(sender);
-        if (pid > 0 && cgroup_of_pid(pid, &cg) >= 0) {
+        if (pid > 0 && cgroup_of_pid(pid, &cg) >= 0 && *cg) {
                 const char *base = strrchr(cg, '/');
                 field_add(w, "STANDBY_CALLER_UNIT", "caller_unit", "%s", base ? base + 1 : cg);
         }
@@ -266,4 +266,18 @@ void listener_wake_exit(Listener *l, const Rule *rule, const Event *ev) {
         w.n = 0;
         event_fields(ev, &w);
         record(l, WAKE_EXIT, event_name(ev), rule, &w, NULL, 0, 0);
+}
+
+void listener_wake_log_start(Listener *l) {
+        _cleanup_close_ int state_fd = -EBADF, dir_fd = -EBADF, fd = -EBADF;
+        _cleanup_free_ char *cg = NULL;
+
+        if (cgroup_of_pid(getpid(), &cg) < 0 || !*cg)
+                return;
+        state_fd = open(l->m.state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (state_fd < 0 || wake_record_dir_open(state_fd, true, &dir_fd) < 0)
+                return;
+        fd = openat(dir_fd, "listener", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd >= 0)
+                (void) dprintf(fd, "%s\n", cg);
 }
