@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The wake report: the listener's wake record (a bounded ring in the state
+ * directory), and standby periods end to end on the listener's fixtures (a
+ * real bus, the real listener and manager, real frozen processes), read back
+ * with `standby-manager report`. */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <errno.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/fanotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "listener-harness.h"
+#include "standby.h"
+#include "test-util.h"
+#include "wake-record.h"
+
+static char *temp_dir(void) {
+        char *d = strdup("/tmp/standby-report-test.XXXXXX");
+        ck_assert_ptr_nonnull(d);
+        ck_assert_ptr_nonnull(mkdtemp(d));
+        return d;
+}
+
+static void remove_dir(char *d) {
+        char cmd[300];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", d);
+        (void) !system(cmd);
+        free(d);
+}
+
+/* The ring keeps the newest WAKE_RECORD_SLOTS records, counts the ones it
+ * overwrote, and never grows past its slots. */
+START_TEST(test_record_ring_bounded) {
+        char *d = temp_dir();
+        int fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC), dir_fd = -EBADF;
+        WakeRecord *w = NULL;
+        size_t n = 0;
+        uint64_t dropped = 0, next = 0;
+        struct stat st;
+
+        ck_assert_int_ge(wake_record_dir_open(fd, true, &dir_fd), 0);
+        ck_assert_int_eq(wake_record_next_seq(dir_fd, &next), 0);
+        ck_assert_uint_eq(next, 0);
+        for (uint64_t i = 0; i < WAKE_RECORD_SLOTS + 10; i++) {
+                char units[64];
+                snprintf(units, sizeof(units), "u/%" PRIu64 ".service", i);
+                WakeRecord r = { .seq = i, .realtime = 1000 + i, .kind = WAKE_THAW, .source = (char *) "push",
+                                 .rule = (char *) "/r.rule", .cause = (char *) "reason=x", .units = units };
+                ck_assert_int_eq(wake_record_append(dir_fd, &r), 0);
+        }
+        ck_assert_int_eq(fstatat(dir_fd, WAKE_RECORD_FILE, &st, 0), 0);
+        ck_assert_int_eq(st.st_size, (off_t) WAKE_RECORD_SLOTS * WAKE_RECORD_SLOT);
+        ck_assert_int_eq(wake_record_read_all(dir_fd, &w, &n, &dropped), 0);
+        ck_assert_uint_eq(n, WAKE_RECORD_SLOTS);
+        ck_assert_uint_eq(dropped, 10);
+        ck_assert_uint_eq(w[0].seq, 10);
+        ck_assert_str_eq(w[0].units, "u/10.service");
+        ck_assert_uint_eq(w[n - 1].seq, WAKE_RECORD_SLOTS + 9);
+        ck_assert_int_eq(wake_record_next_seq(dir_fd, &next), 0);
+        ck_assert_uint_eq(next, WAKE_RECORD_SLOTS + 10);
+        wake_records_free(w, n);
+        close(dir_fd);
+        close(fd);
+        remove_dir(d);
+}
+END_TEST
+
+/* A caller's reason is any bytes: a tab or newline in it cannot make a
+ * field or a record of its own, and a long one is cut within its slot. */
+START_TEST(test_record_hostile_fields) {
+        char reason[2048], line[WAKE_RECORD_SLOT];
+        WakeRecord back = {};
+
+        memset(reason, 'a', sizeof(reason) - 1);
+        reason[sizeof(reason) - 1] = '\0';
+        memcpy(reason, "x\tkind=exit\nwake\\", 17);
+        WakeRecord r = { .seq = 7, .realtime = 42, .kind = WAKE_THAW, .source = (char *) "push", .cause = reason,
+                         .units = (char *) "a.service,b.service" };
+        size_t len = wake_record_format(&r, line, sizeof(line));
+        ck_assert_uint_lt(len, sizeof(line));
+        ck_assert_ptr_null(strchr(line, '\n'));
+        ck_assert_int_eq(wake_record_parse(line, &back), 0);
+        ck_assert_int_eq(back.kind, WAKE_THAW);
+        ck_assert_uint_eq(back.seq, 7);
+        ck_assert_str_eq(back.source, "push");
+        /* The cause keeps its bytes, cut short and said so. */
+        ck_assert_int_eq(strncmp(back.cause, "x\tkind=exit\nwake\\aaa", 20), 0);
+        ck_assert_str_eq(back.cause + strlen(back.cause) - 3, "...");
+        ck_assert_str_eq(back.units, "a.service,b.service");
+        wake_record_done(&back);
+}
+END_TEST
+
+/* The end-to-end cases: the reports go to the test's directory. */
+static char report_dir_path[300];
+
+static void report_setup(void) {
+        listener_setup();
+        snprintf(report_dir_path, sizeof(report_dir_path), "%s/reports", harness_dir);
+        setenv("STANDBY_REPORT_DIR", report_dir_path, 1);
+}
+
+static void report_teardown(void) {
+        unsetenv("STANDBY_REPORT_DIR");
+        listener_teardown();
+}
+
+static const char *const mail_reason = "new mail from alice";
+
+/* Push(unit, reason), answered. */
+static void push_reason(sd_bus *bus, const char *unit, const char *reason) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *reply = NULL;
+        int acted = 0;
+
+        ck_assert_msg(sd_bus_call_method(bus, "org.standby.Listener1", "/org/standby/Listener1", "org.standby.Listener1",
+                                         "Push", &error, &reply, "ss", unit, reason) >= 0,
+                      "Push: %s", error.message ?: "?");
+        ck_assert_int_ge(sd_bus_message_read(reply, "b", &acted), 0);
+        ck_assert_int_eq(acted, 1);
+        sd_bus_error_free(&error);
+        sd_bus_message_unref(reply);
+}
+
+static size_t count(const char *haystack, const char *needle) {
+        size_t n = 0;
+        for (const char *p = haystack; (p = strstr(p, needle)); p++)
+                n++;
+        return n;
+}
+
+static bool holds_sockets(void *userdata) {
+        return count_held() >= *(int *) userdata;
+}
+
+/* srv.service, an echo server frozen at enter, woken by a connection
+ * (60-srv.rule); returns its port. */
+static int start_echo_server(void) {
+        int port = 25000 + (int) (getpid() % 5000), tick;
+        char portarg[16];
+
+        write_rule("60-srv.rule", "[Match]\nEvent=socket\nUnit=srv.service\n[Action]\nThaw=srv.service\nFor=1s\n");
+        snprintf(portarg, sizeof(portarg), "%d", port);
+        char *argv[] = { (char *) test_bin("standby-workload"), "echo-server", "--port", portarg, "--tick-fd", "3", NULL };
+        server_pid = test_spawn("srv.service", argv, &tick);
+        ck_assert_int_eq(test_ticks(tick, 1, 5 * USEC_PER_SEC), 1); /* listening */
+        return port;
+}
+
+/* A client of srv.service, its request answered: the server was woken. */
+static void wake_echo_server(int port) {
+        int one = 1;
+        ck_assert_msg(test_wait_for(holds_sockets, &one, 5 * USEC_PER_SEC), "the listener holds no socket of srv");
+        int c = tcp_connect(port);
+        ck_assert(echo(c, "ping\n"));
+        close(c);
+}
+
+/* `standby-manager report` with args; asserts success. */
+static char *report(const char *arg) {
+        char *out = NULL;
+        ck_assert_int_eq(test_manager_env(NULL, &out, NULL, "report", arg, NULL), EXIT_OK);
+        ck_assert_ptr_nonnull(out);
+        return out;
+}
+
+/* A push with its reason, a socket event, a rule's exit: the report lists
+ * exactly those wakes, in order, with their causes; with kill_between, the
+ * listener is killed (-9) and started again between the push and the
+ * socket event. */
+static void period_with_three_wakes(bool kill_between) {
+        _cleanup_free_ char *json = NULL, *text = NULL;
+        char want[512];
+
+        if (!test_need_root_cgroup2())
+                return;
+        int port = start_echo_server();
+        sd_bus *bus = standby_with_idle_mail();
+
+        push_reason(bus, "mail.service", mail_reason);
+        ck_assert(wait_statistic(bus, "refreezes", 1, 10 * USEC_PER_SEC));
+        if (kill_between) {
+                sd_bus_flush_close_unref(bus);
+                stop_listener(SIGKILL);
+                start_listener();
+                bus = client();
+        }
+        wake_echo_server(port);
+        ck_assert(wait_frozen("srv.service", true));
+        push_reason(bus, "lid.service", "lid opened");
+        ck_assert(wait_journal_state("mail.service", -1, 10 * USEC_PER_SEC));
+        ck_assert(!test_anything_frozen());
+
+        json = report("--json");
+        ck_assert_msg(count(json, "\"start_usec\":") == 1, "%s", json);
+        ck_assert_msg(count(json, "\"kind\":\"thaw\"") == 2 && count(json, "\"kind\":\"exit\"") == 1, "%s", json);
+        ck_assert_msg(strstr(json, "\"cut\":false,\"wakes_dropped\":0,"), "%s", json);
+        /* In order: the push with its reason and caller, the socket, the exit. */
+        const char *push_wake = strstr(json, "\"event\":\"push\",\"rule\":");
+        snprintf(want, sizeof(want), "\"cause\":\"reason=%s; caller=:", mail_reason);
+        const char *reason = strstr(json, want);
+        const char *socket_wake = strstr(json, "\"event\":\"socket\"");
+        const char *exit_wake = strstr(json, "\"kind\":\"exit\",\"event\":\"push\"");
+        ck_assert_msg(push_wake && reason && socket_wake && exit_wake, "%s", json);
+        ck_assert_msg(push_wake < reason && reason < socket_wake && socket_wake < exit_wake, "%s", json);
+        snprintf(want, sizeof(want), "\"units\":[\"%s\"]", test_cgpath("mail.service"));
+        ck_assert_msg(strstr(push_wake, want) && strstr(push_wake, want) < socket_wake, "%s", json);
+        snprintf(want, sizeof(want), "\"units\":[\"%s\"]", test_cgpath("srv.service"));
+        ck_assert_msg(strstr(socket_wake, want) && strstr(socket_wake, want) < exit_wake, "%s", json);
+        ck_assert_msg(strstr(socket_wake, "10-mail.rule") == NULL || strstr(socket_wake, "10-mail.rule") > exit_wake,
+                      "%s", json);
+        ck_assert_msg(strstr(socket_wake, "60-srv.rule"), "%s", json);
+        ck_assert_msg(strstr(exit_wake, "20-lid.rule") && strstr(exit_wake, "reason=lid opened"), "%s", json);
+        ck_assert_msg(strstr(json, "20-lid.rule (push event)\",\"strategy\":\"freeze\""), "%s", json);
+        /* Both windows ended before the exit: each ran its 1 s. */
+        ck_assert_msg(count(json, "\"thawed_until_exit\":false") == 3, "%s", json);
+
+        text = report(NULL);
+        snprintf(want, sizeof(want), "reason=%s; caller=:", mail_reason);
+        ck_assert_msg(strstr(text, want) && strstr(text, "-> push -> ") && strstr(text, "-> socket -> ") &&
+                              strstr(text, "-> standby ended") && strstr(text, "Wakes: 2\n"),
+                      "%s", text);
+        sd_bus_flush_close_unref(bus);
+}
+
+START_TEST(test_report_lists_wakes) {
+        period_with_three_wakes(false);
+}
+END_TEST
+
+START_TEST(test_report_survives_listener_kill) {
+        period_with_three_wakes(true);
+}
+END_TEST
+
+/* A unit that spins through its window is the period's top offender. */
+START_TEST(test_report_flags_spinner) {
+        _cleanup_free_ char *json = NULL, *text = NULL;
+
+        if (!test_need_root_cgroup2())
+                return;
+        write_rule("30-spin.rule", "[Match]\nEvent=push\nUnit=spin.service\n[Action]\nThaw=spin.service\nFor=1s\n");
+        test_spawn_workload("spin.service", "busy", 100, 1, NULL);
+        sd_bus *bus = standby_with_idle_mail();
+        push_reason(bus, "spin.service", "spin");
+        ck_assert(wait_statistic(bus, "refreezes", 1, 10 * USEC_PER_SEC));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+
+        json = report("--json");
+        /* Top first: spin.service leads the units, flagged. */
+        const char *units = strstr(json, "\"units\":[{\"cgroup\":");
+        ck_assert_msg(units, "%s", json);
+        char want[512];
+        snprintf(want, sizeof(want), "\"units\":[{\"cgroup\":\"%s\"", test_cgpath("spin.service"));
+        ck_assert_msg(strstr(json, want), "%s", json);
+        const char *spin = strstr(json, want), *end = strchr(spin, '}');
+        ck_assert_msg(end && strstr(spin, "\"offender\":true") && strstr(spin, "\"offender\":true") < end, "%s", json);
+        ck_assert_msg(strstr(json, "\"offender_threshold_percent\":10"), "%s", json);
+        snprintf(want, sizeof(want), "%s", test_cgpath("mail.service"));
+        const char *mail = strstr(units, want);
+        ck_assert_msg(mail && strstr(mail, "\"offender\":false"), "%s", json);
+        ck_assert_msg(strstr(json, "\"left\":\"standby-manager exit"), "%s", json);
+
+        text = report(NULL);
+        snprintf(want, sizeof(want), "%s  OFFENDER", test_cgpath("spin.service"));
+        ck_assert_msg(strstr(text, want) && strstr(text, "more than 10% of all wakeups or CPU time"), "%s", text);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
+/* Reads the queued events: how many in all, how many the listener's. */
+static void count_writes(int fan, size_t *ret_all, size_t *ret_listener) {
+        char buf[8192] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
+        ssize_t n;
+
+        while ((n = read(fan, buf, sizeof(buf))) > 0) {
+                struct fanotify_event_metadata *m = (struct fanotify_event_metadata *) buf;
+                for (; FAN_EVENT_OK(m, n); m = FAN_EVENT_NEXT(m, n)) {
+                        ck_assert_msg(!(m->mask & FAN_Q_OVERFLOW), "fanotify overflowed");
+                        (*ret_all)++;
+                        if (m->pid == listener_pid)
+                                (*ret_listener)++;
+                        if (m->fd >= 0)
+                                close(m->fd);
+                }
+        }
+        ck_assert_int_eq(errno, EAGAIN);
+}
+
+/* While standby lasts the listener writes nothing on the report
+ * directory's file system (a tmpfs of the test's, standing for
+ * /var/lib): fanotify sees every write there, of any process. The
+ * report is its one write, at the exit. */
+START_TEST(test_report_no_listener_write_during_standby) {
+        size_t all = 0, by_listener = 0;
+        struct stat a, st;
+
+        if (!test_need_root_cgroup2())
+                return;
+        /* A mount namespace of the test's own (the listener and the manager
+         * started from here share it): the tmpfs goes with it. */
+        ck_assert_int_eq(unshare(CLONE_NEWNS), 0);
+        ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+        ck_assert_int_eq(mkdir(report_dir_path, 0700), 0);
+        ck_assert_int_eq(mount("tmpfs", report_dir_path, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0700"), 0);
+        int fan = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK, O_RDONLY | O_CLOEXEC);
+        if (fan < 0) {
+                test_skip("no fanotify: %m");
+                return;
+        }
+        ck_assert_int_eq(fanotify_mark(fan, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_MODIFY | FAN_CLOSE_WRITE, AT_FDCWD,
+                                       report_dir_path),
+                         0);
+        ck_assert_int_eq(stat(report_dir_path, &a), 0);
+
+        sd_bus *bus = standby_with_idle_mail();
+        push_reason(bus, "mail.service", mail_reason);
+        ck_assert(wait_statistic(bus, "refreezes", 1, 10 * USEC_PER_SEC));
+        count_writes(fan, &all, &by_listener);
+        ck_assert_uint_eq(all, 0);
+        ck_assert_int_eq(stat(report_dir_path, &st), 0);
+        ck_assert(st.st_mtim.tv_sec == a.st_mtim.tv_sec && st.st_mtim.tv_nsec == a.st_mtim.tv_nsec);
+
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        count_writes(fan, &all, &by_listener);
+        ck_assert_uint_ge(all, 1); /* the report, by the manager */
+        ck_assert_uint_eq(by_listener, 0);
+        close(fan);
+        _cleanup_free_ char *json = report("--json");
+        ck_assert_msg(count(json, "\"start_usec\":") == 1 && count(json, "\"kind\":\"thaw\"") == 1, "%s", json);
+        sd_bus_flush_close_unref(bus);
+        /* The listener's teardown runs in this namespace; the tmpfs is the test's alone. */
+        (void) umount2(report_dir_path, MNT_DETACH);
+}
+END_TEST
+
+Suite *report_suite(void) {
+        Suite *s = suite_create("report");
+        TCase *tc = tcase_create("record");
+        tcase_add_test(tc, test_record_ring_bounded);
+        tcase_add_test(tc, test_record_hostile_fields);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("period");
+        tcase_set_timeout(tc, 90);
+        tcase_add_checked_fixture(tc, report_setup, report_teardown);
+        tcase_add_unchecked_fixture(tc, NULL, test_env_sweep);
+        tcase_add_test(tc, test_report_lists_wakes);
+        tcase_add_test(tc, test_report_survives_listener_kill);
+        tcase_add_test(tc, test_report_flags_spinner);
+        tcase_add_test(tc, test_report_no_listener_write_during_standby);
+        suite_add_tcase(s, tc);
+        return s;
+}
