@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "listener-harness.h"
+#include "cgroup.h"
+#include "journal.h"
 #include "standby.h"
 #include "test-util.h"
 #include "wake-record.h"
@@ -340,6 +342,36 @@ START_TEST(test_report_no_listener_write_during_standby) {
 }
 END_TEST
 
+/* A period that no exit closed (its journal lost, its units thawed by
+ * hand: no exit finds anything to do) is written at the next enter,
+ * marked cut; the next period is whole. */
+START_TEST(test_report_cut_period) {
+        char journal[512];
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_spawn_workload("mail.service", "idle", 100, 1, NULL);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        snprintf(journal, sizeof(journal), "%s/" JOURNAL_FILE, T.state_dir);
+        ck_assert_int_eq(unlink(journal), 0);
+        _cleanup_close_ int cg = test_cgroup("mail.service");
+        ck_assert_int_eq(cgroup_set_freeze(cg, false), 0);
+        ck_assert(wait_frozen("mail.service", false));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_NOT_ACTIVE);
+        _cleanup_free_ char *none = report("--json");
+        ck_assert_msg(count(none, "\"start_usec\":") == 0, "%s", none);
+
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        _cleanup_free_ char *json = report("--json"), *text = report(NULL);
+        ck_assert_msg(count(json, "\"start_usec\":") == 2, "%s", json);
+        const char *cut = strstr(json, "\"cut\":true"), *whole = strstr(json, "\"cut\":false");
+        ck_assert_msg(cut && whole && cut < whole, "%s", json);
+        ck_assert_msg(strstr(json, "\"left\":\"cut: no exit recorded its end\""), "%s", json);
+        ck_assert_msg(count(text, "CUT: its end was not recorded") == 1, "%s", text);
+}
+END_TEST
+
 Suite *report_suite(void) {
         Suite *s = suite_create("report");
         TCase *tc = tcase_create("record");
@@ -355,6 +387,7 @@ Suite *report_suite(void) {
         tcase_add_test(tc, test_report_survives_listener_kill);
         tcase_add_test(tc, test_report_flags_spinner);
         tcase_add_test(tc, test_report_no_listener_write_during_standby);
+        tcase_add_test(tc, test_report_cut_period);
         suite_add_tcase(s, tc);
         return s;
 }
