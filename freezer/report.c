@@ -95,7 +95,7 @@ static int unit_counters(Manager *m, const char *cgroup, size_t *threads_left, U
                 for (size_t i = 0; i < n && *threads_left > 0; i++, (*threads_left)--)
                         u.wakeups += thread_wakeups(tids[i]);
         JournalUnit *j = m->journal ? journal_find_unit(m->journal, cgroup) : NULL;
-        u.frozen = j && (j->state == UNIT_FROZEN || j->state == UNIT_FREEZING);
+        u.frozen = j && (j->state == UNIT_FROZEN || j->state == UNIT_FREEZING || j->state == UNIT_THAWED);
         u.cgroup = strdup(cgroup);
         if (!u.cgroup)
                 return -ENOMEM;
@@ -445,7 +445,7 @@ static void close_cut(int dir_fd) {
 void report_period_begin(Manager *m, const char *strategy) {
         _cleanup_close_ int state_fd = -EBADF, dir_fd = -EBADF;
         Period p = {};
-        int r;
+        int r = -ENOMEM;
 
         state_fd = open(m->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (state_fd < 0 || wake_record_dir_open(state_fd, true, &dir_fd) < 0) {
@@ -457,12 +457,42 @@ void report_period_begin(Manager *m, const char *strategy) {
         p.start = now_usec(CLOCK_REALTIME);
         p.entered = how("standby-manager enter");
         p.strategy = strdup(strategy);
-        r = report_read_counters(m, &p.units, &p.n_units);
-        if (r >= 0)
+        if (p.entered && p.strategy)
                 r = write_period(dir_fd, PERIOD_FILE, &p, false);
         if (r < 0)
                 log_warning_errno(r, "Cannot begin this standby period's report: %m");
         period_done(&p);
+}
+
+void report_period_entered(Manager *m) {
+        _cleanup_close_ int state_fd = -EBADF, dir_fd = -EBADF;
+        Period p = {};
+        usec_t t0 = now_usec(CLOCK_MONOTONIC);
+        int r;
+
+        state_fd = open(m->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (state_fd < 0 || wake_record_dir_open(state_fd, false, &dir_fd) < 0 ||
+            read_period_file(dir_fd, PERIOD_FILE, &p) < 0)
+                return;
+        r = report_read_counters(m, &p.units, &p.n_units);
+        if (r >= 0)
+                r = write_period(dir_fd, PERIOD_FILE, &p, false);
+        if (r < 0)
+                log_warning_errno(r, "Cannot read the units' counters at enter: %m");
+        else
+                log_debug("Read the counters of %zu cgroups in %.2f ms.", p.n_units,
+                          (double) (now_usec(CLOCK_MONOTONIC) - t0) / 1000.0);
+        period_done(&p);
+}
+
+void report_period_abandon(Manager *m) {
+        _cleanup_close_ int state_fd = -EBADF, dir_fd = -EBADF;
+
+        state_fd = open(m->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (state_fd < 0 || wake_record_dir_open(state_fd, false, &dir_fd) < 0)
+                return;
+        (void) unlinkat(dir_fd, PERIOD_FILE, 0);
+        (void) wake_record_remove(dir_fd);
 }
 
 static UnitCounters *find_unit(Period *p, const char *cgroup) {
@@ -496,11 +526,9 @@ Period *report_period_snapshot_end(Manager *m) {
                 if (b && !b->gone && end[i].cpu_usec >= b->cpu_usec) {
                         end[i].cpu_usec -= b->cpu_usec;
                         end[i].wakeups = end[i].wakeups >= b->wakeups ? end[i].wakeups - b->wakeups : 0;
-                        end[i].frozen = b->frozen;
                         b->gone = true; /* matched */
                 } else {
                         end[i].appeared = true;
-                        end[i].frozen = false;
                         if (b)
                                 b->gone = true;
                 }

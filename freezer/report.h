@@ -11,8 +11,9 @@
 /* A standby period's report (report.c): what woke the machine, and what
  * each unit cost, from the edges of the period.
  *
- * At enter (report_period_begin()), each unit's cumulative counters are
- * read and kept in the state directory's tmpfs (WAKE_RECORD_DIR/period),
+ * At enter (report_period_begin(), report_period_entered()), each unit's
+ * cumulative counters are read and kept in the state directory's tmpfs
+ * (WAKE_RECORD_DIR/period),
  * beside the wakes the listener records there; nothing runs in between,
  * no timer, no sampling. At exit (report_period_end()) the counters are
  * read again, and the period's report goes to the report directory
@@ -36,7 +37,7 @@ typedef struct UnitCounters {
         char *cgroup;
         uint64_t cpu_usec;     /* cpu.stat usage_usec */
         uint64_t wakeups;      /* voluntary context switches of its threads (those alive) */
-        bool frozen;           /* frozen by standby at enter */
+        bool frozen;           /* frozen by standby (the journal lists it) */
         bool gone;             /* in a report: gone before the end (its delta unknown) */
         bool appeared;         /* in a report: made during the period (counted from 0) */
 } UnitCounters;
@@ -60,9 +61,15 @@ void period_freep(Period **p);
 /* The report directory: $STANDBY_REPORT_DIR, else STANDBY_REPORT_DIR. */
 const char *report_dir(void);
 
-/* Standby was entered: the period begins (a previous one left open is
- * written, cut). Failures are logged at debug and cost the report only. */
+/* Standby is being entered: the period begins (a previous one left open
+ * is written, cut). Failures are logged and cost the report only. */
 void report_period_begin(Manager *m, const char *strategy);
+
+/* Standby is entered: each unit's counters at the period's start, read
+ * once the units are frozen (not on the freeze's path). */
+void report_period_entered(Manager *m);
+/* The enter failed: its period is dropped. */
+void report_period_abandon(Manager *m);
 
 /* The counters at the end, read before the exit thaws anything (the
  * exit's own thaw is not the period's); NULL when no period is open. */

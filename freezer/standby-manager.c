@@ -147,6 +147,10 @@ static int verb_enter_told(Manager *m, Strategy strategy, bool per_unit) {
                 log_warning("The last exit left %zu units it could not thaw (see `standby-manager status`); "
                             "entering all the same.", m->journal->n_units);
 
+        /* Before the journal says active: the listener records the wakes
+         * of the new period from then on (those of events during the enter
+         * too), in the file this starts anew. */
+        report_period_begin(m, per_unit ? "per-unit" : strategy_to_string(strategy));
         if (per_unit)
                 r = strategy_enter(m);
         else if (strategy == STRATEGY_FREEZE)
@@ -159,6 +163,10 @@ static int verb_enter_told(Manager *m, Strategy strategy, bool per_unit) {
                 if (r >= 0)
                         r = slack_enter(m, units);
         }
+        if (r < 0)
+                report_period_abandon(m); /* no period: what was frozen is thawed again */
+        else
+                report_period_entered(m);
         if (r == -ECANCELED)
                 return EXIT_ROLLED_BACK;
         if (r == -EOPNOTSUPP) {
@@ -176,8 +184,6 @@ static int verb_enter_told(Manager *m, Strategy strategy, bool per_unit) {
                 if (manager_exit_standby(m) < 0)
                         log_error("Not everything could be thawed; `standby-manager exit` tries again.");
         }
-        if (r >= 0)
-                report_period_begin(m, strategy_to_string(strategy));
         return r < 0 ? EXIT_FAILURE_GENERIC : EXIT_OK;
 }
 

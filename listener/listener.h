@@ -442,7 +442,7 @@ void listener_wake_log_start(Listener *l);
 void listener_wake_thawed(Listener *l, char **units, usec_t took, usec_t window);
 /* A window's units freeze again: it ran ran. */
 void listener_wake_window_end(Listener *l, char **units, usec_t ran);
-/* rule's ExitStandby= ends standby, for ev. */
+/* rule's ExitStandby= ends standby, for ev (NULL: an event during enter). */
 void listener_wake_exit(Listener *l, const Rule *rule, const Event *ev);
 
 /* windows.c */

@@ -81,6 +81,8 @@ static void event_fields(const Event *ev, WakeFields *w) {
                 field_add(w, "STANDBY_UEVENT", "uevent", "%s %s", ev->subsystem, ev->change ?: "");
 }
 
+/* "late": an event while standby was being entered, replayed once it was
+ * (its fields are gone); "call": a Thaw call. */
 static const char *event_name(const Event *ev) {
         return !ev ? "late" : ev->kind ? ev->kind->name : "call";
 }

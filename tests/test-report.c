@@ -372,6 +372,26 @@ START_TEST(test_report_cut_period) {
 }
 END_TEST
 
+/* A push while standby is being entered is carried out once it is: its
+ * wake is the new period's, though the period's record began before. */
+START_TEST(test_report_keeps_wake_during_enter) {
+        sd_bus *bus;
+        pid_t enter;
+
+        if (!enter_held_open(&bus, &enter))
+                return;
+        push_reason(bus, "mail.service", mail_reason);
+        enter_done(enter);
+        ck_assert(wait_frozen("mail.service", false));
+        ck_assert_uint_eq(statistic(bus, "replayed"), 1);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        _cleanup_free_ char *json = report("--json");
+        ck_assert_msg(count(json, "\"start_usec\":") == 1 && count(json, "\"kind\":\"thaw\"") == 1, "%s", json);
+        ck_assert_msg(strstr(json, "\"event\":\"late\",\"rule\":\"") && strstr(json, "10-mail.rule"), "%s", json);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 Suite *report_suite(void) {
         Suite *s = suite_create("report");
         TCase *tc = tcase_create("record");
@@ -388,6 +408,7 @@ Suite *report_suite(void) {
         tcase_add_test(tc, test_report_flags_spinner);
         tcase_add_test(tc, test_report_no_listener_write_during_standby);
         tcase_add_test(tc, test_report_cut_period);
+        tcase_add_test(tc, test_report_keeps_wake_during_enter);
         suite_add_tcase(s, tc);
         return s;
 }
