@@ -147,6 +147,7 @@ int report_read_counters(Manager *m, UnitCounters **ret, size_t *ret_n) {
         r = edge_cgroups(m, &cgroups);
         if (r < 0)
                 return r;
+        usec_t t0 = now_usec(CLOCK_MONOTONIC);
         u = calloc(MIN(strv_length(cgroups), (size_t) REPORT_UNITS_MAX) + 1, sizeof(UnitCounters));
         if (!u)
                 return -ENOMEM;
@@ -160,6 +161,8 @@ int report_read_counters(Manager *m, UnitCounters **ret, size_t *ret_n) {
                 if (r >= 0)
                         n++;
         }
+        log_debug("Read the counters of %zu cgroups, %zu threads, in %.2f ms.", n,
+                  (size_t) REPORT_THREADS_MAX - threads_left, (double) (now_usec(CLOCK_MONOTONIC) - t0) / 1000.0);
         *ret = u;
         *ret_n = n;
         return 0;
@@ -467,7 +470,6 @@ void report_period_begin(Manager *m, const char *strategy) {
 void report_period_entered(Manager *m) {
         _cleanup_close_ int state_fd = -EBADF, dir_fd = -EBADF;
         Period p = {};
-        usec_t t0 = now_usec(CLOCK_MONOTONIC);
         int r;
 
         state_fd = open(m->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -479,9 +481,6 @@ void report_period_entered(Manager *m) {
                 r = write_period(dir_fd, PERIOD_FILE, &p, false);
         if (r < 0)
                 log_warning_errno(r, "Cannot read the units' counters at enter: %m");
-        else
-                log_debug("Read the counters of %zu cgroups in %.2f ms.", p.n_units,
-                          (double) (now_usec(CLOCK_MONOTONIC) - t0) / 1000.0);
         period_done(&p);
 }
 
