@@ -304,8 +304,9 @@ static void print_json(const Period *p, bool last) {
         printf("}}%s\n", last ? "" : ",");
 }
 
-/* A gnuplot script of the period: a mark per thaw on its units' rows, the
- * windows as bands; `gnuplot FILE` draws FILE.png. */
+/* A gnuplot script of the period: a mark per thaw on its units' rows and a
+ * bar for how long they ran, the windows as bands across (the frozen share
+ * is what is left white); `gnuplot FILE` draws FILE.png. */
 static int write_plot(const Period *p, const char *path) {
         _cleanup_(derived_done) Derived d = {};
         _cleanup_strv_free_ char **rows = NULL;
@@ -320,7 +321,7 @@ static int write_plot(const Period *p, const char *path) {
                 return -errno;
         fprintf(f, "# standby-manager report --plot: `gnuplot %s` writes %s.png\n", path, path);
         fprintf(f, "set terminal pngcairo size 1200,%d\nset output '%s.png'\n", 200 + 20 * (int) MIN(p->n_units, 40), path);
-        fprintf(f, "set title 'Standby period: %.1f%%%% of it with every target unit frozen'\n",
+        fprintf(f, "set title 'Standby period: %.1f%% of it with every target unit frozen'\n",
                 100.0 * frozen_share(p, &d));
         fprintf(f, "set xlabel 'seconds since standby was entered'\nset xrange [0:%.3f]\n",
                 (double) (p->end > p->start ? p->end - p->start : 1) / USEC_PER_SEC);
@@ -342,7 +343,8 @@ static int write_plot(const Period *p, const char *path) {
                                 row++;
                         if (!rows || !rows[row])
                                 (void) strv_extend(&rows, *x);
-                        fprintf(f, "%.3f %zu\n", (double) (w->realtime - MIN(w->realtime, p->start)) / USEC_PER_SEC, row);
+                        fprintf(f, "%.3f %zu %.3f\n", (double) (w->realtime - MIN(w->realtime, p->start)) / USEC_PER_SEC,
+                                row, (double) d.thawed[i] / USEC_PER_SEC);
                 }
         }
         fprintf(f, "EOD\nset ytics (");
@@ -353,7 +355,8 @@ static int write_plot(const Period *p, const char *path) {
                         fputc(*c == '"' || *c == '\\' || (unsigned char) *c < 0x20 ? '_' : *c, f);
                 fprintf(f, "\" %zu", i);
         }
-        fprintf(f, ")\nset yrange [-1:%zu]\nplot $wakes using 1:2 with points pt 7 title 'thaws (shaded: a window open)'\n",
+        fprintf(f, ")\nset yrange [-1:%zu]\nplot $wakes using 1:2:3:(0) with vectors nohead lw 6 lc rgb '#e07070' title 'thawed', \\\n"
+                   "     $wakes using 1:2 with points pt 7 lc rgb '#303090' title 'wake'\n",
                 strv_length(rows));
         r = fclose(f) != 0 ? -errno : 0;
         return r;

@@ -164,6 +164,19 @@ static void wake_echo_server(int port) {
         close(c);
 }
 
+/* Asserts that text parses as JSON (python3 is a test dependency). */
+static void assert_valid_json(const char *text) {
+        char path[320], cmd[400];
+        snprintf(path, sizeof(path), "%s/report.json", harness_dir);
+        FILE *f = fopen(path, "we");
+        ck_assert_ptr_nonnull(f);
+        fputs(text, f);
+        fclose(f);
+        _cleanup_free_ char *out = NULL;
+        snprintf(cmd, sizeof(cmd), "python3 -m json.tool '%s' 2>&1 > /dev/null", path);
+        ck_assert_msg(test_run_shell(cmd, &out) == 0, "not JSON (%s): %s", out, text);
+}
+
 /* `standby-manager report` with args; asserts success. */
 static char *report(const char *arg) {
         char *out = NULL;
@@ -201,6 +214,7 @@ static void period_with_three_wakes(bool kill_between) {
 
         json = report("--json");
         ck_assert_msg(count(json, "\"start_usec\":") == 1, "%s", json);
+        assert_valid_json(json);
         ck_assert_msg(count(json, "\"kind\":\"thaw\"") == 2 && count(json, "\"kind\":\"exit\"") == 1, "%s", json);
         ck_assert_msg(strstr(json, "\"cut\":false,\"wakes_dropped\":0,"), "%s", json);
         /* In order: the push with its reason and caller, the socket, the exit. */
@@ -272,6 +286,20 @@ START_TEST(test_report_flags_spinner) {
         text = report(NULL);
         snprintf(want, sizeof(want), "%s  OFFENDER", test_cgpath("spin.service"));
         ck_assert_msg(strstr(text, want) && strstr(text, "more than 10% of all wakeups or CPU time"), "%s", text);
+
+        /* The timeline: a script gnuplot (a test dependency) draws. */
+        char plot[320], png[330], cmd[700], magic[8] = "";
+        snprintf(plot, sizeof(plot), "%s/period.gp", harness_dir);
+        snprintf(png, sizeof(png), "%s.png", plot);
+        ck_assert_int_eq(test_manager_env(NULL, NULL, NULL, "report", "--plot", plot, NULL), EXIT_OK);
+        _cleanup_free_ char *out = NULL;
+        snprintf(cmd, sizeof(cmd), "gnuplot '%s' 2>&1", plot);
+        ck_assert_msg(test_run_shell(cmd, &out) == 0, "gnuplot: %s", out);
+        FILE *f = fopen(png, "re");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_uint_eq(fread(magic, 1, 4, f), 4);
+        fclose(f);
+        ck_assert_int_eq(memcmp(magic, "\x89PNG", 4), 0);
         sd_bus_flush_close_unref(bus);
 }
 END_TEST
