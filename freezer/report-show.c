@@ -38,6 +38,7 @@ static const struct {
 /* What is derived from one period. */
 typedef struct Derived {
         usec_t *thawed;          /* per wake: how long its units ran (a thaw's), 0 for others */
+        usec_t *cpu;             /* per wake: the CPU time they used in the window, 0 if unknown */
         bool *thawed_to_end;     /* ran until standby ended */
         usec_t busy_usec;        /* union of the thaws' intervals */
         size_t quiet[N_BUCKETS];
@@ -63,6 +64,7 @@ static char **split_units(const char *s) {
 
 static void derived_done(Derived *d) {
         free(d->thawed);
+        free(d->cpu);
         free(d->thawed_to_end);
         free(d->order);
 }
@@ -89,9 +91,10 @@ static int derive(const Period *p, Derived *ret) {
 
         d.thawed = calloc(p->n_wakes + 1, sizeof(usec_t));
         d.thawed_to_end = calloc(p->n_wakes + 1, sizeof(bool));
+        d.cpu = calloc(p->n_wakes + 1, sizeof(usec_t));
         busy = calloc(p->n_wakes + 1, sizeof(Busy));
         d.order = calloc(p->n_units + 1, sizeof(size_t));
-        if (!d.thawed || !d.thawed_to_end || !busy || !d.order) {
+        if (!d.thawed || !d.cpu || !d.thawed_to_end || !busy || !d.order) {
                 derived_done(&d);
                 return -ENOMEM;
         }
@@ -107,6 +110,7 @@ static int derive(const Period *p, Derived *ret) {
                         if (p->wakes[j].kind == WAKE_END && w->units && p->wakes[j].units &&
                             streq(p->wakes[j].units, w->units)) {
                                 to = p->wakes[j].realtime;
+                                d.cpu[i] = p->wakes[j].cpu;
                                 d.thawed_to_end[i] = false;
                                 break;
                         }
@@ -223,7 +227,13 @@ static void print_text(const Period *p, size_t index) {
                 printf(" -> ");
                 text_print_string(stdout, w->units ?: "");
                 format_span(d.thawed[i], span, sizeof(span));
-                printf("  thawed %s%s\n", span, d.thawed_to_end[i] ? " (until standby ended)" : "");
+                printf("  thawed %s%s", span, d.thawed_to_end[i] ? " (until standby ended)" : "");
+                if (d.thawed_to_end[i])
+                        putchar('\n');
+                else {
+                        format_span(d.cpu[i], span, sizeof(span));
+                        printf(", CPU %s\n", span);
+                }
         }
 
         printf("  Units over the period, top first (offender: more than %u%% of all wakeups or CPU time):\n",
@@ -284,8 +294,11 @@ static void print_json(const Period *p, bool last) {
                         printf("%s", x == units ? "" : ",");
                         json_print_string(stdout, *x);
                 }
-                printf("],\"thaw_latency_usec\":%" PRIu64 ",\"thawed_usec\":%" PRIu64 ",\"thawed_until_exit\":%s}",
+                printf("],\"thaw_latency_usec\":%" PRIu64 ",\"thawed_usec\":%" PRIu64 ",\"thawed_until_exit\":%s",
                        w->took, d.thawed[i], d.thawed_to_end[i] ? "true" : "false");
+                if (w->kind == WAKE_THAW && !d.thawed_to_end[i])
+                        printf(",\"cpu_usec\":%" PRIu64, d.cpu[i]);
+                putchar('}');
         }
         printf("],\"units\":[");
         for (size_t k = 0; k < p->n_units; k++) {

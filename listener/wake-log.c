@@ -13,6 +13,7 @@
 #include <systemd/sd-journal.h>
 
 #include "cgroup.h"
+#include "fileio.h"
 #include "listener.h"
 #include "log.h"
 #include "strv.h"
@@ -180,7 +181,7 @@ static char *cause_of(const WakeFields *w) {
 
 /* Appends to the period's wake record; failures cost the record only. */
 static void record(Listener *l, WakeKind kind, const char *source, const Rule *rule, const WakeFields *w,
-                   char **units, usec_t took, usec_t duration) {
+                   char **units, usec_t took, usec_t duration, uint64_t cpu) {
         _cleanup_close_ int state_fd = -EBADF, dir_fd = -EBADF;
         _cleanup_free_ char *cause = cause_of(w), *joined = join_units(units);
         struct stat st;
@@ -209,6 +210,7 @@ static void record(Listener *l, WakeKind kind, const char *source, const Rule *r
                 .units = joined,
                 .took = took,
                 .duration = duration,
+                .cpu = cpu,
         };
         r = wake_record_append(dir_fd, &rec);
         if (r < 0)
@@ -238,21 +240,44 @@ void listener_wake_thawed(Listener *l, char **units, usec_t took, usec_t window)
         journal_send(WAKE_MESSAGE_THAW, message, &w, units);
         w.n = 0; /* the record has its own columns for event and rule */
         event_fields(l->waking, &w);
-        record(l, WAKE_THAW, source, rule, &w, units, took, window);
+        record(l, WAKE_THAW, source, rule, &w, units, took, window, 0);
 }
 
-void listener_wake_window_end(Listener *l, char **units, usec_t ran) {
+uint64_t listener_units_cpu_usec(Listener *l, char **units) {
+        uint64_t sum = 0;
+
+        for (char **x = units; x && *x; x++) {
+                _cleanup_close_ int own = -EBADF;
+                _cleanup_free_ char *s = NULL;
+                CachedUnit *c = listener_cached_unit(l, *x);
+                int fd = c && c->fd >= 0 ? c->fd : -EBADF;
+                const char *p;
+
+                if (fd < 0 && cgroup_open(l->m.root_fd, *x, &own) >= 0)
+                        fd = own;
+                if (fd < 0 || read_full_fileat(fd, "cpu.stat", &s, NULL) < 0)
+                        continue;
+                p = strstr(s, "usage_usec ");
+                if (p && (p == s || p[-1] == '\n'))
+                        sum += strtoull(p + strlen("usage_usec "), NULL, 10);
+        }
+        return sum;
+}
+
+void listener_wake_window_end(Listener *l, char **units, usec_t ran, uint64_t cpu_usec) {
         _cleanup_free_ char *message = NULL;
         char what[256];
         WakeFields w = {};
 
         field_add(&w, "STANDBY_RAN_USEC", "ran_usec", "%" PRIu64, ran);
+        field_add(&w, "STANDBY_CPU_USEC", "cpu_usec", "%" PRIu64, cpu_usec);
         units_summary(units, what, sizeof(what));
-        if (asprintf(&message, "Thaw window of %s ended after %.1f s: freezing again.", what, (double) ran / USEC_PER_SEC) < 0)
+        if (asprintf(&message, "Thaw window of %s ended after %.1f s, %.1f ms of CPU: freezing again.", what,
+                     (double) ran / USEC_PER_SEC, (double) cpu_usec / 1000.0) < 0)
                 return;
         journal_send(WAKE_MESSAGE_END, message, &w, units);
         w.n = 0;
-        record(l, WAKE_END, NULL, NULL, &w, units, 0, ran);
+        record(l, WAKE_END, NULL, NULL, &w, units, 0, ran, cpu_usec);
 }
 
 void listener_wake_exit(Listener *l, const Rule *rule, const Event *ev) {
@@ -267,7 +292,7 @@ void listener_wake_exit(Listener *l, const Rule *rule, const Event *ev) {
         journal_send(WAKE_MESSAGE_EXIT, message, &w, NULL);
         w.n = 0;
         event_fields(ev, &w);
-        record(l, WAKE_EXIT, event_name(ev), rule, &w, NULL, 0, 0);
+        record(l, WAKE_EXIT, event_name(ev), rule, &w, NULL, 0, 0, 0);
 }
 
 void listener_wake_log_start(Listener *l) {

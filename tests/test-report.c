@@ -282,10 +282,16 @@ START_TEST(test_report_flags_spinner) {
         const char *mail = strstr(units, want);
         ck_assert_msg(mail && strstr(mail, "\"offender\":false"), "%s", json);
         ck_assert_msg(strstr(json, "\"left\":\"standby-manager exit"), "%s", json);
+        /* Its wake: the window's CPU time, spent spinning (a second's window;
+         * the host's other work may take some of it). */
+        const char *c = strstr(json, "\"cpu_usec\":");
+        unsigned long long cpu = 0;
+        ck_assert_msg(c && sscanf(c, "\"cpu_usec\":%llu", &cpu) == 1 && cpu >= 100000, "%s", json);
 
         text = report(NULL);
         snprintf(want, sizeof(want), "%s  OFFENDER", test_cgpath("spin.service"));
         ck_assert_msg(strstr(text, want) && strstr(text, "more than 10% of all wakeups or CPU time"), "%s", text);
+        ck_assert_msg(strstr(text, ", CPU "), "%s", text);
 
         /* The timeline: a script gnuplot (a test dependency) draws. */
         char plot[320], png[330], cmd[700], magic[8] = "";
