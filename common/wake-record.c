@@ -12,7 +12,7 @@
 #include "macro.h"
 #include "wake-record.h"
 
-static const char * const kind_names[_WAKE_KIND_MAX] = {
+static const char *const kind_names[_WAKE_KIND_MAX] = {
         [WAKE_THAW] = "thaw",
         [WAKE_END] = "end",
         [WAKE_EXIT] = "exit",
@@ -36,7 +36,7 @@ void wake_record_done(WakeRecord *w) {
         free(w->rule);
         free(w->cause);
         free(w->units);
-        *w = (WakeRecord) {};
+        *w = (WakeRecord){};
 }
 
 void wake_records_free(WakeRecord *w, size_t n) {
@@ -99,7 +99,10 @@ size_t kv_append(char *buf, size_t len, size_t max, const char *key, const char 
 }
 
 static int unhex(char c) {
-        return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        return c >= '0' && c <= '9'   ? c - '0'
+               : c >= 'a' && c <= 'f' ? c - 'a' + 10
+               : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                      : -1;
 }
 
 int kv_get(const char *line, const char *key, char **ret) {
@@ -116,7 +119,8 @@ int kv_get(const char *line, const char *key, char **ret) {
                         if (v[0] == '\\' && v + 1 < end && v[1] == '\\') {
                                 *o++ = '\\';
                                 v += 2;
-                        } else if (v[0] == '\\' && end - v >= 4 && v[1] == 'x' && unhex(v[2]) >= 0 && unhex(v[3]) >= 0) {
+                        } else if (v[0] == '\\' && end - v >= 4 && v[1] == 'x' && unhex(v[2]) >= 0 &&
+                                   unhex(v[3]) >= 0) {
                                 *o++ = (char) (unhex(v[2]) << 4 | unhex(v[3]));
                                 v += 4;
                         } else

@@ -25,9 +25,9 @@
 #define WAKE_RECORD_SLOTS 1024
 
 typedef enum WakeKind {
-        WAKE_THAW,   /* units thawed: by an event's rule, or a Thaw call */
-        WAKE_END,    /* a window ended: its units freeze again */
-        WAKE_EXIT,   /* a rule's ExitStandby= ended standby */
+        WAKE_THAW, /* units thawed: by an event's rule, or a Thaw call */
+        WAKE_END, /* a window ended: its units freeze again */
+        WAKE_EXIT, /* a rule's ExitStandby= ended standby */
         _WAKE_KIND_MAX,
         _WAKE_KIND_INVALID = -1,
 } WakeKind;
@@ -37,15 +37,15 @@ WakeKind wake_kind_from_string(const char *s);
 
 typedef struct WakeRecord {
         uint64_t seq;
-        usec_t realtime;    /* CLOCK_REALTIME, when it happened */
+        usec_t realtime; /* CLOCK_REALTIME, when it happened */
         WakeKind kind;
-        char *source;       /* the event's kind ("push", "socket", ...), "call" for Thaw */
-        char *rule;         /* the rule's file, NULL for a Thaw call or a window's end */
-        char *cause;        /* what the event carried: "reason=...; caller=..." */
-        char *units;        /* the cgroups, comma-separated (cut short: "...") */
-        usec_t took;        /* WAKE_THAW: event received -> units thawed */
-        usec_t duration;    /* WAKE_THAW: the window asked (0: none); WAKE_END: how long it ran */
-        usec_t cpu;         /* WAKE_END: the CPU time its units used in the window (cpu.stat) */
+        char *source; /* the event's kind ("push", "socket", ...), "call" for Thaw */
+        char *rule; /* the rule's file, NULL for a Thaw call or a window's end */
+        char *cause; /* what the event carried: "reason=...; caller=..." */
+        char *units; /* the cgroups, comma-separated (cut short: "...") */
+        usec_t took; /* WAKE_THAW: event received -> units thawed */
+        usec_t duration; /* WAKE_THAW: the window asked (0: none); WAKE_END: how long it ran */
+        usec_t cpu; /* WAKE_END: the CPU time its units used in the window (cpu.stat) */
 } WakeRecord;
 
 void wake_record_done(WakeRecord *w);

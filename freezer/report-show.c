@@ -26,24 +26,20 @@ static const struct {
         const char *name;
         usec_t below;
 } quiet_buckets[] = {
-        { "<1s", USEC_PER_SEC },
-        { "1-10s", 10 * USEC_PER_SEC },
-        { "10s-1min", 60 * USEC_PER_SEC },
-        { "1-10min", 600 * USEC_PER_SEC },
-        { "10min-1h", 3600 * USEC_PER_SEC },
-        { ">=1h", USEC_INFINITY },
+        { "<1s", USEC_PER_SEC },           { "1-10s", 10 * USEC_PER_SEC },      { "10s-1min", 60 * USEC_PER_SEC },
+        { "1-10min", 600 * USEC_PER_SEC }, { "10min-1h", 3600 * USEC_PER_SEC }, { ">=1h", USEC_INFINITY },
 };
 #define N_BUCKETS ELEMENTSOF(quiet_buckets)
 
 /* What is derived from one period. */
 typedef struct Derived {
-        usec_t *thawed;          /* per wake: how long its units ran (a thaw's), 0 for others */
-        usec_t *cpu;             /* per wake: the CPU time they used in the window, 0 if unknown */
-        bool *thawed_to_end;     /* ran until standby ended */
-        usec_t busy_usec;        /* union of the thaws' intervals */
+        usec_t *thawed; /* per wake: how long its units ran (a thaw's), 0 for others */
+        usec_t *cpu; /* per wake: the CPU time they used in the window, 0 if unknown */
+        bool *thawed_to_end; /* ran until standby ended */
+        usec_t busy_usec; /* union of the thaws' intervals */
         size_t quiet[N_BUCKETS];
         uint64_t total_wakeups, total_cpu;
-        size_t *order;           /* units, top first */
+        size_t *order; /* units, top first */
 } Derived;
 
 /* A wake's units, from their comma-separated list. */
@@ -116,7 +112,7 @@ static int derive(const Period *p, Derived *ret) {
                         }
                 to = MAX(to, w->realtime);
                 d.thawed[i] = to - w->realtime;
-                busy[n_busy++] = (Busy) { w->realtime, to };
+                busy[n_busy++] = (Busy){ w->realtime, to };
         }
         qsort(busy, n_busy, sizeof(Busy), cmp_busy);
         usec_t quiet_from = p->start;
@@ -206,7 +202,8 @@ static void print_text(const Period *p, size_t index) {
                 n_thaws += p->wakes[i].kind == WAKE_THAW;
         printf("  Wakes: %zu%s", n_thaws, p->dropped ? "" : "\n");
         if (p->dropped)
-                printf(" (and %" PRIu64 " older records dropped: the record keeps %u)\n", p->dropped, WAKE_RECORD_SLOTS);
+                printf(" (and %" PRIu64 " older records dropped: the record keeps %u)\n", p->dropped,
+                       WAKE_RECORD_SLOTS);
         for (size_t i = 0; i < p->n_wakes; i++) {
                 const WakeRecord *w = &p->wakes[i];
                 if (w->kind == WAKE_END)
@@ -333,14 +330,17 @@ static int write_plot(const Period *p, const char *path) {
         if (!f)
                 return -errno;
         fprintf(f, "# standby-manager report --plot: `gnuplot %s` writes %s.png\n", path, path);
-        fprintf(f, "set terminal pngcairo size 1200,%d\nset output '%s.png'\n", 200 + 20 * (int) MIN(p->n_units, 40), path);
+        fprintf(f, "set terminal pngcairo size 1200,%d\nset output '%s.png'\n", 200 + 20 * (int) MIN(p->n_units, 40),
+                path);
         fprintf(f, "set title 'Standby period: %.1f%% of it with every target unit frozen'\n",
                 100.0 * frozen_share(p, &d));
         fprintf(f, "set xlabel 'seconds since standby was entered'\nset xrange [0:%.3f]\n",
                 (double) (p->end > p->start ? p->end - p->start : 1) / USEC_PER_SEC);
         for (size_t i = 0; i < p->n_wakes; i++)
                 if (p->wakes[i].kind == WAKE_THAW)
-                        fprintf(f, "set object rect from %.3f, graph 0 to %.3f, graph 1 fc rgb '#ffd0d0' fs solid 0.5 noborder behind\n",
+                        fprintf(f,
+                                "set object rect from %.3f, graph 0 to %.3f, graph 1 fc rgb '#ffd0d0' fs solid 0.5 "
+                                "noborder behind\n",
                                 (double) (p->wakes[i].realtime - MIN(p->wakes[i].realtime, p->start)) / USEC_PER_SEC,
                                 (double) (p->wakes[i].realtime + d.thawed[i] - MIN(p->wakes[i].realtime, p->start)) /
                                         USEC_PER_SEC);
@@ -356,8 +356,9 @@ static int write_plot(const Period *p, const char *path) {
                                 row++;
                         if (!rows || !rows[row])
                                 (void) strv_extend(&rows, *x);
-                        fprintf(f, "%.3f %zu %.3f\n", (double) (w->realtime - MIN(w->realtime, p->start)) / USEC_PER_SEC,
-                                row, (double) d.thawed[i] / USEC_PER_SEC);
+                        fprintf(f, "%.3f %zu %.3f\n",
+                                (double) (w->realtime - MIN(w->realtime, p->start)) / USEC_PER_SEC, row,
+                                (double) d.thawed[i] / USEC_PER_SEC);
                 }
         }
         fprintf(f, "EOD\nset ytics (");
@@ -368,8 +369,10 @@ static int write_plot(const Period *p, const char *path) {
                         fputc(*c == '"' || *c == '\\' || (unsigned char) *c < 0x20 ? '_' : *c, f);
                 fprintf(f, "\" %zu", i);
         }
-        fprintf(f, ")\nset yrange [-1:%zu]\nplot $wakes using 1:2:3:(0) with vectors nohead lw 6 lc rgb '#e07070' title 'thawed', \\\n"
-                   "     $wakes using 1:2 with points pt 7 lc rgb '#303090' title 'wake'\n",
+        fprintf(f,
+                ")\nset yrange [-1:%zu]\nplot $wakes using 1:2:3:(0) with vectors nohead lw 6 lc rgb '#e07070' title "
+                "'thawed', \\\n"
+                "     $wakes using 1:2 with points pt 7 lc rgb '#303090' title 'wake'\n",
                 strv_length(rows));
         r = fclose(f) != 0 ? -errno : 0;
         return r;

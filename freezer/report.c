@@ -31,7 +31,7 @@ void period_done(Period *p) {
         free(p->units);
         wake_records_free(p->wakes, p->n_wakes);
         free(p->path);
-        *p = (Period) {};
+        *p = (Period){};
 }
 
 void periods_free(Period *p, size_t n) {
@@ -92,7 +92,7 @@ static int unit_counters(Manager *m, const char *cgroup, size_t *threads_left, U
                 return r;
         (void) read_cpu_usec(fd, &u.cpu_usec);
         if (cgroup_list_pids(fd, true, &tids, &n) >= 0)
-                for (size_t i = 0; i < n && *threads_left > 0; i++, (*threads_left)--)
+                for (size_t i = 0; i<n && * threads_left> 0; i++, (*threads_left)--)
                         u.wakeups += thread_wakeups(tids[i]);
         JournalUnit *j = m->journal ? journal_find_unit(m->journal, cgroup) : NULL;
         u.frozen = j && (j->state == UNIT_FROZEN || j->state == UNIT_FREEZING || j->state == UNIT_THAWED);
@@ -544,7 +544,8 @@ Period *report_period_snapshot_end(Manager *m) {
                         continue;
                 }
                 end = n;
-                end[n_end++] = (UnitCounters) { .cgroup = p->units[i].cgroup, .frozen = p->units[i].frozen, .gone = true };
+                end[n_end++] =
+                        (UnitCounters){ .cgroup = p->units[i].cgroup, .frozen = p->units[i].frozen, .gone = true };
         }
         free(p->units);
         p->units = end;

@@ -37,23 +37,23 @@
  * period. */
 typedef struct UnitCounters {
         char *cgroup;
-        uint64_t cpu_usec;     /* cpu.stat usage_usec */
-        uint64_t wakeups;      /* voluntary context switches of its threads (those alive) */
-        bool frozen;           /* frozen by standby (the journal lists it) */
-        bool gone;             /* in a report: gone before the end (its delta unknown) */
-        bool appeared;         /* in a report: made during the period (counted from 0) */
+        uint64_t cpu_usec; /* cpu.stat usage_usec */
+        uint64_t wakeups; /* voluntary context switches of its threads (those alive) */
+        bool frozen; /* frozen by standby (the journal lists it) */
+        bool gone; /* in a report: gone before the end (its delta unknown) */
+        bool appeared; /* in a report: made during the period (counted from 0) */
 } UnitCounters;
 
 typedef struct Period {
-        usec_t start, end;     /* CLOCK_REALTIME */
+        usec_t start, end; /* CLOCK_REALTIME */
         char *entered, *left, *strategy;
         bool cut;
-        uint64_t dropped;      /* wakes the ring overwrote */
+        uint64_t dropped; /* wakes the ring overwrote */
         UnitCounters *units;
         size_t n_units;
         WakeRecord *wakes;
         size_t n_wakes;
-        char *path;            /* the report's file, when read from one */
+        char *path; /* the report's file, when read from one */
 } Period;
 
 void period_done(Period *p);

@@ -22,8 +22,8 @@
 
 /* A wake's fields: the journal's name and the record's. */
 typedef struct WakeField {
-        const char *journal;  /* STANDBY_... */
-        const char *record;   /* in the record's cause */
+        const char *journal; /* STANDBY_... */
+        const char *record; /* in the record's cause */
         char value[192];
 } WakeField;
 
@@ -125,7 +125,7 @@ static void journal_send(const char *id, const char *message, const WakeFields *
                 if (asprintf(&s[n++], "STANDBY_UNIT=%s", units[i]) < 0)
                         goto fail;
         for (size_t i = 0; i < n; i++)
-                iov[i] = (struct iovec) { .iov_base = s[i], .iov_len = strlen(s[i]) };
+                iov[i] = (struct iovec){ .iov_base = s[i], .iov_len = strlen(s[i]) };
         if (sd_journal_sendv(iov, (int) n) >= 0)
                 return;
 fail:
@@ -180,8 +180,8 @@ static char *cause_of(const WakeFields *w) {
 }
 
 /* Appends to the period's wake record; failures cost the record only. */
-static void record(Listener *l, WakeKind kind, const char *source, const Rule *rule, const WakeFields *w,
-                   char **units, usec_t took, usec_t duration, uint64_t cpu) {
+static void record(Listener *l, WakeKind kind, const char *source, const Rule *rule, const WakeFields *w, char **units,
+                   usec_t took, usec_t duration, uint64_t cpu) {
         _cleanup_close_ int state_fd = -EBADF, dir_fd = -EBADF;
         _cleanup_free_ char *cause = cause_of(w), *joined = join_units(units);
         struct stat st;
@@ -234,8 +234,9 @@ void listener_wake_thawed(Listener *l, char **units, usec_t took, usec_t window)
         field_add(&w, "STANDBY_THAW_USEC", "took_usec", "%" PRIu64, took);
         units_summary(units, what, sizeof(what));
         if ((rule ? asprintf(&message, "Thawed %s for %s: %s event, rule %s.", what,
-                            window ? "a window" : "the rest of standby", source, rule->path)
-                 : asprintf(&message, "Thawed %s for %s: a Thaw call.", what, window ? "a window" : "the rest of standby")) < 0)
+                             window ? "a window" : "the rest of standby", source, rule->path)
+                  : asprintf(&message, "Thawed %s for %s: a Thaw call.", what,
+                             window ? "a window" : "the rest of standby")) < 0)
                 return;
         journal_send(WAKE_MESSAGE_THAW, message, &w, units);
         w.n = 0; /* the record has its own columns for event and rule */

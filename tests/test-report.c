@@ -52,8 +52,13 @@ START_TEST(test_record_ring_bounded) {
         for (uint64_t i = 0; i < WAKE_RECORD_SLOTS + 10; i++) {
                 char units[64];
                 snprintf(units, sizeof(units), "u/%" PRIu64 ".service", i);
-                WakeRecord r = { .seq = i, .realtime = 1000 + i, .kind = WAKE_THAW, .source = (char *) "push",
-                                 .rule = (char *) "/r.rule", .cause = (char *) "reason=x", .units = units };
+                WakeRecord r = { .seq = i,
+                                 .realtime = 1000 + i,
+                                 .kind = WAKE_THAW,
+                                 .source = (char *) "push",
+                                 .rule = (char *) "/r.rule",
+                                 .cause = (char *) "reason=x",
+                                 .units = units };
                 ck_assert_int_eq(wake_record_append(dir_fd, &r), 0);
         }
         ck_assert_int_eq(fstatat(dir_fd, WAKE_RECORD_FILE, &st, 0), 0);
@@ -82,7 +87,11 @@ START_TEST(test_record_hostile_fields) {
         memset(reason, 'a', sizeof(reason) - 1);
         reason[sizeof(reason) - 1] = '\0';
         memcpy(reason, "x\tkind=exit\nwake\\", 17);
-        WakeRecord r = { .seq = 7, .realtime = 42, .kind = WAKE_THAW, .source = (char *) "push", .cause = reason,
+        WakeRecord r = { .seq = 7,
+                         .realtime = 42,
+                         .kind = WAKE_THAW,
+                         .source = (char *) "push",
+                         .cause = reason,
                          .units = (char *) "a.service,b.service" };
         size_t len = wake_record_format(&r, line, sizeof(line));
         ck_assert_uint_lt(len, sizeof(line));
@@ -121,8 +130,8 @@ static void push_reason(sd_bus *bus, const char *unit, const char *reason) {
         sd_bus_message *reply = NULL;
         int acted = 0;
 
-        ck_assert_msg(sd_bus_call_method(bus, "org.standby.Listener1", "/org/standby/Listener1", "org.standby.Listener1",
-                                         "Push", &error, &reply, "ss", unit, reason) >= 0,
+        ck_assert_msg(sd_bus_call_method(bus, "org.standby.Listener1", "/org/standby/Listener1",
+                                         "org.standby.Listener1", "Push", &error, &reply, "ss", unit, reason) >= 0,
                       "Push: %s", error.message ?: "?");
         ck_assert_int_ge(sd_bus_message_read(reply, "b", &acted), 0);
         ck_assert_int_eq(acted, 1);
@@ -149,7 +158,9 @@ static int start_echo_server(void) {
 
         write_rule("60-srv.rule", "[Match]\nEvent=socket\nUnit=srv.service\n[Action]\nThaw=srv.service\nFor=1s\n");
         snprintf(portarg, sizeof(portarg), "%d", port);
-        char *argv[] = { (char *) test_bin("standby-workload"), "echo-server", "--port", portarg, "--tick-fd", "3", NULL };
+        char *argv[] = {
+                (char *) test_bin("standby-workload"), "echo-server", "--port", portarg, "--tick-fd", "3", NULL
+        };
         server_pid = test_spawn("srv.service", argv, &tick);
         ck_assert_int_eq(test_ticks(tick, 1, 5 * USEC_PER_SEC), 1); /* listening */
         return port;
