@@ -88,9 +88,11 @@ void listener_replay_late(Listener *l) {
                                         log_info("%s froze with a D-Bus call unread: thawing %s.", *x, *t);
                                         l->stats.replayed++;
                                         l->thaw_cause = "a D-Bus call unread at entry";
+                                        l->waking_rule = rule;
                                         (void) listener_thaw(l, *t, rule->duration, rule->end_when_idle,
                                                              now_usec(CLOCK_MONOTONIC));
                                         l->thaw_cause = NULL;
+                                        l->waking_rule = NULL;
                                         break;
                                 }
                 }

@@ -82,8 +82,9 @@ static void event_fields(const Event *ev, WakeFields *w) {
                 field_add(w, "STANDBY_UEVENT", "uevent", "%s %s", ev->subsystem, ev->change ?: "");
 }
 
-/* "late": an event while standby was being entered, replayed once it was
- * (its fields are gone); "call": a Thaw call. */
+/* "late": an event from before standby was entered (one that came during
+ * the enter, or a D-Bus call its service froze with unread), carried out
+ * once it was: its fields are gone; "call": a Thaw call. */
 static const char *event_name(const Event *ev) {
         return !ev ? "late" : ev->kind ? ev->kind->name : "call";
 }
