@@ -224,25 +224,29 @@ static void record(Listener *l, WakeKind kind, const char *source, const Rule *r
 void listener_wake_thawed(Listener *l, char **units, usec_t took, usec_t window) {
         const Rule *rule = l->waking_rule;
         const char *source = event_name(l->waking);
-        _cleanup_free_ char *message = NULL;
+        _cleanup_free_ char *message = NULL, *cause = NULL;
         char what[256];
-        WakeFields w = {};
+        WakeFields w = {}, c = {};
 
+        /* What the event carried: in the plain line too, where no field is. */
+        event_fields(l->waking, &c);
+        cause = cause_of(&c);
         field_add(&w, "STANDBY_EVENT", "event", "%s", source);
         if (rule)
                 field_add(&w, "STANDBY_RULE", "rule", "%s", rule->path);
         event_fields(l->waking, &w);
         field_add(&w, "STANDBY_THAW_USEC", "took_usec", "%" PRIu64, took);
         units_summary(units, what, sizeof(what));
-        if ((rule ? asprintf(&message, "Thawed %s for %s: %s event, rule %s.", what,
-                             window ? "a window" : "the rest of standby", source, rule->path)
-                  : asprintf(&message, "Thawed %s for %s: a Thaw call.", what,
-                             window ? "a window" : "the rest of standby")) < 0)
+        if ((rule ? asprintf(&message, "Thawed %s for %s: %s event%s%s%s, rule %s.", what,
+                             window ? "a window" : "the rest of standby", source, cause && *cause ? " (" : "",
+                             cause ?: "", cause && *cause ? ")" : "", rule->path)
+                  : asprintf(&message, "Thawed %s for %s: a Thaw call%s%s%s.", what,
+                             window ? "a window" : "the rest of standby", cause && *cause ? " (" : "", cause ?: "",
+                             cause && *cause ? ")" : "")) < 0)
                 return;
         journal_send(WAKE_MESSAGE_THAW, message, &w, units);
-        w.n = 0; /* the record has its own columns for event and rule */
-        event_fields(l->waking, &w);
-        record(l, WAKE_THAW, source, rule, &w, units, took, window, 0);
+        /* The record has its own columns for event and rule. */
+        record(l, WAKE_THAW, source, rule, &c, units, took, window, 0);
 }
 
 uint64_t listener_units_cpu_usec(Listener *l, char **units) {
@@ -278,23 +282,23 @@ void listener_wake_window_end(Listener *l, char **units, usec_t ran, uint64_t cp
                      (double) ran / USEC_PER_SEC, (double) cpu_usec / 1000.0) < 0)
                 return;
         journal_send(WAKE_MESSAGE_END, message, &w, units);
-        w.n = 0;
-        record(l, WAKE_END, NULL, NULL, &w, units, 0, ran, cpu_usec);
+        record(l, WAKE_END, NULL, NULL, &(WakeFields){}, units, 0, ran, cpu_usec);
 }
 
 void listener_wake_exit(Listener *l, const Rule *rule, const Event *ev) {
-        _cleanup_free_ char *message = NULL;
-        WakeFields w = {};
+        _cleanup_free_ char *message = NULL, *cause = NULL;
+        WakeFields w = {}, c = {};
 
+        event_fields(ev, &c);
+        cause = cause_of(&c);
         field_add(&w, "STANDBY_EVENT", "event", "%s", event_name(ev));
         field_add(&w, "STANDBY_RULE", "rule", "%s", rule->path);
         event_fields(ev, &w);
-        if (asprintf(&message, "Rule %s ends standby (event %s).", rule->path, event_name(ev)) < 0)
+        if (asprintf(&message, "Rule %s ends standby (%s event%s%s).", rule->path, event_name(ev),
+                     cause && *cause ? ": " : "", cause ?: "") < 0)
                 return;
         journal_send(WAKE_MESSAGE_EXIT, message, &w, NULL);
-        w.n = 0;
-        event_fields(ev, &w);
-        record(l, WAKE_EXIT, event_name(ev), rule, &w, NULL, 0, 0, 0);
+        record(l, WAKE_EXIT, event_name(ev), rule, &c, NULL, 0, 0, 0);
 }
 
 void listener_wake_log_start(Listener *l) {

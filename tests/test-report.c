@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/fanotify.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "listener-harness.h"
@@ -437,6 +439,98 @@ START_TEST(test_report_keeps_wake_during_enter) {
 }
 END_TEST
 
+/* Every datagram waiting on fd, one after the other (journal entries:
+ * FIELD=value lines). */
+static char *read_datagrams(int fd) {
+        char *all = NULL, buf[16384];
+        size_t size = 0;
+        FILE *f = open_memstream(&all, &size);
+        ssize_t n;
+
+        ck_assert_ptr_nonnull(f);
+        while ((n = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT)) > 0) {
+                buf[n] = '\0';
+                fprintf(f, "%s\n--\n", buf);
+        }
+        ck_assert_int_eq(fclose(f), 0);
+        return all;
+}
+
+/* The entry among entries (separated by "--" lines) that holds both a and b. */
+static bool entry_has(const char *entries, const char *a, const char *b) {
+        for (const char *e = entries; e && *e;) {
+                const char *end = strstr(e, "\n--\n");
+                size_t len = end ? (size_t) (end - e) : strlen(e);
+                _cleanup_free_ char *one = strndup(e, len);
+                if (one && strstr(one, a) && strstr(one, b))
+                        return true;
+                e = end ? end + 4 : NULL;
+        }
+        return false;
+}
+
+/* With stderr the journal's stream (JOURNAL_STREAM names it), each wake is
+ * a structured entry with its MESSAGE_ID and fields, sent to the journal's
+ * socket: here one of the test's, in a mount namespace of its own. */
+START_TEST(test_wake_journal_entries) {
+        char err_path[320], stream[64], want[512];
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        struct stat st;
+
+        if (!test_need_root_cgroup2())
+                return;
+        ck_assert_int_eq(unshare(CLONE_NEWNS), 0);
+        ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+        ck_assert_int_eq(mount("tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m"), 0);
+        ck_assert_int_eq(mkdir("/run/systemd", 0755), 0);
+        ck_assert_int_eq(mkdir("/run/systemd/journal", 0755), 0);
+        strcpy(sa.sun_path, "/run/systemd/journal/socket");
+        _cleanup_close_ int journal = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        ck_assert_int_ge(journal, 0);
+        ck_assert_int_eq(bind(journal, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        int rcvbuf = 4 * 1024 * 1024;
+        (void) setsockopt(journal, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf));
+
+        /* The listener's stderr: a file the stream names. */
+        snprintf(err_path, sizeof(err_path), "%s/listener.err", harness_dir);
+        int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600), saved = dup(STDERR_FILENO);
+        ck_assert_int_ge(err, 0);
+        ck_assert_int_ge(saved, 0);
+        ck_assert_int_eq(fstat(err, &st), 0);
+        snprintf(stream, sizeof(stream), "%llu:%llu", (unsigned long long) st.st_dev, (unsigned long long) st.st_ino);
+        ck_assert_int_eq(dup2(err, STDERR_FILENO), STDERR_FILENO);
+        setenv("JOURNAL_STREAM", stream, 1);
+        sd_bus *bus = standby_with_idle_mail();
+        unsetenv("JOURNAL_STREAM");
+        ck_assert_int_eq(dup2(saved, STDERR_FILENO), STDERR_FILENO);
+        close(saved);
+        close(err);
+
+        push_reason(bus, "mail.service", mail_reason);
+        ck_assert(wait_statistic(bus, "refreezes", 1, 10 * USEC_PER_SEC));
+        push_reason(bus, "lid.service", "lid opened");
+        ck_assert(wait_journal_state("mail.service", -1, 10 * USEC_PER_SEC));
+
+        _cleanup_free_ char *entries = read_datagrams(journal);
+        snprintf(want, sizeof(want), "\nSTANDBY_PUSH_REASON=%s\n", mail_reason);
+        ck_assert_msg(entry_has(entries, "MESSAGE_ID=4c4065f2aee2493c8ff59e2596e94716\n", want), "%s", entries);
+        ck_assert_msg(entry_has(entries, "MESSAGE_ID=4c4065f2aee2493c8ff59e2596e94716\n", "\nSTANDBY_EVENT=push\n") &&
+                              entry_has(entries, "MESSAGE_ID=4c4065f2aee2493c8ff59e2596e94716\n", "10-mail.rule\n") &&
+                              entry_has(entries, "MESSAGE_ID=4c4065f2aee2493c8ff59e2596e94716\n", "\nPRIORITY=6\n"),
+                      "%s", entries);
+        snprintf(want, sizeof(want), "\nSTANDBY_UNIT=%s\n", test_cgpath("mail.service"));
+        ck_assert_msg(entry_has(entries, "MESSAGE_ID=4c4065f2aee2493c8ff59e2596e94716\n", want), "%s", entries);
+        ck_assert_msg(entry_has(entries, "MESSAGE_ID=793ecc6437ce434aa5022019186e5f74\n", want) &&
+                              entry_has(entries, "MESSAGE_ID=793ecc6437ce434aa5022019186e5f74\n", "\nSTANDBY_RAN_USEC="),
+                      "%s", entries);
+        ck_assert_msg(entry_has(entries, "MESSAGE_ID=c9f3bd71ce264f0893071ee595b49916\n", "20-lid.rule\n") &&
+                              entry_has(entries, "MESSAGE_ID=c9f3bd71ce264f0893071ee595b49916\n",
+                                        "\nSTANDBY_PUSH_REASON=lid opened\n"),
+                      "%s", entries);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 Suite *report_suite(void) {
         Suite *s = suite_create("report");
         TCase *tc = tcase_create("record");
@@ -454,6 +548,7 @@ Suite *report_suite(void) {
         tcase_add_test(tc, test_report_no_listener_write_during_standby);
         tcase_add_test(tc, test_report_cut_period);
         tcase_add_test(tc, test_report_keeps_wake_during_enter);
+        tcase_add_test(tc, test_wake_journal_entries);
         suite_add_tcase(s, tc);
         return s;
 }
