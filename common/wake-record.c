@@ -152,9 +152,11 @@ size_t wake_record_format(const WakeRecord *w, char *buf, size_t max) {
         snprintf(num[1], sizeof(num[1]), "%" PRIu64, w->duration);
         len = kv_append(buf, len, max, "took", num[0], 24);
         len = kv_append(buf, len, max, "dur", num[1], 24);
-        if (w->cpu > 0) {
+        if (w->kind == WAKE_END) {
                 snprintf(num[2], sizeof(num[2]), "%" PRIu64, w->cpu);
                 len = kv_append(buf, len, max, "cpu", num[2], 24);
+                snprintf(num[2], sizeof(num[2]), "%" PRIu64, w->wakeups);
+                len = kv_append(buf, len, max, "wakeups", num[2], 24);
         }
         len = kv_append(buf, len, max, "source", w->source, 24);
         len = kv_append(buf, len, max, "rule", w->rule, 96);
@@ -177,6 +179,7 @@ int wake_record_parse(const char *line, WakeRecord *ret) {
         (void) kv_get_u64(line, "took", &w.took);
         (void) kv_get_u64(line, "dur", &w.duration);
         (void) kv_get_u64(line, "cpu", &w.cpu);
+        (void) kv_get_u64(line, "wakeups", &w.wakeups);
         r = 0;
         if ((kv_get(line, "source", &w.source) == -ENOMEM) | (kv_get(line, "rule", &w.rule) == -ENOMEM) |
             (kv_get(line, "cause", &w.cause) == -ENOMEM) | (kv_get(line, "units", &w.units) == -ENOMEM))

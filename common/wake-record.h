@@ -46,6 +46,7 @@ typedef struct WakeRecord {
         usec_t took; /* WAKE_THAW: event received -> units thawed */
         usec_t duration; /* WAKE_THAW: the window asked (0: none); WAKE_END: how long it ran */
         usec_t cpu; /* WAKE_END: the CPU time its units used in the window (cpu.stat) */
+        uint64_t wakeups; /* WAKE_END: their threads' voluntary context switches in it */
 } WakeRecord;
 
 void wake_record_done(WakeRecord *w);

@@ -35,6 +35,7 @@ static const struct {
 typedef struct Derived {
         usec_t *thawed; /* per wake: how long its units ran (a thaw's), 0 for others */
         usec_t *cpu; /* per wake: the CPU time they used in the window, 0 if unknown */
+        uint64_t *wakeups; /* and their threads' wakeups in it */
         bool *thawed_to_end; /* ran until standby ended */
         usec_t busy_usec; /* union of the thaws' intervals */
         size_t quiet[N_BUCKETS];
@@ -61,6 +62,7 @@ static char **split_units(const char *s) {
 static void derived_done(Derived *d) {
         free(d->thawed);
         free(d->cpu);
+        free(d->wakeups);
         free(d->thawed_to_end);
         free(d->order);
 }
@@ -88,9 +90,10 @@ static int derive(const Period *p, Derived *ret) {
         d.thawed = calloc(p->n_wakes + 1, sizeof(usec_t));
         d.thawed_to_end = calloc(p->n_wakes + 1, sizeof(bool));
         d.cpu = calloc(p->n_wakes + 1, sizeof(usec_t));
+        d.wakeups = calloc(p->n_wakes + 1, sizeof(uint64_t));
         busy = calloc(p->n_wakes + 1, sizeof(Busy));
         d.order = calloc(p->n_units + 1, sizeof(size_t));
-        if (!d.thawed || !d.cpu || !d.thawed_to_end || !busy || !d.order) {
+        if (!d.thawed || !d.cpu || !d.wakeups || !d.thawed_to_end || !busy || !d.order) {
                 derived_done(&d);
                 return -ENOMEM;
         }
@@ -107,6 +110,7 @@ static int derive(const Period *p, Derived *ret) {
                             streq(p->wakes[j].units, w->units)) {
                                 to = p->wakes[j].realtime;
                                 d.cpu[i] = p->wakes[j].cpu;
+                                d.wakeups[i] = p->wakes[j].wakeups;
                                 d.thawed_to_end[i] = false;
                                 break;
                         }
@@ -229,7 +233,7 @@ static void print_text(const Period *p, size_t index) {
                         putchar('\n');
                 else {
                         format_span(d.cpu[i], span, sizeof(span));
-                        printf(", CPU %s\n", span);
+                        printf(", CPU %s, %" PRIu64 " wakeups\n", span, d.wakeups[i]);
                 }
         }
 
@@ -294,7 +298,7 @@ static void print_json(const Period *p, bool last) {
                 printf("],\"thaw_latency_usec\":%" PRIu64 ",\"thawed_usec\":%" PRIu64 ",\"thawed_until_exit\":%s",
                        w->took, d.thawed[i], d.thawed_to_end[i] ? "true" : "false");
                 if (w->kind == WAKE_THAW && !d.thawed_to_end[i])
-                        printf(",\"cpu_usec\":%" PRIu64, d.cpu[i]);
+                        printf(",\"cpu_usec\":%" PRIu64 ",\"wakeups\":%" PRIu64, d.cpu[i], d.wakeups[i]);
                 putchar('}');
         }
         printf("],\"units\":[");

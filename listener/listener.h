@@ -54,6 +54,7 @@ typedef struct Window {
         usec_t deadline;          /* CLOCK_MONOTONIC */
         usec_t opened;            /* CLOCK_MONOTONIC: for the wake log, how long it ran */
         uint64_t cpu_at_open;     /* its units' CPU time then (cpu.stat usage_usec), for the wake log */
+        uint64_t wakeups_at_open; /* and their threads' voluntary context switches */
         sd_event_source *timer;
         sd_event_source *idle_look; /* EndWhenIdle=: the next look at its units' threads (window-idle.c) */
         usec_t idle_step;         /* the time to that look; doubled after each look that finds work */
@@ -441,10 +442,14 @@ bool listener_leaves_idle(Listener *l, char **leaves);
 void listener_wake_log_start(Listener *l);
 /* units thawed for window (0: none) after took, for l->waking. */
 void listener_wake_thawed(Listener *l, char **units, usec_t took, usec_t window);
-/* A window's units freeze again: it ran ran, they used cpu_usec. */
-void listener_wake_window_end(Listener *l, char **units, usec_t ran, uint64_t cpu_usec);
-/* The CPU time units used so far (the sum of their cpu.stat usage_usec). */
-uint64_t listener_units_cpu_usec(Listener *l, char **units);
+/* A window's units freeze again: it ran ran, they used cpu_usec and woke
+ * wakeups times. */
+void listener_wake_window_end(Listener *l, char **units, usec_t ran, uint64_t cpu_usec, uint64_t wakeups);
+/* What units used so far: the sum of their cpu.stat usage_usec, and of
+ * their threads' voluntary context switches (at most
+ * LISTENER_WAKE_THREADS_MAX threads read, each a read of /proc). */
+#define LISTENER_WAKE_THREADS_MAX 256
+void listener_units_usage(Listener *l, char **units, uint64_t *ret_cpu_usec, uint64_t *ret_wakeups);
 /* rule's ExitStandby= ends standby, for ev (NULL: an event during enter). */
 void listener_wake_exit(Listener *l, const Rule *rule, const Event *ev);
 

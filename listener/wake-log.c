@@ -182,7 +182,7 @@ static char *cause_of(const WakeFields *w) {
 
 /* Appends to the period's wake record; failures cost the record only. */
 static void record(Listener *l, WakeKind kind, const char *source, const Rule *rule, const WakeFields *w, char **units,
-                   usec_t took, usec_t duration, uint64_t cpu) {
+                   usec_t took, usec_t duration, uint64_t cpu, uint64_t wakeups) {
         _cleanup_close_ int state_fd = -EBADF, dir_fd = -EBADF;
         _cleanup_free_ char *cause = cause_of(w), *joined = join_units(units);
         struct stat st;
@@ -212,6 +212,7 @@ static void record(Listener *l, WakeKind kind, const char *source, const Rule *r
                 .took = took,
                 .duration = duration,
                 .cpu = cpu,
+                .wakeups = wakeups,
         };
         r = wake_record_append(dir_fd, &rec);
         if (r < 0)
@@ -246,43 +247,67 @@ void listener_wake_thawed(Listener *l, char **units, usec_t took, usec_t window)
                 return;
         journal_send(WAKE_MESSAGE_THAW, message, &w, units);
         /* The record has its own columns for event and rule. */
-        record(l, WAKE_THAW, source, rule, &c, units, took, window, 0);
+        record(l, WAKE_THAW, source, rule, &c, units, took, window, 0, 0);
 }
 
-uint64_t listener_units_cpu_usec(Listener *l, char **units) {
-        uint64_t sum = 0;
+/* The voluntary context switches of one thread: 0 if it exited. */
+static uint64_t thread_wakeups(pid_t tid) {
+        _cleanup_free_ char *s = NULL;
+        char path[64];
+        const char *p;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int) tid);
+        if (read_full_fileat(AT_FDCWD, path, &s, NULL) < 0)
+                return 0;
+        p = strstr(s, "\nvoluntary_ctxt_switches:");
+        return p ? strtoull(p + strlen("\nvoluntary_ctxt_switches:"), NULL, 10) : 0;
+}
+
+void listener_units_usage(Listener *l, char **units, uint64_t *ret_cpu_usec, uint64_t *ret_wakeups) {
+        uint64_t cpu = 0, wakeups = 0;
+        size_t threads_left = LISTENER_WAKE_THREADS_MAX;
 
         for (char **x = units; x && *x; x++) {
                 _cleanup_close_ int own = -EBADF;
                 _cleanup_free_ char *s = NULL;
+                _cleanup_free_ pid_t *tids = NULL;
+                size_t n = 0;
                 CachedUnit *c = listener_cached_unit(l, *x);
                 int fd = c && c->fd >= 0 ? c->fd : -EBADF;
                 const char *p;
 
                 if (fd < 0 && cgroup_open(l->m.root_fd, *x, &own) >= 0)
                         fd = own;
-                if (fd < 0 || read_full_fileat(fd, "cpu.stat", &s, NULL) < 0)
+                if (fd < 0)
                         continue;
-                p = strstr(s, "usage_usec ");
-                if (p && (p == s || p[-1] == '\n'))
-                        sum += strtoull(p + strlen("usage_usec "), NULL, 10);
+                if (read_full_fileat(fd, "cpu.stat", &s, NULL) >= 0) {
+                        p = strstr(s, "usage_usec ");
+                        if (p && (p == s || p[-1] == '\n'))
+                                cpu += strtoull(p + strlen("usage_usec "), NULL, 10);
+                }
+                if (cgroup_list_pids(fd, true, &tids, &n) >= 0)
+                        for (size_t i = 0; i < n && threads_left > 0; i++, threads_left--)
+                                wakeups += thread_wakeups(tids[i]);
         }
-        return sum;
+        *ret_cpu_usec = cpu;
+        *ret_wakeups = wakeups;
 }
 
-void listener_wake_window_end(Listener *l, char **units, usec_t ran, uint64_t cpu_usec) {
+void listener_wake_window_end(Listener *l, char **units, usec_t ran, uint64_t cpu_usec, uint64_t wakeups) {
         _cleanup_free_ char *message = NULL;
         char what[256];
         WakeFields w = {};
 
         field_add(&w, "STANDBY_RAN_USEC", "ran_usec", "%" PRIu64, ran);
         field_add(&w, "STANDBY_CPU_USEC", "cpu_usec", "%" PRIu64, cpu_usec);
+        field_add(&w, "STANDBY_WAKEUPS", "wakeups", "%" PRIu64, wakeups);
         units_summary(units, what, sizeof(what));
-        if (asprintf(&message, "Thaw window of %s ended after %.1f s, %.1f ms of CPU: freezing again.", what,
-                     (double) ran / USEC_PER_SEC, (double) cpu_usec / 1000.0) < 0)
+        if (asprintf(&message,
+                     "Thaw window of %s ended after %.1f s, %.1f ms of CPU, %" PRIu64 " wakeups: freezing again.", what,
+                     (double) ran / USEC_PER_SEC, (double) cpu_usec / 1000.0, wakeups) < 0)
                 return;
         journal_send(WAKE_MESSAGE_END, message, &w, units);
-        record(l, WAKE_END, NULL, NULL, &(WakeFields){}, units, 0, ran, cpu_usec);
+        record(l, WAKE_END, NULL, NULL, &(WakeFields){}, units, 0, ran, cpu_usec, wakeups);
 }
 
 void listener_wake_exit(Listener *l, const Rule *rule, const Event *ev) {
@@ -298,7 +323,7 @@ void listener_wake_exit(Listener *l, const Rule *rule, const Event *ev) {
                      cause && *cause ? ": " : "", cause ?: "") < 0)
                 return;
         journal_send(WAKE_MESSAGE_EXIT, message, &w, NULL);
-        record(l, WAKE_EXIT, event_name(ev), rule, &c, NULL, 0, 0, 0);
+        record(l, WAKE_EXIT, event_name(ev), rule, &c, NULL, 0, 0, 0, 0);
 }
 
 void listener_wake_log_start(Listener *l) {

@@ -49,9 +49,11 @@ static void window_close(Listener *l, Window *w) {
                 w->due = true;
                 return;
         }
-        uint64_t cpu = listener_units_cpu_usec(l, w->leaves);
+        uint64_t cpu, wakeups;
+        listener_units_usage(l, w->leaves, &cpu, &wakeups);
         listener_wake_window_end(l, w->leaves, now_usec(CLOCK_MONOTONIC) - w->opened,
-                                 cpu > w->cpu_at_open ? cpu - w->cpu_at_open : 0);
+                                 cpu > w->cpu_at_open ? cpu - w->cpu_at_open : 0,
+                                 wakeups > w->wakeups_at_open ? wakeups - w->wakeups_at_open : 0);
         window_unlink(l, w);
 }
 
@@ -108,7 +110,7 @@ int listener_add_window(Listener *l, char **leaves, usec_t deadline, bool end_wh
         w->listener = l;
         w->deadline = deadline;
         w->opened = now_usec(CLOCK_MONOTONIC);
-        w->cpu_at_open = listener_units_cpu_usec(l, leaves);
+        listener_units_usage(l, leaves, &w->cpu_at_open, &w->wakeups_at_open);
         for (char **x = leaves; *x; x++)
                 if ((r = strv_extend(&w->leaves, *x)) < 0) {
                         window_free(w);

@@ -279,6 +279,7 @@ START_TEST(test_report_flags_spinner) {
         sd_bus *bus = standby_with_idle_mail();
         push_reason(bus, "spin.service", "spin");
         ck_assert(wait_statistic(bus, "refreezes", 1, 10 * USEC_PER_SEC));
+
         ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
 
         json = report("--json");
@@ -319,6 +320,30 @@ START_TEST(test_report_flags_spinner) {
         ck_assert_uint_eq(fread(magic, 1, 4, f), 4);
         fclose(f);
         ck_assert_int_eq(memcmp(magic, "\x89PNG", 4), 0);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
+/* A unit that ticks through its window: the wake counts its wakeups there
+ * (the voluntary context switches of its threads). */
+START_TEST(test_report_window_wakeups) {
+        char want[512];
+        unsigned long long wakeups = 0;
+
+        if (!test_need_root_cgroup2())
+                return;
+        write_rule("40-tick.rule", "[Match]\nEvent=push\nUnit=tick.service\n[Action]\nThaw=tick.service\nFor=1s\n");
+        test_spawn_workload("tick.service", "nanosleep", 10, 1, NULL);
+        sd_bus *bus = standby_with_idle_mail();
+        push_reason(bus, "tick.service", "tick");
+        ck_assert(wait_statistic(bus, "refreezes", 1, 10 * USEC_PER_SEC));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+
+        _cleanup_free_ char *json = report("--json");
+        /* One each 10 ms for a second; the host's load may take some. */
+        snprintf(want, sizeof(want), "\"units\":[\"%s\"]", test_cgpath("tick.service"));
+        const char *tick = strstr(json, want), *c = tick ? strstr(tick, "\"wakeups\":") : NULL;
+        ck_assert_msg(c && sscanf(c, "\"wakeups\":%llu", &wakeups) == 1 && wakeups >= 20, "%s", json);
         sd_bus_flush_close_unref(bus);
 }
 END_TEST
@@ -545,6 +570,7 @@ Suite *report_suite(void) {
         tcase_add_test(tc, test_report_lists_wakes);
         tcase_add_test(tc, test_report_survives_listener_kill);
         tcase_add_test(tc, test_report_flags_spinner);
+        tcase_add_test(tc, test_report_window_wakeups);
         tcase_add_test(tc, test_report_no_listener_write_during_standby);
         tcase_add_test(tc, test_report_cut_period);
         tcase_add_test(tc, test_report_keeps_wake_during_enter);
