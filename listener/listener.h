@@ -447,8 +447,9 @@ void listener_wake_thawed(Listener *l, char **units, usec_t took, usec_t window)
 void listener_wake_window_end(Listener *l, char **units, usec_t ran, uint64_t cpu_usec, uint64_t wakeups);
 /* What units used so far: the sum of their cpu.stat usage_usec, and of
  * their threads' voluntary context switches (at most
- * LISTENER_WAKE_THREADS_MAX threads read, each a read of /proc). */
-#define LISTENER_WAKE_THREADS_MAX 256
+ * LISTENER_WAKE_THREADS_MAX threads read, each a read of /proc: the loop
+ * runs nothing else meanwhile). */
+#define LISTENER_WAKE_THREADS_MAX 64
 void listener_units_usage(Listener *l, char **units, uint64_t *ret_cpu_usec, uint64_t *ret_wakeups);
 /* rule's ExitStandby= ends standby, for ev (NULL: an event during enter). */
 void listener_wake_exit(Listener *l, const Rule *rule, const Event *ev);
