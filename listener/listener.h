@@ -55,6 +55,7 @@ typedef struct Window {
         usec_t opened;            /* CLOCK_MONOTONIC: for the wake log, how long it ran */
         uint64_t cpu_at_open;     /* its units' CPU time then (cpu.stat usage_usec), for the wake log */
         uint64_t wakeups_at_open; /* and their threads' voluntary context switches */
+        bool usage_pending;       /* those not read yet: the wake log reads them after the event (wake-log.c) */
         sd_event_source *timer;
         sd_event_source *idle_look; /* EndWhenIdle=: the next look at its units' threads (window-idle.c) */
         usec_t idle_step;         /* the time to that look; doubled after each look that finds work */
@@ -256,6 +257,7 @@ typedef struct Listener {
          * rule's thaw (match.c) or a Thaw call (push.c). */
         const Event *waking;
         const Rule *waking_rule;
+        struct WakeLog *wake_log;        /* wakes captured, to log once the event's handler returned */
         uint64_t wake_seq;               /* the next wake record's, in the file of wake_ino */
         uint64_t wake_ino;
         void *source_states[LISTENER_SOURCES_MAX]; /* each source's own (sources.c) */
@@ -440,7 +442,13 @@ bool listener_leaves_idle(Listener *l, char **leaves);
 /* At start: tells the period's report which cgroup is the listener's
  * (its counters are the report's too). */
 void listener_wake_log_start(Listener *l);
-/* units thawed for window (0: none) after took, for l->waking. */
+/* A window opened: its units' usage is read once the event's handler
+ * returned (the baseline of its end's). */
+void listener_wake_window_opened(Listener *l, Window *w);
+/* Logs what is captured, and frees the wake log (at the end). */
+void listener_wake_log_free(Listener *l);
+/* units thawed for window (0: none) after took, for l->waking: captured
+ * now, logged once the event's handler returned. */
 void listener_wake_thawed(Listener *l, char **units, usec_t took, usec_t window);
 /* A window's units freeze again: it ran ran, they used cpu_usec and woke
  * wakeups times. */

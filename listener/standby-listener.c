@@ -402,6 +402,7 @@ fail:
 finish:
         if (l.m.state_fd >= 0)
                 listener_flush_records_wait(&l); /* a thaw done is a thaw recorded */
+        listener_wake_log_free(&l); /* and a wake captured is a wake logged */
         sd_event_source_disable_unref(l.record_source);
         listener_forget_late(&l);
         listener_maintenance_stop(&l);

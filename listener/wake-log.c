@@ -4,8 +4,12 @@
  * journal fields of standby.catalog, and appended to the period's wake
  * record in the state directory's tmpfs (common/wake-record.h), which the
  * engine turns into the period's report when standby ends
- * (freezer/report.c). Nothing of it is on a thaw's critical path: it runs
- * after the writes and the step aside (thaw.c), and writes to RAM only. */
+ * (freezer/report.c). Nothing of it is on a thaw's critical path: a thaw's
+ * wake is only captured there, after the writes and the step aside
+ * (thaw.c), and logged from a defer source, once the event's handler has
+ * returned (a push answered); the record is written to RAM only. Wakes are
+ * logged in the order they came: a window's end or an exit logs the
+ * captured ones first. */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -49,27 +53,23 @@ _printf_(4, 5) static void field_add(WakeFields *w, const char *journal, const c
 
 /* The caller's unit: the last component of its cgroup, if the bus told
  * its pid when its access was checked (a read of /proc, never waited on). */
-static void add_caller(WakeFields *w, const char *sender) {
+static void add_caller_unit(WakeFields *w, pid_t pid) {
         _cleanup_free_ char *cg = NULL;
-        pid_t pid;
 
-        if (!sender)
-                return;
-        field_add(w, "STANDBY_CALLER", "caller", "%s", sender);
-        pid = listener_access_sender_pid(sender);
         if (pid > 0 && cgroup_of_pid(pid, &cg) >= 0 && *cg) {
                 const char *base = strrchr(cg, '/');
                 field_add(w, "STANDBY_CALLER_UNIT", "caller_unit", "%s", base ? base + 1 : cg);
         }
 }
 
-/* What the event carried. */
+/* What the event carried (the caller's unit apart: add_caller_unit()). */
 static void event_fields(const Event *ev, WakeFields *w) {
         if (!ev)
                 return;
         if (ev->reason)
                 field_add(w, "STANDBY_PUSH_REASON", "reason", "%s", ev->reason);
-        add_caller(w, ev->sender);
+        if (ev->sender)
+                field_add(w, "STANDBY_CALLER", "caller", "%s", ev->sender);
         if (ev->unit)
                 field_add(w, "STANDBY_EVENT_UNIT", "unit", "%s", ev->unit);
         if (ev->interface)
@@ -181,8 +181,8 @@ static char *cause_of(const WakeFields *w) {
 }
 
 /* Appends to the period's wake record; failures cost the record only. */
-static void record(Listener *l, WakeKind kind, const char *source, const Rule *rule, const WakeFields *w, char **units,
-                   usec_t took, usec_t duration, uint64_t cpu, uint64_t wakeups) {
+static void record(Listener *l, usec_t realtime, WakeKind kind, const char *source, const char *rule,
+                   const WakeFields *w, char **units, usec_t took, usec_t duration, uint64_t cpu, uint64_t wakeups) {
         _cleanup_close_ int state_fd = -EBADF, dir_fd = -EBADF;
         _cleanup_free_ char *cause = cause_of(w), *joined = join_units(units);
         struct stat st;
@@ -203,10 +203,10 @@ static void record(Listener *l, WakeKind kind, const char *source, const Rule *r
         }
         WakeRecord rec = {
                 .seq = l->wake_seq,
-                .realtime = now_usec(CLOCK_REALTIME),
+                .realtime = realtime,
                 .kind = kind,
                 .source = (char *) source,
-                .rule = rule ? rule->path : NULL,
+                .rule = (char *) rule,
                 .cause = cause,
                 .units = joined,
                 .took = took,
@@ -222,32 +222,145 @@ static void record(Listener *l, WakeKind kind, const char *source, const Rule *r
                 l->wake_ino = (uint64_t) st.st_ino;
 }
 
-void listener_wake_thawed(Listener *l, char **units, usec_t took, usec_t window) {
-        const Rule *rule = l->waking_rule;
-        const char *source = event_name(l->waking);
+/* A thaw's wake, captured on its event's path and logged later. */
+typedef struct PendingThaw {
+        usec_t realtime;
+        char *source, *rule;
+        WakeFields cause; /* what the event carried, the caller's unit apart */
+        pid_t caller_pid;
+        char **units;
+        usec_t took, window;
+} PendingThaw;
+
+/* At most this many wait for the loop's next turn; one more logs them now. */
+#define WAKE_PENDING_MAX 32
+
+struct WakeLog {
+        PendingThaw pending[WAKE_PENDING_MAX];
+        size_t n;
+        sd_event_source *flush;
+};
+
+static char **copy_units(char **units) {
+        char **c = NULL;
+
+        for (char **x = units; x && *x; x++)
+                if (strv_extend(&c, *x) < 0)
+                        return strv_free(c);
+        return c;
+}
+
+static void pending_done(PendingThaw *p) {
+        free(p->source);
+        free(p->rule);
+        strv_free(p->units);
+        *p = (PendingThaw){};
+}
+
+static void emit_thaw(Listener *l, PendingThaw *p) {
         _cleanup_free_ char *message = NULL, *cause = NULL;
         char what[256];
-        WakeFields w = {}, c = {};
+        WakeFields w = {};
 
         /* What the event carried: in the plain line too, where no field is. */
-        event_fields(l->waking, &c);
-        cause = cause_of(&c);
-        field_add(&w, "STANDBY_EVENT", "event", "%s", source);
-        if (rule)
-                field_add(&w, "STANDBY_RULE", "rule", "%s", rule->path);
-        event_fields(l->waking, &w);
-        field_add(&w, "STANDBY_THAW_USEC", "took_usec", "%" PRIu64, took);
-        units_summary(units, what, sizeof(what));
-        if ((rule ? asprintf(&message, "Thawed %s for %s: %s event%s%s%s, rule %s.", what,
-                             window ? "a window" : "the rest of standby", source, cause && *cause ? " (" : "",
-                             cause ?: "", cause && *cause ? ")" : "", rule->path)
-                  : asprintf(&message, "Thawed %s for %s: a Thaw call%s%s%s.", what,
-                             window ? "a window" : "the rest of standby", cause && *cause ? " (" : "", cause ?: "",
-                             cause && *cause ? ")" : "")) < 0)
+        add_caller_unit(&p->cause, p->caller_pid);
+        cause = cause_of(&p->cause);
+        field_add(&w, "STANDBY_EVENT", "event", "%s", p->source);
+        if (p->rule)
+                field_add(&w, "STANDBY_RULE", "rule", "%s", p->rule);
+        for (size_t i = 0; i < p->cause.n && w.n < WAKE_FIELDS_MAX - 1; i++)
+                w.f[w.n++] = p->cause.f[i];
+        field_add(&w, "STANDBY_THAW_USEC", "took_usec", "%" PRIu64, p->took);
+        units_summary(p->units, what, sizeof(what));
+        const char *span = p->window ? "a window" : "the rest of standby";
+        bool carried = cause && *cause;
+        if ((p->rule ? asprintf(&message, "Thawed %s for %s: %s event%s%s%s, rule %s.", what, span, p->source,
+                                carried ? " (" : "", carried ? cause : "", carried ? ")" : "", p->rule)
+                     : asprintf(&message, "Thawed %s for %s: a Thaw call%s%s%s.", what, span, carried ? " (" : "",
+                                carried ? cause : "", carried ? ")" : "")) < 0)
                 return;
-        journal_send(WAKE_MESSAGE_THAW, message, &w, units);
+        journal_send(WAKE_MESSAGE_THAW, message, &w, p->units);
         /* The record has its own columns for event and rule. */
-        record(l, WAKE_THAW, source, rule, &c, units, took, window, 0, 0);
+        record(l, p->realtime, WAKE_THAW, p->source, p->rule, &p->cause, p->units, p->took, p->window, 0, 0);
+}
+
+/* Logs every captured wake, in order, and reads the usage of the windows
+ * opened since (their baseline for the window's end). */
+static void wake_log_flush(Listener *l) {
+        struct WakeLog *wl = l->wake_log;
+
+        for (size_t i = 0; wl && i < wl->n; i++) {
+                emit_thaw(l, &wl->pending[i]);
+                pending_done(&wl->pending[i]);
+        }
+        if (wl)
+                wl->n = 0;
+        for (Window *w = l->windows; w; w = w->next)
+                if (w->usage_pending) {
+                        listener_units_usage(l, w->leaves, &w->cpu_at_open, &w->wakeups_at_open);
+                        w->usage_pending = false;
+                }
+}
+
+static int on_flush(sd_event_source *s, void *userdata) {
+        wake_log_flush(userdata);
+        return 0;
+}
+
+/* The flush, once the current handler returns. */
+static void schedule_flush(Listener *l) {
+        struct WakeLog *wl = l->wake_log;
+
+        if (!wl->flush && sd_event_add_defer(l->event, &wl->flush, on_flush, l) < 0) {
+                wake_log_flush(l);
+                return;
+        }
+        (void) sd_event_source_set_enabled(wl->flush, SD_EVENT_ONESHOT);
+}
+
+void listener_wake_thawed(Listener *l, char **units, usec_t took, usec_t window) {
+        const Event *ev = l->waking;
+        PendingThaw *p;
+
+        if (!l->wake_log && !(l->wake_log = calloc(1, sizeof(struct WakeLog))))
+                return (void) log_debug("Out of memory: a wake not on record.");
+        if (l->wake_log->n >= WAKE_PENDING_MAX)
+                wake_log_flush(l);
+        p = &l->wake_log->pending[l->wake_log->n];
+        *p = (PendingThaw){
+                .realtime = now_usec(CLOCK_REALTIME),
+                .source = strdup(event_name(ev)),
+                .rule = l->waking_rule ? strdup(l->waking_rule->path) : NULL,
+                .caller_pid = ev && ev->sender ? listener_access_sender_pid(ev->sender) : 0,
+                .units = copy_units(units),
+                .took = took,
+                .window = window,
+        };
+        if (!p->source || (l->waking_rule && !p->rule) || (units && !p->units)) {
+                pending_done(p);
+                return (void) log_debug("Out of memory: a wake not on record.");
+        }
+        event_fields(ev, &p->cause);
+        l->wake_log->n++;
+        schedule_flush(l);
+}
+
+void listener_wake_window_opened(Listener *l, Window *w) {
+        w->usage_pending = true;
+        if (!l->wake_log && !(l->wake_log = calloc(1, sizeof(struct WakeLog)))) {
+                listener_units_usage(l, w->leaves, &w->cpu_at_open, &w->wakeups_at_open);
+                w->usage_pending = false;
+                return;
+        }
+        schedule_flush(l);
+}
+
+void listener_wake_log_free(Listener *l) {
+        if (!l->wake_log)
+                return;
+        wake_log_flush(l);
+        sd_event_source_disable_unref(l->wake_log->flush);
+        l->wake_log = mfree(l->wake_log);
 }
 
 /* The voluntary context switches of one thread: 0 if it exited. */
@@ -298,6 +411,7 @@ void listener_wake_window_end(Listener *l, char **units, usec_t ran, uint64_t cp
         char what[256];
         WakeFields w = {};
 
+        wake_log_flush(l);
         field_add(&w, "STANDBY_RAN_USEC", "ran_usec", "%" PRIu64, ran);
         field_add(&w, "STANDBY_CPU_USEC", "cpu_usec", "%" PRIu64, cpu_usec);
         field_add(&w, "STANDBY_WAKEUPS", "wakeups", "%" PRIu64, wakeups);
@@ -307,23 +421,27 @@ void listener_wake_window_end(Listener *l, char **units, usec_t ran, uint64_t cp
                      (double) ran / USEC_PER_SEC, (double) cpu_usec / 1000.0, wakeups) < 0)
                 return;
         journal_send(WAKE_MESSAGE_END, message, &w, units);
-        record(l, WAKE_END, NULL, NULL, &(WakeFields){}, units, 0, ran, cpu_usec, wakeups);
+        record(l, now_usec(CLOCK_REALTIME), WAKE_END, NULL, NULL, &(WakeFields){}, units, 0, ran, cpu_usec, wakeups);
 }
 
 void listener_wake_exit(Listener *l, const Rule *rule, const Event *ev) {
         _cleanup_free_ char *message = NULL, *cause = NULL;
         WakeFields w = {}, c = {};
 
+        /* On record before the exit reads the record. */
+        wake_log_flush(l);
         event_fields(ev, &c);
+        add_caller_unit(&c, ev && ev->sender ? listener_access_sender_pid(ev->sender) : 0);
         cause = cause_of(&c);
         field_add(&w, "STANDBY_EVENT", "event", "%s", event_name(ev));
         field_add(&w, "STANDBY_RULE", "rule", "%s", rule->path);
-        event_fields(ev, &w);
+        for (size_t i = 0; i < c.n && w.n < WAKE_FIELDS_MAX; i++)
+                w.f[w.n++] = c.f[i];
         if (asprintf(&message, "Rule %s ends standby (%s event%s%s).", rule->path, event_name(ev),
                      cause && *cause ? ": " : "", cause ?: "") < 0)
                 return;
         journal_send(WAKE_MESSAGE_EXIT, message, &w, NULL);
-        record(l, WAKE_EXIT, event_name(ev), rule, &c, NULL, 0, 0, 0, 0);
+        record(l, now_usec(CLOCK_REALTIME), WAKE_EXIT, event_name(ev), rule->path, &c, NULL, 0, 0, 0, 0);
 }
 
 void listener_wake_log_start(Listener *l) {
