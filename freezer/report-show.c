@@ -220,7 +220,9 @@ static void print_text(const Period *p, size_t index) {
                 }
                 text_print_string(stdout, w->source ?: "?");
                 printf(" -> ");
-                text_print_string(stdout, w->rule ?: "(Thaw call)");
+                text_print_string(stdout, w->rule                                 ? w->rule
+                                          : w->source && streq(w->source, "call") ? "(Thaw call)"
+                                                                                  : "(no rule)");
                 if (w->kind == WAKE_EXIT) {
                         printf(" -> standby ended\n");
                         continue;

@@ -257,6 +257,7 @@ typedef struct Listener {
          * rule's thaw (match.c) or a Thaw call (push.c). */
         const Event *waking;
         const Rule *waking_rule;
+        const char *waking_source;       /* a thaw of no event or rule: its kind ("maintenance") */
         struct WakeLog *wake_log;        /* wakes captured, to log once the event's handler returned */
         uint64_t wake_seq;               /* the next wake record's, in the file of wake_ino */
         uint64_t wake_ino;

@@ -84,7 +84,8 @@ static void event_fields(const Event *ev, WakeFields *w) {
 
 /* "late": an event from before standby was entered (one that came during
  * the enter, or a D-Bus call its service froze with unread), carried out
- * once it was: its fields are gone; "call": a Thaw call. */
+ * once it was: its fields are gone; "call": a Thaw call. A thaw of no
+ * event says its own (l->waking_source: "maintenance"). */
 static const char *event_name(const Event *ev) {
         return !ev ? "late" : ev->kind ? ev->kind->name : "call";
 }
@@ -329,7 +330,7 @@ void listener_wake_thawed(Listener *l, char **units, usec_t took, usec_t window)
         p = &l->wake_log->pending[l->wake_log->n];
         *p = (PendingThaw){
                 .realtime = now_usec(CLOCK_REALTIME),
-                .source = strdup(event_name(ev)),
+                .source = strdup(ev ? event_name(ev) : l->waking_source ?: event_name(NULL)),
                 .rule = l->waking_rule ? strdup(l->waking_rule->path) : NULL,
                 .caller_pid = ev && ev->sender ? listener_access_sender_pid(ev->sender) : 0,
                 .units = copy_units(units),
