@@ -19,6 +19,7 @@
 
 #include "listener-harness.h"
 #include "cgroup.h"
+#include "fileio.h"
 #include "journal.h"
 #include "standby.h"
 #include "test-util.h"
@@ -534,7 +535,12 @@ START_TEST(test_wake_journal_entries) {
         push_reason(bus, "mail.service", mail_reason);
         ck_assert(wait_statistic(bus, "refreezes", 1, 10 * USEC_PER_SEC));
         push_reason(bus, "lid.service", "lid opened");
-        ck_assert(wait_journal_state("mail.service", -1, 10 * USEC_PER_SEC));
+        bool left = wait_journal_state("mail.service", -1, 10 * USEC_PER_SEC);
+        if (!left) {
+                _cleanup_free_ char *log = NULL;
+                (void) read_full_fileat(AT_FDCWD, err_path, &log, NULL);
+                ck_assert_msg(left, "standby not left; the listener's stderr: %s", log ?: "?");
+        }
 
         _cleanup_free_ char *entries = read_datagrams(journal);
         snprintf(want, sizeof(want), "\nSTANDBY_PUSH_REASON=%s\n", mail_reason);
