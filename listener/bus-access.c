@@ -33,6 +33,13 @@ static void remember(const char *sender, bool allowed, uid_t uid, pid_t pid) {
         next_verdict = (next_verdict + 1) % VERDICTS;
 }
 
+pid_t listener_access_sender_pid(const char *sender) {
+        for (unsigned i = 0; sender && i < VERDICTS; i++)
+                if (verdicts[i].sender && streq(verdicts[i].sender, sender))
+                        return verdicts[i].pid;
+        return 0;
+}
+
 void listener_forget_verdicts(void) {
         for (unsigned i = 0; i < VERDICTS; i++)
                 verdicts[i].sender = mfree(verdicts[i].sender);

@@ -88,8 +88,10 @@ static int on_maintenance(sd_event_source *s, uint64_t usec, void *userdata) {
                 l->stats.maintenance_thaws += strv_length(leaves);
                 log_debug("Maintenance window for %zu units.", strv_length(leaves));
                 l->thaw_cause = "a maintenance window";
+                l->waking_source = "maintenance";
                 r = listener_thaw_leaves(l, leaves, l->m.config->window_max, true, now);
                 l->thaw_cause = NULL;
+                l->waking_source = NULL;
                 if (r < 0 && r != -EIO)
                         log_warning_errno(r, "Cannot open a maintenance window: %m");
         }

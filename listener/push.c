@@ -13,7 +13,7 @@
  * caller who may push. 0 and the unit; 1 when the caller's credentials are
  * asked for (method is called again); or the error to answer with. */
 static int push_read(Listener *l, sd_bus_message *msg, sd_bus_message_handler_t method, const char **ret_unit,
-                     sd_bus_error *error) {
+                     const char **ret_reason, sd_bus_error *error) {
         const char *unit, *reason;
         int r;
 
@@ -28,19 +28,23 @@ static int push_read(Listener *l, sd_bus_message *msg, sd_bus_message_handler_t 
 
         log_debug("Push for %s: %s", unit, reason);
         *ret_unit = unit;
+        *ret_reason = reason;
         return 0;
 }
 
 int listener_method_push(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Listener *l = userdata;
         usec_t received = now_usec(CLOCK_MONOTONIC);
-        const char *unit;
+        const char *unit, *reason;
         int r;
 
-        r = push_read(l, msg, listener_method_push, &unit, error);
+        r = push_read(l, msg, listener_method_push, &unit, &reason, error);
         if (r != 0)
                 return r;
-        r = listener_dispatch(l, &(Event) { .kind = &listener_event_kind_push, .unit = unit }, received);
+        r = listener_dispatch(l,
+                              &(Event) { .kind = &listener_event_kind_push, .unit = unit, .reason = reason,
+                                         .sender = sd_bus_message_get_sender(msg) },
+                              received);
         return sd_bus_reply_method_return(msg, "b", r > 0);
 }
 
@@ -49,16 +53,19 @@ int listener_method_push(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 int listener_method_push_ex(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Listener *l = userdata;
         usec_t received = now_usec(CLOCK_MONOTONIC);
-        const char *unit;
+        const char *unit, *reason;
         int r;
 
-        r = push_read(l, msg, listener_method_push_ex, &unit, error);
+        r = push_read(l, msg, listener_method_push_ex, &unit, &reason, error);
         if (r != 0)
                 return r;
         r = listener_report_begin(l, msg);
         if (r < 0)
                 return r;
-        (void) listener_dispatch(l, &(Event) { .kind = &listener_event_kind_push, .unit = unit }, received);
+        (void) listener_dispatch(l,
+                                 &(Event) { .kind = &listener_event_kind_push, .unit = unit, .reason = reason,
+                                            .sender = sd_bus_message_get_sender(msg) },
+                                 received);
         return listener_report_end(l);
 }
 
@@ -78,8 +85,10 @@ static int thaw_window(Listener *l, sd_bus_message *msg, char **leaves, uint64_t
                 return r;
         log_info("A thaw window of %.1f s asked over the bus, for %s.", (double) usec / USEC_PER_SEC, what);
         l->thaw_cause = "a Thaw call";
+        l->waking = &(Event) { .sender = sd_bus_message_get_sender(msg) };
         r = listener_thaw_leaves(l, leaves, usec, false, received);
         l->thaw_cause = NULL;
+        l->waking = NULL;
         if (r < 0 && r != -EIO)
                 log_warning_errno(r, "Failed to open a thaw window: %m");
         return listener_report_end(l);

@@ -383,6 +383,7 @@ static int run_daemon(const char *config_path, const char *state_dir, const char
                 goto fail;
         (void) listener_cgroup_watch_sync(&l);
         listener_bus_state_sync(&l); /* what the properties say from now on */
+        listener_wake_log_start(&l);
 
         /* Apps told before a restart hear the end of this standby all the same. */
         l.told = l.standby_active;
@@ -401,6 +402,7 @@ fail:
 finish:
         if (l.m.state_fd >= 0)
                 listener_flush_records_wait(&l); /* a thaw done is a thaw recorded */
+        listener_wake_log_free(&l); /* and a wake captured is a wake logged */
         sd_event_source_disable_unref(l.record_source);
         listener_forget_late(&l);
         listener_maintenance_stop(&l);

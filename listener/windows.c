@@ -49,6 +49,15 @@ static void window_close(Listener *l, Window *w) {
                 w->due = true;
                 return;
         }
+        uint64_t cpu, wakeups;
+        if (w->usage_pending) { /* opened in this turn of the loop */
+                listener_units_usage(l, w->leaves, &w->cpu_at_open, &w->wakeups_at_open);
+                w->usage_pending = false;
+        }
+        listener_units_usage(l, w->leaves, &cpu, &wakeups);
+        listener_wake_window_end(l, w->leaves, now_usec(CLOCK_MONOTONIC) - w->opened,
+                                 cpu > w->cpu_at_open ? cpu - w->cpu_at_open : 0,
+                                 wakeups > w->wakeups_at_open ? wakeups - w->wakeups_at_open : 0);
         window_unlink(l, w);
 }
 
@@ -104,6 +113,8 @@ int listener_add_window(Listener *l, char **leaves, usec_t deadline, bool end_wh
                 return -ENOMEM;
         w->listener = l;
         w->deadline = deadline;
+        w->opened = now_usec(CLOCK_MONOTONIC);
+        listener_wake_window_opened(l, w);
         for (char **x = leaves; *x; x++)
                 if ((r = strv_extend(&w->leaves, *x)) < 0) {
                         window_free(w);
