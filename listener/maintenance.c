@@ -33,6 +33,12 @@ struct Maintenance {
         size_t n_classes;
 };
 
+/* L after now; a lateness past what a usec_t holds from now is never due
+ * (a wrapped sum would be due at once, the timer firing in a loop). */
+static usec_t due_after(usec_t now, usec_t lateness) {
+        return lateness >= USEC_INFINITY - now ? USEC_INFINITY : now + lateness;
+}
+
 static LatenessClass *class_of(Maintenance *m, usec_t lateness) {
         for (size_t i = 0; i < m->n_classes; i++)
                 if (m->classes[i].lateness == lateness)
@@ -47,7 +53,7 @@ static int class_add(Maintenance *m, usec_t lateness, usec_t now) {
         if (!c)
                 return -ENOMEM;
         m->classes = c;
-        c[m->n_classes++] = (LatenessClass) { .lateness = lateness, .due = now + lateness };
+        c[m->n_classes++] = (LatenessClass) { .lateness = lateness, .due = due_after(now, lateness) };
         return 0;
 }
 
@@ -74,7 +80,7 @@ static int on_maintenance(sd_event_source *s, uint64_t usec, void *userdata) {
                 LatenessClass *c = &l->maintenance->classes[i];
                 if (c->due > now + c->lateness / 4)
                         continue;
-                c->due = now + c->lateness;
+                c->due = due_after(now, c->lateness);
                 for (size_t k = 0; r >= 0 && k < l->n_cache; k++) {
                         const CachedUnit *u = &l->cache[k];
                         if (u->state == UNIT_FROZEN && config_lateness_of(l->m.config, u->cgroup) == c->lateness)

@@ -333,6 +333,31 @@ START_TEST(test_maintenance_off) {
 }
 END_TEST
 
+/* A lateness so long that its due time is past what a usec_t holds (a
+ * root's typo, "18446744073709551614us"): never due, no window and no
+ * timer firing in a loop. */
+START_TEST(test_maintenance_lateness_no_overflow) {
+        int acted;
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_write_config("[Maintenance]\nLateness=infinity\n[Lateness]\nfar.service=18446744073709551614us\n");
+        write_rule("60-far.rule", "[Match]\nEvent=push\nUnit=far.service\n[Action]\nThaw=far.service\nFor=1s\n");
+        test_spawn_workload("far.service", "nanosleep", 100, 1, NULL);
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        /* A push's window: the bounded wait for what a wrapped due time
+         * would have done at once. */
+        char *error = push_within(bus, "far.service", 2 * USEC_PER_SEC, &acted);
+        ck_assert_msg(!error, "%s", error);
+        ck_assert(wait_statistic(bus, "refreezes", 1, 5 * USEC_PER_SEC));
+        ck_assert_uint_eq(statistic(bus, "maintenance_windows"), 0);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* A unit of more threads than a look reads (4096), all asleep: taken as
  * busy, its window lasting For=, so that no unit makes a look long. */
 START_TEST(test_window_look_bounded) {
@@ -377,4 +402,5 @@ void listener_window_tests(const ListenerCases *c) {
         tcase_add_test(c->window, test_window_look_bounded);
         tcase_add_test(c->window, test_maintenance_windows_shared);
         tcase_add_test(c->window, test_maintenance_off);
+        tcase_add_test(c->window, test_maintenance_lateness_no_overflow);
 }
