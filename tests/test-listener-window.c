@@ -4,6 +4,7 @@
  * that end when their work ends (EndWhenIdle=). */
 #include <inttypes.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -358,6 +359,31 @@ START_TEST(test_maintenance_lateness_no_overflow) {
 }
 END_TEST
 
+/* A reload brings [Lateness] into a standby that had no maintenance
+ * windows: the unit runs in windows from then on. */
+START_TEST(test_maintenance_reload) {
+        int tick;
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_write_config("[Maintenance]\nLateness=infinity\n");
+        test_spawn_workload("tick.service", "nanosleep", 100, 1, &tick);
+        ck_assert_int_eq(test_ticks(tick, 1, 5 * USEC_PER_SEC), 1);
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert(test_frozen("tick.service"));
+        test_drain(tick);
+
+        test_write_config("[Maintenance]\nLateness=infinity\n[Lateness]\ntick.service=1s\n");
+        ck_assert_int_eq(kill(listener_pid, SIGHUP), 0);
+        ck_assert_msg(test_ticks(tick, 2, 10 * USEC_PER_SEC) == 2, "tick.service ran in fewer than 2 windows after the reload");
+        ck_assert_uint_ge(statistic(bus, "maintenance_windows"), 2);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* A unit of more threads than a look reads (4096), all asleep: taken as
  * busy, its window lasting For=, so that no unit makes a look long. */
 START_TEST(test_window_look_bounded) {
@@ -403,4 +429,5 @@ void listener_window_tests(const ListenerCases *c) {
         tcase_add_test(c->window, test_maintenance_windows_shared);
         tcase_add_test(c->window, test_maintenance_off);
         tcase_add_test(c->window, test_maintenance_lateness_no_overflow);
+        tcase_add_test(c->window, test_maintenance_reload);
 }
