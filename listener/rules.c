@@ -217,6 +217,9 @@ static void validate(void *userdata) {
                 ini_file_fail(&s->ini, 0, "[Action] needs Thaw= or ExitStandby=yes");
         else if (s->seen_for && !r->thaw)
                 ini_file_fail(&s->ini, 0, "For= needs Thaw=");
+        else if (r->end_when_idle && r->duration == USEC_INFINITY)
+                /* A window until standby ends has no timer and no looks. */
+                ini_file_fail(&s->ini, 0, "EndWhenIdle=yes needs For= a time span, its bound");
 }
 
 int rules_parse_buffer(RuleSet *set, const char *path, const char *text, size_t size, char **ret_error) {
