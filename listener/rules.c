@@ -290,7 +290,7 @@ int rules_load(const char * const *dirs, bool check_owner, RuleSet **ret, char *
 }
 
 char *rule_describe(const Rule *r) {
-        char *s = NULL, dur[32] = "";
+        char *s = NULL, dur[64] = ""; /* "until idle, at most " and the longest duration */
         _cleanup_free_ char *what = NULL, *thaw = NULL;
 
         if (!r->event || !r->event->describe)
