@@ -144,11 +144,11 @@ void listener_maintenance_stop(Listener *l) {
         l->maintenance = mfree(l->maintenance);
 }
 
-int listener_maintenance_reload(Listener *l) {
+int listener_maintenance_follow(Listener *l) {
         int r;
 
         if (!l->maintenance)
-                return listener_maintenance_start(l);
+                return 0;
         r = classes_update(l, now_usec(CLOCK_MONOTONIC));
         if (r >= 0)
                 r = arm(l);

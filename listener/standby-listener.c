@@ -97,7 +97,10 @@ static void reload_policy(Listener *l) {
         c->lateness_usec = usecs;
         c->n_lateness = n;
         listener_logind_reload(l);
-        (void) listener_maintenance_reload(l);
+        if (!l->maintenance && !listener_exiting(l)) /* an exit stopped them */
+                (void) listener_maintenance_start(l);
+        else
+                (void) listener_maintenance_follow(l);
 }
 
 static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {

@@ -384,6 +384,29 @@ START_TEST(test_maintenance_reload) {
 }
 END_TEST
 
+/* A unit started during standby (held) with a lateness no frozen unit had
+ * when standby began: its class comes with it, and its windows. */
+START_TEST(test_maintenance_class_of_held_unit) {
+        int tick;
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_write_config("[Maintenance]\nLateness=infinity\n[Lateness]\nlate.service=1s\n");
+        test_spawn_workload("other.service", "idle", 100, 1, NULL);
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        /* Answered after the journal change: the watch is up. */
+        ck_assert_uint_eq(statistic(bus, "held"), 0);
+        test_spawn_workload("late.service", "nanosleep", 100, 1, &tick);
+        ck_assert_msg(wait_statistic(bus, "held", 1, 5 * USEC_PER_SEC), "late.service was not held");
+        ck_assert_msg(test_ticks(tick, 2, 10 * USEC_PER_SEC) == 2, "late.service ran in fewer than 2 windows");
+        ck_assert_uint_ge(statistic(bus, "maintenance_windows"), 1);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* A unit of more threads than a look reads (4096), all asleep: taken as
  * busy, its window lasting For=, so that no unit makes a look long. */
 START_TEST(test_window_look_bounded) {
@@ -430,4 +453,5 @@ void listener_window_tests(const ListenerCases *c) {
         tcase_add_test(c->window, test_maintenance_off);
         tcase_add_test(c->window, test_maintenance_lateness_no_overflow);
         tcase_add_test(c->window, test_maintenance_reload);
+        tcase_add_test(c->window, test_maintenance_class_of_held_unit);
 }
