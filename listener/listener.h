@@ -426,6 +426,10 @@ typedef struct Maintenance Maintenance;
  * class's due time counts from now), or ends them. */
 int listener_maintenance_start(Listener *l);
 void listener_maintenance_stop(Listener *l);
+/* The units or the configuration changed (the journal, a reload): classes
+ * of a lateness kept keep their due time, new ones count from now, those
+ * no unit has go. */
+int listener_maintenance_follow(Listener *l);
 
 /* window-idle.c */
 /* The first look at an EndWhenIdle= window's threads, after its thaw: time

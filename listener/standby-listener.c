@@ -55,8 +55,9 @@ static void warn_processless(const RuleSet *set) {
         }
 }
 
-/* The entry and leave policy (EnterOn= and the keys beside it) and
- * [Strategy] are read again; the rest of the configuration is not (Group= is looked up once at
+/* The entry and leave policy (EnterOn= and the keys beside it), [Strategy]
+ * and the maintenance windows' ([Maintenance], [Lateness]) are read again;
+ * the rest of the configuration is not (Group= is looked up once at
  * start, and the journal's cgroups are the running standby's). A file that
  * does not parse changes nothing. */
 static void reload_policy(Listener *l) {
@@ -83,7 +84,23 @@ static void reload_policy(Listener *l) {
         cur->n_unit_strategies = c->n_unit_strategies;
         c->unit_strategies = us; /* freed with c */
         c->n_unit_strategies = n_us;
+        cur->lateness = c->lateness;
+        cur->window_max = c->window_max;
+        /* The old [Lateness] goes with c. */
+        char **units = cur->lateness_units;
+        usec_t *usecs = cur->lateness_usec;
+        size_t n = cur->n_lateness;
+        cur->lateness_units = c->lateness_units;
+        cur->lateness_usec = c->lateness_usec;
+        cur->n_lateness = c->n_lateness;
+        c->lateness_units = units;
+        c->lateness_usec = usecs;
+        c->n_lateness = n;
         listener_logind_reload(l);
+        if (!l->maintenance && !listener_exiting(l)) /* an exit stopped them */
+                (void) listener_maintenance_start(l);
+        else
+                (void) listener_maintenance_follow(l);
 }
 
 static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {

@@ -77,7 +77,9 @@ static int on_idle_look(sd_event_source *s, uint64_t usec, void *userdata) {
         Listener *l = w->listener;
 
         l->stats.idle_looks++;
-        if (!listener_leaves_idle(l, w->leaves)) {
+        /* A unit whose ThawUnit is unanswered is frozen still: its threads
+         * sleep in the freezer, its work not begun. */
+        if (listener_units_thaw_in_flight(l, w->leaves) || !listener_leaves_idle(l, w->leaves)) {
                 if (arm_idle_look(w, w->idle_step * 2) < 0)
                         w->idle_look = sd_event_source_disable_unref(w->idle_look); /* For= ends it */
                 return 0;
