@@ -23,6 +23,9 @@ SYSTEMDUNITDIR ?= $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 
 TMPFILESDIR ?= $(shell $(PKG_CONFIG) --variable=tmpfilesdir systemd 2>/dev/null || echo /usr/lib/tmpfiles.d)
 DBUSPOLICYDIR ?= /usr/share/dbus-1/system.d
 POLKITACTIONDIR ?= /usr/share/polkit-1/actions
+# journalctl reads catalogs there only; Debian's systemd rebuilds its
+# database by a dpkg trigger on it, `make install` by journalctl.
+CATALOGDIR ?= $(shell $(PKG_CONFIG) --variable=catalogdir systemd 2>/dev/null || echo /usr/lib/systemd/catalog)
 
 CC ?= cc
 FUZZ_CC ?= clang
@@ -237,12 +240,15 @@ install: $(MANAGER) $(LISTENER) man
 	install -m 0644 units/standby.tmpfiles $(DESTDIR)$(TMPFILESDIR)/standby.conf
 	install -m 0644 units/org.standby.Listener1.conf $(DESTDIR)$(DBUSPOLICYDIR)/
 	install -m 0644 polkit/org.standby.policy $(DESTDIR)$(POLKITACTIONDIR)/
+	install -d $(DESTDIR)$(CATALOGDIR)
+	install -m 0644 units/standby.catalog $(DESTDIR)$(CATALOGDIR)/
 	install -m 0644 units/rules.d/*.rule $(DESTDIR)$(RULESLIBDIR)/
 	@# On the running system (no DESTDIR): create /run/standby now and tell
 	@# systemd about the units, so that no reboot is needed. The system bus
 	@# notices the new policy file by itself (it watches its directories).
 	if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
 		systemd-tmpfiles --create $(TMPFILESDIR)/standby.conf && systemctl daemon-reload; fi
+	if [ -z "$(DESTDIR)" ]; then journalctl --update-catalog || true; fi
 
 # The harness and its workloads with their man page, for a machine that
 # benchmarks an installed standby (not part of `install`: a distribution
@@ -263,6 +269,7 @@ uninstall:
 	for u in $(notdir $(basename $(wildcard units/*.service.in))) standby.target; do rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/$$u; done
 	rm -f $(DESTDIR)$(TMPFILESDIR)/standby.conf $(DESTDIR)$(DBUSPOLICYDIR)/org.standby.Listener1.conf
 	rm -f $(DESTDIR)$(POLKITACTIONDIR)/org.standby.policy
+	rm -f $(DESTDIR)$(CATALOGDIR)/standby.catalog
 	for r in units/rules.d/*.rule; do rm -f $(DESTDIR)$(RULESLIBDIR)/$${r##*/}; done
 	-rmdir $(DESTDIR)$(RULESLIBDIR) $(DESTDIR)$(PREFIX)/lib/standby
 	if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi

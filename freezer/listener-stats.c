@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* standby-manager asks standby-listener over D-Bus (libsystemd through
  * sdbus-dl.c): status for its statistics, thaw --for for a thaw window. */
+#include <stddef.h>
+
 #include "sdbus-dl.h"
 
 #include "log.h"
@@ -258,6 +260,108 @@ int listener_power_get(const char *address, char ***ret_pairs, char ***ret_locks
                 return r;
         *ret_pairs = TAKE_PTR(pairs);
         *ret_locks = TAKE_PTR(locks);
+        return 0;
+#undef bus
+}
+
+void listener_properties_done(ListenerProperties *p) {
+        free(p->state);
+        free(p->strategy);
+        free(p->entered_by);
+        strv_free(p->locks);
+        *p = (ListenerProperties) {};
+}
+
+/* One property of GetAll's reply, its name read already: the value, or
+ * skipped when it is not one standby-manager shows. */
+static int read_property(const SdBus *bus_fn, sd_bus_message *reply, const char *name, ListenerProperties *p) {
+        static const struct {
+                const char *name;
+                size_t offset;
+        } counters[] = {
+                { "Since", offsetof(ListenerProperties, since) },
+                { "Events", offsetof(ListenerProperties, events) },
+                { "Thaws", offsetof(ListenerProperties, thaws) },
+                { "Refreezes", offsetof(ListenerProperties, refreezes) },
+                { "ThawFailures", offsetof(ListenerProperties, thaw_failures) },
+                { "Exits", offsetof(ListenerProperties, exits) },
+        };
+        char **text = streq(name, "State")       ? &p->state
+                      : streq(name, "Strategy")  ? &p->strategy
+                      : streq(name, "EnteredBy") ? &p->entered_by
+                                                 : NULL;
+        const char *s, *what, *who, *why, *mode;
+        uint32_t uid, pid;
+        int r;
+
+        if (text) {
+                r = bus_fn->read(reply, "v", "s", &s);
+                return r < 0 ? r : free_and_strdup(text, s);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(counters); i++)
+                if (streq(name, counters[i].name))
+                        return bus_fn->read(reply, "v", "t", (uint64_t *) ((char *) p + counters[i].offset));
+        if (!streq(name, "Inhibitors"))
+                return bus_fn->skip(reply, "v");
+        r = bus_fn->enter_container(reply, 'v', "a(ssssuu)");
+        if (r >= 0)
+                r = bus_fn->enter_container(reply, 'a', "(ssssuu)");
+        while (r >= 0 && (r = bus_fn->read(reply, "(ssssuu)", &what, &who, &why, &mode, &uid, &pid)) > 0) {
+                char *line;
+                if (asprintf(&line, "%s lock: %s (uid %u, pid %u): %s", mode, who, uid, pid, why) < 0)
+                        return -ENOMEM;
+                r = strv_consume(&p->locks, line);
+        }
+        if (r >= 0)
+                r = bus_fn->exit_container(reply);
+        if (r >= 0)
+                r = bus_fn->exit_container(reply);
+        return r;
+}
+
+int listener_properties_get(const char *address, ListenerProperties *ret) {
+        ListenerProperties p = {};
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *reply = NULL;
+        sd_bus *b = NULL;
+        const char *name;
+        int r = 0;
+
+        const SdBus *bus_fn = sdbus_get(&r);
+        if (!bus_fn)
+                return r;
+#define bus (*bus_fn)
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 2 * USEC_PER_SEC;
+        r = open_bus(bus_fn, address, deadline, &b);
+        if (r < 0)
+                goto finish;
+        (void) bus.set_method_call_timeout(b, left(deadline));
+        r = bus.call_method(b, LISTENER_BUS_NAME, "/org/standby/Listener1", "org.freedesktop.DBus.Properties", "GetAll",
+                            &error, &reply, "s", "org.standby.Listener1");
+        if (r >= 0)
+                r = bus.enter_container(reply, 'a', "{sv}");
+        while (r >= 0 && (r = bus.enter_container(reply, 'e', "sv")) > 0) {
+                r = bus.read(reply, "s", &name);
+                if (r >= 0)
+                        r = read_property(bus_fn, reply, name, &p);
+                if (r >= 0)
+                        r = bus.exit_container(reply);
+        }
+        if (r >= 0 && !p.state)
+                r = -EBADMSG; /* not the listener's interface */
+        if (r >= 0 && ((!p.strategy && !(p.strategy = strdup(""))) || (!p.entered_by && !(p.entered_by = strdup("")))))
+                r = -ENOMEM;
+finish:
+        bus.error_free(&error);
+        if (reply)
+                bus.message_unref(reply);
+        if (b)
+                bus.close_unref_noflush(b);
+        if (r < 0) {
+                listener_properties_done(&p);
+                return r;
+        }
+        *ret = p;
         return 0;
 #undef bus
 }

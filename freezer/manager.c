@@ -6,6 +6,7 @@
 
 #include "log.h"
 #include "manager.h"
+#include "report.h"
 #include "strv.h"
 
 void manager_step(Manager *m) {
@@ -99,6 +100,8 @@ int manager_unlock_journal(Manager *m) {
 }
 
 int manager_exit_standby(Manager *m) {
+        /* The period's end counters, before the exit's own thaw runs anything. */
+        _cleanup_(period_freep) Period *period = report_period_snapshot_end(m);
         bool recorded = !journal_is_empty(m->journal) || journal_is_damaged(m->journal) || m->journal_lost;
         size_t walk_thawed = 0;
         int r, q = 0;
@@ -121,6 +124,15 @@ int manager_exit_standby(Manager *m) {
                 return -ENOENT;
         if (!recorded)
                 log_notice("No journal, but %zu cgroups below the targets were frozen: thawed.", walk_thawed);
+        if (period) {
+                _cleanup_free_ char *path = NULL;
+                q = report_period_end(m, period, &path);
+                if (q < 0)
+                        log_warning_errno(q, "Cannot write this standby period's report: %m");
+                else
+                        log_info("This standby period's report: %s (standby-manager report).", path);
+                q = 0;
+        }
 
         /* Only what is known to be undone leaves the journal. A journal
          * that names nothing is not kept for what the walk could not check

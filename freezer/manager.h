@@ -175,6 +175,16 @@ typedef struct ListenerStat {
         uint64_t value;
 } ListenerStat;
 int listener_stats_get(const char *address, ListenerStat **ret, size_t *ret_n);
+/* What anyone may read of the listener's state: its org.standby.Listener1
+ * properties (GetAll). State, Strategy and EnteredBy are "" and the
+ * rest 0 when the listener did not give them; each lock, one line. */
+typedef struct ListenerProperties {
+        char *state, *strategy, *entered_by;
+        uint64_t since, events, thaws, refreezes, thaw_failures, exits;
+        char **locks;
+} ListenerProperties;
+int listener_properties_get(const char *address, ListenerProperties *ret);
+void listener_properties_done(ListenerProperties *p);
 /* Asks the listener to tell apps that standby begins (PrepareEntry), and
  * waits at most timeout for their delay locks to end. A listener that is
  * not there is -ENOENT or the bus's error, for the caller to go on. On
@@ -271,6 +281,9 @@ int units_thaw(Manager *m, char **cgroups, const int *cg_fds, size_t n, int *res
 
 /* status.c */
 int status_print(Manager *m);
+/* status and is-active for a caller who cannot read the journal: the
+ * listener's properties, over the bus. Returns the verb's exit status. */
+int status_print_from_listener(Manager *m, bool is_active);
 
 /* Standby's state for status and is-active, at once: the journal is read
  * under a shared lock when it is free, and as last saved when another

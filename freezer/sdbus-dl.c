@@ -35,6 +35,7 @@ const SdBus *sdbus_get(int *ret_error) {
                 { "sd_bus_message_enter_container", (void **) &bus.enter_container },
                 { "sd_bus_message_exit_container", (void **) &bus.exit_container },
                 { "sd_bus_message_read", (void **) &bus.read },
+                { "sd_bus_message_skip", (void **) &bus.skip },
                 { "sd_bus_match_signal", (void **) &bus.match_signal },
                 { "sd_bus_process", (void **) &bus.process },
                 { "sd_bus_wait", (void **) &bus.wait },

@@ -33,6 +33,7 @@ typedef struct SdBus {
         int (*enter_container)(sd_bus_message *, char, const char *);
         int (*exit_container)(sd_bus_message *);
         int (*read)(sd_bus_message *, const char *, ...);
+        int (*skip)(sd_bus_message *, const char *);
         int (*match_signal)(sd_bus *, sd_bus_slot **, const char *, const char *, const char *, const char *,
                             sd_bus_message_handler_t, void *);
         int (*process)(sd_bus *, sd_bus_message **);

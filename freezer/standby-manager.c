@@ -10,6 +10,8 @@
 #include "fileio.h"
 #include "log.h"
 #include "manager.h"
+#include "report.h"
+#include "report-show.h"
 #include "strv.h"
 #include "unit-name.h"
 
@@ -27,6 +29,8 @@ static void help(void) {
                "  is-active                        Print whether standby is active\n"
                "  freeze UNIT...                   Freeze units (names or cgroup paths)\n"
                "  thaw UNIT... [--for DURATION]    Thaw frozen units, for a while or until exit\n"
+               "  report [--json] [--plot FILE]    What woke each standby period, and what each unit\n"
+               "                                   cost (offender: more than 10%% of the wakeups or CPU)\n"
                "\n"
                "Options:\n"
                "  -c, --config FILE     Configuration file (default " STANDBY_CONFIG_PATH ")\n"
@@ -34,7 +38,8 @@ static void help(void) {
                "      --strategy NAME   freeze or slack for every unit (enter only; overrides Strategy=\n"
                "                        and [Strategy])\n"
                "      --for DURATION    thaw only: refreeze after DURATION (e.g. 30s, 2min)\n"
-               "      --json            status only: one JSON object\n"
+               "      --json            status, report: one JSON object\n"
+               "      --plot FILE       report only: the last period's timeline as a gnuplot script\n"
                "      --bus-address A   enter, status, thaw --for: reach standby-listener on this D-Bus address\n"
                "  -v, --verbose         Log debug messages\n"
                "  -q, --quiet           Log only warnings and errors\n"
@@ -142,6 +147,10 @@ static int verb_enter_told(Manager *m, Strategy strategy, bool per_unit) {
                 log_warning("The last exit left %zu units it could not thaw (see `standby-manager status`); "
                             "entering all the same.", m->journal->n_units);
 
+        /* Before the journal says active: the listener records the wakes
+         * of the new period from then on (those of events during the enter
+         * too), in the file this starts anew. */
+        report_period_begin(m, per_unit ? "per-unit" : strategy_to_string(strategy));
         if (per_unit)
                 r = strategy_enter(m);
         else if (strategy == STRATEGY_FREEZE)
@@ -154,6 +163,10 @@ static int verb_enter_told(Manager *m, Strategy strategy, bool per_unit) {
                 if (r >= 0)
                         r = slack_enter(m, units);
         }
+        if (r < 0)
+                report_period_abandon(m); /* no period: what was frozen is thawed again */
+        else
+                report_period_entered(m);
         if (r == -ECANCELED)
                 return EXIT_ROLLED_BACK;
         if (r == -EOPNOTSUPP) {
@@ -291,13 +304,14 @@ static int verb_thaw(Manager *m, char **args, usec_t duration) {
 }
 
 int main(int argc, char *argv[]) {
-        enum { ARG_STATE_DIR = 0x100, ARG_STRATEGY, ARG_FOR, ARG_JSON, ARG_VERSION, ARG_BUS_ADDRESS };
+        enum { ARG_STATE_DIR = 0x100, ARG_STRATEGY, ARG_FOR, ARG_JSON, ARG_VERSION, ARG_BUS_ADDRESS, ARG_PLOT };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
                 { "state-dir", required_argument, NULL, ARG_STATE_DIR },
                 { "strategy", required_argument, NULL, ARG_STRATEGY },
                 { "for", required_argument, NULL, ARG_FOR },
                 { "json", no_argument, NULL, ARG_JSON },
+                { "plot", required_argument, NULL, ARG_PLOT },
                 { "bus-address", required_argument, NULL, ARG_BUS_ADDRESS },
                 { "verbose", no_argument, NULL, 'v' },
                 { "quiet", no_argument, NULL, 'q' },
@@ -306,7 +320,7 @@ int main(int argc, char *argv[]) {
                 {}
         };
         Manager m = { .root_fd = -EBADF, .state_fd = -EBADF, .lock_fd = -EBADF };
-        const char *config_path = NULL, *strategy_arg = NULL, *for_arg = NULL, *verb;
+        const char *config_path = NULL, *strategy_arg = NULL, *for_arg = NULL, *plot_arg = NULL, *verb;
         _cleanup_free_ char *error = NULL;
         usec_t duration = USEC_INFINITY;
         Strategy strategy;
@@ -331,6 +345,9 @@ int main(int argc, char *argv[]) {
                         break;
                 case ARG_JSON:
                         m.json = true;
+                        break;
+                case ARG_PLOT:
+                        plot_arg = optarg;
                         break;
                 case ARG_BUS_ADDRESS:
                         m.bus_address = optarg;
@@ -362,7 +379,8 @@ int main(int argc, char *argv[]) {
 
         bool takes_units = streq(verb, "freeze") || streq(verb, "thaw");
         bool asks_state = streq(verb, "status") || streq(verb, "is-active");
-        if (!takes_units && !streq(verb, "enter") && !streq(verb, "exit") && !asks_state) {
+        bool report = streq(verb, "report");
+        if (!takes_units && !streq(verb, "enter") && !streq(verb, "exit") && !asks_state && !report) {
                 log_error("Unknown verb \"%s\". Try 'standby-manager --help'.", verb);
                 return EXIT_USAGE;
         }
@@ -371,14 +389,24 @@ int main(int argc, char *argv[]) {
                 return EXIT_USAGE;
         }
         if ((strategy_arg && !streq(verb, "enter")) || (for_arg && !streq(verb, "thaw")) ||
-            (m.json && !streq(verb, "status"))) {
-                log_error("--strategy goes with enter, --for with thaw, --json with status.");
+            (m.json && !streq(verb, "status") && !report) || (plot_arg && !report)) {
+                log_error("--strategy goes with enter, --for with thaw, --json with status or report, --plot with report.");
                 return EXIT_USAGE;
         }
+        /* The reports are files of their own: no configuration, no cgroups. */
+        if (report)
+                return report_show(report_dir(), m.json, plot_arg) < 0 ? EXIT_FAILURE_GENERIC : EXIT_OK;
         if (for_arg && (parse_duration(for_arg, &duration) < 0 || duration == 0)) {
                 log_error("--for=%s: expected a positive duration such as \"30s\" or \"2min\".", for_arg);
                 return EXIT_USAGE;
         }
+
+        /* status and is-active are anyone's, as systemctl status is: a
+         * caller who cannot read the journal (its directory is root's,
+         * 0700) reads the listener's properties instead. Nor does it load
+         * the configuration, whose /run drop-ins are in that directory. */
+        if (asks_state && geteuid() != 0 && access(m.state_dir, R_OK | X_OK) < 0)
+                return status_print_from_listener(&m, streq(verb, "is-active"));
 
         m.config_path = config_path ? config_path : STANDBY_CONFIG_PATH;
         r = config_load(m.config_path, !config_path, &m.config, &error);
@@ -393,6 +421,12 @@ int main(int argc, char *argv[]) {
                 goto finish;
         }
 
+        /* status and is-active for a caller the journal is not open to
+         * (not root nor in Group=), from the listener, as above. */
+        if (asks_state && !allowed(m.config)) {
+                ret = status_print_from_listener(&m, streq(verb, "is-active"));
+                goto finish;
+        }
         if (!allowed(m.config)) {
                 log_error("Permission denied: standby-manager %s needs root%s%s%s.", verb,
                           m.config->group ? " or membership of group \"" : "", m.config->group ?: "",

@@ -306,3 +306,71 @@ int status_print(Manager *m) {
                 free(views[i].systemd_state);
         return fflush(stdout) == 0 ? 0 : -EIO;
 }
+
+/* The journal (the state directory is root's) is not the caller's to
+ * read: what the listener shows anyone, as systemctl status shows a unit's
+ * state to every user. Which units are frozen, and why, is root's. */
+int status_print_from_listener(Manager *m, bool is_active) {
+        ListenerProperties p = {};
+        int r = listener_properties_get(m->bus_address, &p);
+
+        if (r < 0) {
+                fprintf(stderr,
+                        "standby-manager: The journal in %s is root's, and standby-listener did not answer "
+                        "(%s): standby's state is unknown.\n",
+                        m->state_dir, strerror(-r));
+                return EXIT_STATUS_UNKNOWN;
+        }
+        /* As the journal's phases count: entering is active already. */
+        bool active = streq(p.state, "active") || streq(p.state, "entering");
+        if (is_active)
+                printf("%s\n", p.state);
+        else if (m->json) {
+                printf("{\"active\":%s,\"phase\":", active ? "true" : "false");
+                json_print_string(stdout, p.state);
+                printf(",\"strategy\":");
+                json_print_string(stdout, p.strategy);
+                printf(",\"since_realtime_usec\":%" PRIu64 ",\"entered_by\":", p.since);
+                json_print_string(stdout, p.entered_by);
+                printf(",\"units\":null,\"listener\":{\"events\":%" PRIu64 ",\"thaws\":%" PRIu64
+                       ",\"refreezes\":%" PRIu64 ",\"thaw_failures\":%" PRIu64 ",\"exits\":%" PRIu64 "},\"locks\":[",
+                       p.events, p.thaws, p.refreezes, p.thaw_failures, p.exits);
+                for (char **l = p.locks; l && *l; l++) {
+                        printf("%s", l == p.locks ? "" : ",");
+                        json_print_string(stdout, *l);
+                }
+                printf("]}\n");
+        } else {
+                printf("Standby: ");
+                text_print_string(stdout, p.state);
+                printf("\n");
+                if (!streq(p.state, "inactive") && p.since > 0) {
+                        time_t t = (time_t) (p.since / USEC_PER_SEC);
+                        char tb[64];
+                        strftime(tb, sizeof(tb), "%Y-%m-%d %H:%M:%S", localtime(&t));
+                        printf("Strategy: ");
+                        text_print_string(stdout, p.strategy);
+                        printf(", since %s\n", tb);
+                }
+                if (p.entered_by && *p.entered_by) {
+                        printf("Entered: ");
+                        text_print_string(stdout, p.entered_by);
+                        printf("\n");
+                }
+                printf("Listener: %" PRIu64 " events, %" PRIu64 " thaws, %" PRIu64 " refrozen, %" PRIu64 " exits",
+                       p.events, p.thaws, p.refreezes, p.exits);
+                if (p.thaw_failures > 0)
+                        printf(", %" PRIu64 " units not thawed", p.thaw_failures);
+                printf("\n");
+                for (char **l = p.locks; l && *l; l++) {
+                        printf("Lock on standby: ");
+                        text_print_string(stdout, *l);
+                        printf("\n");
+                }
+                printf("Units: shown to root only (the journal in %s is root's)\n", m->state_dir);
+        }
+        listener_properties_done(&p);
+        if (fflush(stdout) != 0)
+                return EXIT_STATUS_UNKNOWN;
+        return active ? EXIT_OK : EXIT_STATUS_INACTIVE;
+}

@@ -4,7 +4,9 @@
  * connection, asked of the bus without waiting and kept per sender; for
  * the methods that change state, polkit may let others in (polkit.c).
  * Every method of the interface (bus-api.c) asks here. */
+#include <fcntl.h>
 #include <grp.h>
+#include <sys/stat.h>
 
 #include "listener.h"
 #include "log.h"
@@ -29,6 +31,13 @@ static void remember(const char *sender, bool allowed, uid_t uid, pid_t pid) {
         verdicts[next_verdict].uid = uid;
         verdicts[next_verdict].pid = pid;
         next_verdict = (next_verdict + 1) % VERDICTS;
+}
+
+pid_t listener_access_sender_pid(const char *sender) {
+        for (unsigned i = 0; sender && i < VERDICTS; i++)
+                if (verdicts[i].sender && streq(verdicts[i].sender, sender))
+                        return verdicts[i].pid;
+        return 0;
 }
 
 void listener_forget_verdicts(void) {
@@ -302,4 +311,48 @@ void listener_access_setup(Listener *l) {
                 log_warning("Group=%s in %s: no such group (%s); only root may push, thaw or read the "
                             "statistics.", group, l->m.config_path ?: "the configuration",
                             errno > 0 ? strerror(errno) : "not found");
+}
+
+/* Whether cgroup is uid's own: at or below the user manager systemd starts
+ * for uid (user-UID.slice/user@UID.service, the first user manager on the
+ * path), and its directory uid's, as the manager's delegated tree is. A
+ * cgroup another user made to look like one of uid's (user@UID.service
+ * below her own tree, or below a service delegated to her) is not. */
+static bool cgroup_is_users(int root_fd, const char *cgroup, uid_t uid) {
+        char slice[32], manager[40];
+        const char *parent = NULL, *p = cgroup;
+        bool below = false;
+        struct stat st;
+
+        snprintf(slice, sizeof(slice), "user-%u.slice", (unsigned) uid);
+        snprintf(manager, sizeof(manager), "user@%u.service", (unsigned) uid);
+        while (*p == '/')
+                p++;
+        for (const char *c = p; *c;) {
+                size_t n = strcspn(c, "/");
+                /* A path that is not canonical names nothing standby froze. */
+                if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+                        return false;
+                if (!below && n > strlen("user@.service") && strneq(c, "user@", 5) &&
+                    strneq(c + n - strlen(".service"), ".service", strlen(".service"))) {
+                        if (n != strlen(manager) || !strneq(c, manager, n) || !parent ||
+                            !strneq(parent, slice, strlen(slice)) || parent[strlen(slice)] != '/')
+                                return false;
+                        below = true;
+                }
+                parent = c;
+                c += n;
+                while (*c == '/')
+                        c++;
+        }
+        return below && fstatat(root_fd, p, &st, AT_SYMLINK_NOFOLLOW) >= 0 && S_ISDIR(st.st_mode) && st.st_uid == uid;
+}
+
+const char *listener_thaw_action(Listener *l, uid_t uid, char **cgroups) {
+        if (!cgroups || !*cgroups)
+                return LISTENER_ACTION_THAW;
+        for (char **c = cgroups; *c; c++)
+                if (!cgroup_is_users(l->m.root_fd, *c, uid))
+                        return LISTENER_ACTION_THAW;
+        return LISTENER_ACTION_THAW_OWN;
 }

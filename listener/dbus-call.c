@@ -94,7 +94,8 @@ static void on_call(Listener *l, const char *dest, const char *sender, uint32_t 
                 if (r <= 0)
                         continue;
                 log_debug("Call to %s.", dest);
-                (void) listener_dispatch(l, &(Event) { .kind = &event_kind_dbus_call, .rule = rule }, received);
+                (void) listener_dispatch(l, &(Event) { .kind = &event_kind_dbus_call, .rule = rule, .sender = sender },
+                                         received);
         }
 }
 

@@ -14,8 +14,9 @@
  *      what follows it: the unit cache (and what a rule's unit name stands
  *      for), the bus connections peeked for calls to frozen units, the
  *      sockets held for them, the cgroup watch, the spare links to the
- *      managers that froze units; and last, the bus's clients are told
- *      what changed of the standby's state (bus-state.c).
+ *      managers that froze units, the maintenance windows' classes; and
+ *      last, the bus's clients are told what changed of the standby's
+ *      state (bus-state.c).
  *   3. RECORDS: thaws done and not yet in the journal are recorded.
  *   4. WINDOWS_DUE: windows that ended close (their refreezes start),
  *      after the records of step 3; one whose end must wait (for the
@@ -51,6 +52,8 @@ static int on_dispatch(sd_event_source *s, void *userdata) {
                 (void) listener_sync_sockets(l);
                 (void) listener_cgroup_watch_sync(l);
                 listener_systemd_links_sync(l);
+                /* A unit held since with a lateness of its own: its class. */
+                (void) listener_maintenance_follow(l);
                 listener_bus_state_sync(l);
         }
         /* Records first, windows after: a refreeze takes the journal's

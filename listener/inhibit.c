@@ -232,14 +232,16 @@ int listener_method_inhibit(sd_bus_message *msg, void *userdata, sd_bus_error *e
         if (r != 0)
                 return r;
         /* Every local user is hostile: a block lock held forever would keep
-         * the machine out of standby, so only root and Group= may take one
-         * unless the administrator says otherwise; a delay lock is bounded
-         * by InhibitDelayMaxSec= whoever holds it. */
-        if (block && !privileged && !l->m.config->users_may_block)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
-                                         "Only root%s%s%s may take a block lock on standby (UsersMayBlock=no).",
-                                         l->m.config->group ? " or members of \"" : "", l->m.config->group ?: "",
-                                         l->m.config->group ? "\"" : "");
+         * the machine out of standby, so only root, Group= and whom polkit
+         * allows (by default, the user at the machine) may take one unless
+         * the administrator lets every user (UsersMayBlock=yes); a delay
+         * lock is bounded by InhibitDelayMaxSec= whoever holds it. */
+        if (block && !privileged && !l->m.config->users_may_block) {
+                r = listener_check_access(l, msg, "org.standby.inhibit-block",
+                                          "take a block lock (UsersMayBlock=no) from", listener_method_inhibit, error);
+                if (r != 0)
+                        return r;
+        }
         privileged = privileged || uid == 0;
         if (count_all(l, (uid_t) -1) >= LISTENER_INHIBITORS_MAX ||
             (uid != 0 && count_all(l, uid) >= LISTENER_INHIBITORS_PER_USER_MAX) ||

@@ -41,7 +41,7 @@ void listener_replay_late(Listener *l) {
         usec_t since = l->m.journal ? l->m.journal->since : USEC_INFINITY;
         if (l->told && l->told_realtime > 0 && l->told_realtime < since)
                 since = l->told_realtime;
-        bool exit = false;
+        const Rule *exit = NULL;
 
         for (size_t i = 0; l->late && l->late_rules == l->rules && i < l->rules->n_rules; i++) {
                 const Rule *rule = &l->rules->rules[i];
@@ -49,14 +49,16 @@ void listener_replay_late(Listener *l) {
                         continue;
                 l->stats.replayed++;
                 if (rule->exit_standby) {
-                        exit = true;
+                        exit = exit ?: rule;
                         continue;
                 }
                 char cause[PATH_MAX + 64];
                 snprintf(cause, sizeof(cause), "an event during enter, rule %s", rule->path);
                 l->thaw_cause = cause;
+                l->waking_rule = rule; /* the wake log's: the event itself is gone */
                 int r = listener_thaw_rule(l, rule, now_usec(CLOCK_MONOTONIC));
                 l->thaw_cause = NULL;
+                l->waking_rule = NULL;
                 if (r < 0)
                         log_warning("%s: failed to thaw for an event that came during enter.", rule->path);
                 else
@@ -65,6 +67,8 @@ void listener_replay_late(Listener *l) {
         listener_forget_late(l);
         if (exit) {
                 log_info("Ending standby: an ExitStandby= event came while it was being entered.");
+                if (!l->leave_pending)
+                        listener_wake_exit(l, exit, NULL);
                 listener_exit_standby(l, "an event during enter");
                 return;
         }
@@ -84,9 +88,11 @@ void listener_replay_late(Listener *l) {
                                         log_info("%s froze with a D-Bus call unread: thawing %s.", *x, *t);
                                         l->stats.replayed++;
                                         l->thaw_cause = "a D-Bus call unread at entry";
+                                        l->waking_rule = rule;
                                         (void) listener_thaw(l, *t, rule->duration, rule->end_when_idle,
                                                              now_usec(CLOCK_MONOTONIC));
                                         l->thaw_cause = NULL;
+                                        l->waking_rule = NULL;
                                         break;
                                 }
                 }

@@ -52,6 +52,10 @@ typedef struct Window {
         bool due;                 /* ended, its refreeze put off until the journal's lock is free */
         char **leaves;
         usec_t deadline;          /* CLOCK_MONOTONIC */
+        usec_t opened;            /* CLOCK_MONOTONIC: for the wake log, how long it ran */
+        uint64_t cpu_at_open;     /* its units' CPU time then (cpu.stat usage_usec), for the wake log */
+        uint64_t wakeups_at_open; /* and their threads' voluntary context switches */
+        bool usage_pending;       /* those not read yet: the wake log reads them after the event (wake-log.c) */
         sd_event_source *timer;
         sd_event_source *idle_look; /* EndWhenIdle=: the next look at its units' threads (window-idle.c) */
         usec_t idle_step;         /* the time to that look; doubled after each look that finds work */
@@ -250,6 +254,14 @@ typedef struct Listener {
         sd_bus_slot *announce_watch;     /* the last PrepareEntry caller's going (inhibit.c) */
         FdBudget fd_budget;              /* descriptors kept for others' sockets and cgroups */
         Statistics stats;
+        /* The wake being handled, for its log (wake-log.c): set around a
+         * rule's thaw (match.c) or a Thaw call (push.c). */
+        const Event *waking;
+        const Rule *waking_rule;
+        const char *waking_source;       /* a thaw of no event or rule: its kind ("maintenance") */
+        struct WakeLog *wake_log;        /* wakes captured, to log once the event's handler returned */
+        uint64_t wake_seq;               /* the next wake record's, in the file of wake_ino */
+        uint64_t wake_ino;
         void *source_states[LISTENER_SOURCES_MAX]; /* each source's own (sources.c) */
         const struct ListenerSource *source_of_state[LISTENER_SOURCES_MAX]; /* whose, from the start on */
 } Listener;
@@ -266,6 +278,8 @@ struct Event {
         int key_type, key_code, value;
         const char *subsystem;     /* uevent */
         const Rule *rule;          /* dbus-signal, dbus-call: the rule whose match fired */
+        const char *reason;        /* push: the caller's reason */
+        const char *sender;        /* push, dbus-call, Thaw: the caller's unique bus name */
         /* The source yielded its CPU already, after a write of its own
          * (socket): the dispatch does not again (listener_step_aside()). */
         bool stepped_aside;
@@ -413,6 +427,10 @@ typedef struct Maintenance Maintenance;
  * class's due time counts from now), or ends them. */
 int listener_maintenance_start(Listener *l);
 void listener_maintenance_stop(Listener *l);
+/* The units or the configuration changed (the journal, a reload): classes
+ * of a lateness kept keep their due time, new ones count from now, those
+ * no unit has go. */
+int listener_maintenance_follow(Listener *l);
 
 /* window-idle.c */
 /* The first look at an EndWhenIdle= window's threads, after its thaw: time
@@ -423,6 +441,32 @@ void listener_maintenance_stop(Listener *l);
  * in an uninterruptible wait (its work is under way). A leaf that cannot be
  * read counts as asleep (gone). */
 bool listener_leaves_idle(Listener *l, char **leaves);
+
+/* wake-log.c: every wake on record, in the journal with its fields and in
+ * the period's wake record (common/wake-record.h); called after the
+ * thaw's writes and the step aside, never before. */
+/* At start: tells the period's report which cgroup is the listener's
+ * (its counters are the report's too). */
+void listener_wake_log_start(Listener *l);
+/* A window opened: its units' usage is read once the event's handler
+ * returned (the baseline of its end's). */
+void listener_wake_window_opened(Listener *l, Window *w);
+/* Logs what is captured, and frees the wake log (at the end). */
+void listener_wake_log_free(Listener *l);
+/* units thawed for window (0: none) after took, for l->waking: captured
+ * now, logged once the event's handler returned. */
+void listener_wake_thawed(Listener *l, char **units, usec_t took, usec_t window);
+/* A window's units freeze again: it ran ran, they used cpu_usec and woke
+ * wakeups times. */
+void listener_wake_window_end(Listener *l, char **units, usec_t ran, uint64_t cpu_usec, uint64_t wakeups);
+/* What units used so far: the sum of their cpu.stat usage_usec, and of
+ * their threads' voluntary context switches (at most
+ * LISTENER_WAKE_THREADS_MAX threads read, each a read of /proc: the loop
+ * runs nothing else meanwhile). */
+#define LISTENER_WAKE_THREADS_MAX 64
+void listener_units_usage(Listener *l, char **units, uint64_t *ret_cpu_usec, uint64_t *ret_wakeups);
+/* rule's ExitStandby= ends standby, for ev (NULL: an event during enter). */
+void listener_wake_exit(Listener *l, const Rule *rule, const Event *ev);
 
 /* windows.c */
 /* Opens a window: leaves are frozen again at deadline (CLOCK_MONOTONIC),
@@ -772,3 +816,12 @@ int listener_check_access(Listener *l, sd_bus_message *msg, const char *action, 
 void listener_forget_verdicts(void);
 /* The uid the bus recorded for sender, if it is known already. */
 bool listener_sender_uid(const char *sender, uid_t *ret_uid);
+/* The polkit action a thaw of cgroups by uid asks for: THAW_OWN when
+ * every one is below uid's own user manager (user@UID.service) and its
+ * directory is uid's, else THAW (an administrator's). */
+#define LISTENER_ACTION_THAW "org.standby.thaw"
+#define LISTENER_ACTION_THAW_OWN "org.standby.thaw-own"
+const char *listener_thaw_action(Listener *l, uid_t uid, char **cgroups);
+/* The pid the bus gave for sender when its access was checked, 0 if none
+ * is remembered (for the wake log: who called). */
+pid_t listener_access_sender_pid(const char *sender);

@@ -33,32 +33,45 @@ struct Maintenance {
         size_t n_classes;
 };
 
-static LatenessClass *class_of(Maintenance *m, usec_t lateness) {
-        for (size_t i = 0; i < m->n_classes; i++)
-                if (m->classes[i].lateness == lateness)
-                        return &m->classes[i];
+/* L after now; a lateness past what a usec_t holds from now is never due
+ * (a wrapped sum would be due at once, the timer firing in a loop). */
+static usec_t due_after(usec_t now, usec_t lateness) {
+        return lateness >= USEC_INFINITY - now ? USEC_INFINITY : now + lateness;
+}
+
+static const LatenessClass *class_of(const LatenessClass *classes, size_t n, usec_t lateness) {
+        for (size_t i = 0; i < n; i++)
+                if (classes[i].lateness == lateness)
+                        return &classes[i];
         return NULL;
 }
 
-static int class_add(Maintenance *m, usec_t lateness, usec_t now) {
-        if (lateness == USEC_INFINITY || class_of(m, lateness))
-                return 0;
-        LatenessClass *c = reallocarray(m->classes, m->n_classes + 1, sizeof(LatenessClass));
-        if (!c)
-                return -ENOMEM;
-        m->classes = c;
-        c[m->n_classes++] = (LatenessClass) { .lateness = lateness, .due = now + lateness };
-        return 0;
+/* Adds lateness's class to classes, with old's due time if old has it. */
+static void class_add(LatenessClass *classes, size_t *n, const Maintenance *m, usec_t lateness, usec_t now) {
+        if (lateness == USEC_INFINITY || class_of(classes, *n, lateness))
+                return;
+        const LatenessClass *old = class_of(m->classes, m->n_classes, lateness);
+        classes[(*n)++] = (LatenessClass) { .lateness = lateness, .due = old ? old->due : due_after(now, lateness) };
 }
 
-/* The classes of the units frozen now; a class seen before keeps its due
- * time, a new one is due L from now. */
+/* The classes of the units frozen now, and Lateness='s (units held later
+ * fall into it); a class seen before keeps its due time, a new one is due
+ * L from now, and one no unit has any more (gone, or its lateness changed
+ * by a reload) is dropped, so that no timer wakes the machine for it. */
 static int classes_update(Listener *l, usec_t now) {
-        /* Lateness= always: units held later fall into it. */
-        int r = class_add(l->maintenance, l->m.config->lateness, now);
-        for (size_t i = 0; r >= 0 && i < l->n_cache; i++)
-                r = class_add(l->maintenance, config_lateness_of(l->m.config, l->cache[i].cgroup), now);
-        return r;
+        Maintenance *m = l->maintenance;
+        LatenessClass *classes = reallocarray(NULL, l->n_cache + 1, sizeof(LatenessClass));
+        size_t n = 0;
+
+        if (!classes)
+                return -ENOMEM;
+        class_add(classes, &n, m, l->m.config->lateness, now);
+        for (size_t i = 0; i < l->n_cache; i++)
+                class_add(classes, &n, m, config_lateness_of(l->m.config, l->cache[i].cgroup), now);
+        free(m->classes);
+        m->classes = classes;
+        m->n_classes = n;
+        return 0;
 }
 
 static int arm(Listener *l);
@@ -74,7 +87,7 @@ static int on_maintenance(sd_event_source *s, uint64_t usec, void *userdata) {
                 LatenessClass *c = &l->maintenance->classes[i];
                 if (c->due > now + c->lateness / 4)
                         continue;
-                c->due = now + c->lateness;
+                c->due = due_after(now, c->lateness);
                 for (size_t k = 0; r >= 0 && k < l->n_cache; k++) {
                         const CachedUnit *u = &l->cache[k];
                         if (u->state == UNIT_FROZEN && config_lateness_of(l->m.config, u->cgroup) == c->lateness)
@@ -88,8 +101,10 @@ static int on_maintenance(sd_event_source *s, uint64_t usec, void *userdata) {
                 l->stats.maintenance_thaws += strv_length(leaves);
                 log_debug("Maintenance window for %zu units.", strv_length(leaves));
                 l->thaw_cause = "a maintenance window";
+                l->waking_source = "maintenance";
                 r = listener_thaw_leaves(l, leaves, l->m.config->window_max, true, now);
                 l->thaw_cause = NULL;
+                l->waking_source = NULL;
                 if (r < 0 && r != -EIO)
                         log_warning_errno(r, "Cannot open a maintenance window: %m");
         }
@@ -129,6 +144,19 @@ void listener_maintenance_stop(Listener *l) {
         sd_event_source_disable_unref(l->maintenance->timer);
         free(l->maintenance->classes);
         l->maintenance = mfree(l->maintenance);
+}
+
+int listener_maintenance_follow(Listener *l) {
+        int r;
+
+        if (!l->maintenance)
+                return 0;
+        r = classes_update(l, now_usec(CLOCK_MONOTONIC));
+        if (r >= 0)
+                r = arm(l);
+        if (r < 0)
+                return log_error_errno(r, "Cannot set up maintenance windows: %m");
+        return 0;
 }
 
 int listener_maintenance_start(Listener *l) {

@@ -28,14 +28,20 @@ int listener_dispatch(Listener *l, const Event *ev, usec_t received) {
                 if (listener_exiting(l))
                         continue;
                 if (rule->exit_standby) {
+                        if (!l->leave_pending)
+                                listener_wake_exit(l, rule, ev);
                         listener_exit_standby(l, rule->path);
                         break; /* nothing left to thaw */
                 }
                 char cause[PATH_MAX + 64];
                 snprintf(cause, sizeof(cause), "%s event, rule %s", ev->kind->name, rule->path);
                 l->thaw_cause = cause;
+                l->waking = ev;
+                l->waking_rule = rule;
                 r = listener_thaw_rule(l, rule, received);
                 l->thaw_cause = NULL;
+                l->waking = NULL;
+                l->waking_rule = NULL;
                 if (r < 0)
                         log_warning_errno(r, "Failed to thaw the units of rule %s: %m", rule->path);
         }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* polkit: whether a caller who is neither root nor in Group= may do an
- * action (org.standby.enter, .exit, .thaw, .push; polkit/org.standby.policy)
- * is asked of org.freedesktop.PolicyKit1.Authority, without waiting: the
+ * action (org.standby.enter, .exit, .push, .thaw-own, .thaw,
+ * .inhibit-block; polkit/org.standby.policy) is asked of
+ * org.freedesktop.PolicyKit1.Authority, without waiting: the
  * call is held and handled again once polkit answers, as bus-access.c does
  * for the caller's credentials. The subject is the caller's unique bus
  * name, which polkit resolves through the bus to its connection's

@@ -13,7 +13,7 @@
  * caller who may push. 0 and the unit; 1 when the caller's credentials are
  * asked for (method is called again); or the error to answer with. */
 static int push_read(Listener *l, sd_bus_message *msg, sd_bus_message_handler_t method, const char **ret_unit,
-                     sd_bus_error *error) {
+                     const char **ret_reason, sd_bus_error *error) {
         const char *unit, *reason;
         int r;
 
@@ -28,19 +28,23 @@ static int push_read(Listener *l, sd_bus_message *msg, sd_bus_message_handler_t 
 
         log_debug("Push for %s: %s", unit, reason);
         *ret_unit = unit;
+        *ret_reason = reason;
         return 0;
 }
 
 int listener_method_push(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Listener *l = userdata;
         usec_t received = now_usec(CLOCK_MONOTONIC);
-        const char *unit;
+        const char *unit, *reason;
         int r;
 
-        r = push_read(l, msg, listener_method_push, &unit, error);
+        r = push_read(l, msg, listener_method_push, &unit, &reason, error);
         if (r != 0)
                 return r;
-        r = listener_dispatch(l, &(Event) { .kind = &listener_event_kind_push, .unit = unit }, received);
+        r = listener_dispatch(l,
+                              &(Event) { .kind = &listener_event_kind_push, .unit = unit, .reason = reason,
+                                         .sender = sd_bus_message_get_sender(msg) },
+                              received);
         return sd_bus_reply_method_return(msg, "b", r > 0);
 }
 
@@ -49,16 +53,19 @@ int listener_method_push(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 int listener_method_push_ex(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Listener *l = userdata;
         usec_t received = now_usec(CLOCK_MONOTONIC);
-        const char *unit;
+        const char *unit, *reason;
         int r;
 
-        r = push_read(l, msg, listener_method_push_ex, &unit, error);
+        r = push_read(l, msg, listener_method_push_ex, &unit, &reason, error);
         if (r != 0)
                 return r;
         r = listener_report_begin(l, msg);
         if (r < 0)
                 return r;
-        (void) listener_dispatch(l, &(Event) { .kind = &listener_event_kind_push, .unit = unit }, received);
+        (void) listener_dispatch(l,
+                                 &(Event) { .kind = &listener_event_kind_push, .unit = unit, .reason = reason,
+                                            .sender = sd_bus_message_get_sender(msg) },
+                                 received);
         return listener_report_end(l);
 }
 
@@ -78,11 +85,31 @@ static int thaw_window(Listener *l, sd_bus_message *msg, char **leaves, uint64_t
                 return r;
         log_info("A thaw window of %.1f s asked over the bus, for %s.", (double) usec / USEC_PER_SEC, what);
         l->thaw_cause = "a Thaw call";
+        l->waking = &(Event) { .sender = sd_bus_message_get_sender(msg) };
         r = listener_thaw_leaves(l, leaves, usec, false, received);
         l->thaw_cause = NULL;
+        l->waking = NULL;
         if (r < 0 && r != -EIO)
                 log_warning_errno(r, "Failed to open a thaw window: %m");
         return listener_report_end(l);
+}
+
+/* Who may thaw cgroups: root and Group=; else whom polkit allows
+ * org.standby.thaw-own when every cgroup is the caller's own (below her
+ * user manager), org.standby.thaw (an administrator's) when any is not or
+ * none is named. As listener_check_access() returns. */
+static int thaw_access(Listener *l, sd_bus_message *msg, char **cgroups, sd_bus_message_handler_t method,
+                       sd_bus_error *error) {
+        bool privileged = false;
+        uid_t uid;
+        pid_t pid;
+        int r;
+
+        r = listener_caller(l, msg, method, &uid, &pid, &privileged, error);
+        if (r != 0)
+                return r;
+        return listener_check_access(l, msg, privileged ? NULL : listener_thaw_action(l, uid, cgroups),
+                                     "thaw units through", method, error);
 }
 
 /* standby-manager thaw --for: the window is the listener's, which outlives
@@ -103,7 +130,7 @@ int listener_method_thaw(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 r = sd_bus_message_read(msg, "t", &usec);
         if (r < 0)
                 return r;
-        r = listener_check_access(l, msg, "org.standby.thaw", "thaw units through", listener_method_thaw, error);
+        r = thaw_access(l, msg, cgroups, listener_method_thaw, error);
         if (r != 0)
                 return r;
         snprintf(what, sizeof(what), "%zu cgroups", strv_length(cgroups));
@@ -122,14 +149,16 @@ int listener_method_thaw_unit(sd_bus_message *msg, void *userdata, sd_bus_error 
         r = sd_bus_message_read(msg, "st", &unit, &usec);
         if (r < 0)
                 return r;
-        r = listener_check_access(l, msg, "org.standby.thaw", "thaw units through", listener_method_thaw_unit, error);
-        if (r != 0)
-                return r;
         if (!unit_name_is_valid(unit))
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "\"%s\" is not a unit name.", unit);
+        /* The state is anyone's to read (the State property); what is
+         * frozen is not: NotFrozen comes after the access check. */
         if (!l->standby_active || l->exit_pid > 0)
                 return sd_bus_error_setf(error, LISTENER_INTERFACE ".NotActive", "Standby is not active.");
         char **leaves = listener_resolve_unit(l, unit);
+        r = thaw_access(l, msg, leaves, listener_method_thaw_unit, error);
+        if (r != 0)
+                return r;
         if (!leaves || !*leaves)
                 return sd_bus_error_setf(error, LISTENER_INTERFACE ".NotFrozen", "%s is not frozen by standby.", unit);
         return thaw_window(l, msg, leaves, usec, unit, received, error);

@@ -217,6 +217,9 @@ static void validate(void *userdata) {
                 ini_file_fail(&s->ini, 0, "[Action] needs Thaw= or ExitStandby=yes");
         else if (s->seen_for && !r->thaw)
                 ini_file_fail(&s->ini, 0, "For= needs Thaw=");
+        else if (r->end_when_idle && r->duration == USEC_INFINITY)
+                /* A window until standby ends has no timer and no looks. */
+                ini_file_fail(&s->ini, 0, "EndWhenIdle=yes needs For= a time span, its bound");
 }
 
 int rules_parse_buffer(RuleSet *set, const char *path, const char *text, size_t size, char **ret_error) {
@@ -287,7 +290,7 @@ int rules_load(const char * const *dirs, bool check_owner, RuleSet **ret, char *
 }
 
 char *rule_describe(const Rule *r) {
-        char *s = NULL, dur[32] = "";
+        char *s = NULL, dur[64] = ""; /* "until idle, at most " and the longest duration */
         _cleanup_free_ char *what = NULL, *thaw = NULL;
 
         if (!r->event || !r->event->describe)

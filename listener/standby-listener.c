@@ -55,8 +55,9 @@ static void warn_processless(const RuleSet *set) {
         }
 }
 
-/* The entry and leave policy (EnterOn= and the keys beside it) and
- * [Strategy] are read again; the rest of the configuration is not (Group= is looked up once at
+/* The entry and leave policy (EnterOn= and the keys beside it), [Strategy]
+ * and the maintenance windows' ([Maintenance], [Lateness]) are read again;
+ * the rest of the configuration is not (Group= is looked up once at
  * start, and the journal's cgroups are the running standby's). A file that
  * does not parse changes nothing. */
 static void reload_policy(Listener *l) {
@@ -83,7 +84,23 @@ static void reload_policy(Listener *l) {
         cur->n_unit_strategies = c->n_unit_strategies;
         c->unit_strategies = us; /* freed with c */
         c->n_unit_strategies = n_us;
+        cur->lateness = c->lateness;
+        cur->window_max = c->window_max;
+        /* The old [Lateness] goes with c. */
+        char **units = cur->lateness_units;
+        usec_t *usecs = cur->lateness_usec;
+        size_t n = cur->n_lateness;
+        cur->lateness_units = c->lateness_units;
+        cur->lateness_usec = c->lateness_usec;
+        cur->n_lateness = c->n_lateness;
+        c->lateness_units = units;
+        c->lateness_usec = usecs;
+        c->n_lateness = n;
         listener_logind_reload(l);
+        if (!l->maintenance && !listener_exiting(l)) /* an exit stopped them */
+                (void) listener_maintenance_start(l);
+        else
+                (void) listener_maintenance_follow(l);
 }
 
 static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
@@ -383,6 +400,7 @@ static int run_daemon(const char *config_path, const char *state_dir, const char
                 goto fail;
         (void) listener_cgroup_watch_sync(&l);
         listener_bus_state_sync(&l); /* what the properties say from now on */
+        listener_wake_log_start(&l);
 
         /* Apps told before a restart hear the end of this standby all the same. */
         l.told = l.standby_active;
@@ -401,6 +419,7 @@ fail:
 finish:
         if (l.m.state_fd >= 0)
                 listener_flush_records_wait(&l); /* a thaw done is a thaw recorded */
+        listener_wake_log_free(&l); /* and a wake captured is a wake logged */
         sd_event_source_disable_unref(l.record_source);
         listener_forget_late(&l);
         listener_maintenance_stop(&l);

@@ -95,6 +95,8 @@ static int thaw_settle(Listener *l, ThawDone *d, usec_t until, bool end_when_idl
         for (char **x = d->done; *x; x++)
                 listener_bus_thawed(l, *x, l->thaw_cause);
 
+        listener_wake_thawed(l, d->done, took, until == USEC_INFINITY ? 0 : until - MIN(until, d->thawed));
+
         /* The record, once this event is answered. */
         r = listener_record_thaws(l, d->done, until);
         if (r < 0)

@@ -49,6 +49,15 @@ static void window_close(Listener *l, Window *w) {
                 w->due = true;
                 return;
         }
+        uint64_t cpu, wakeups;
+        if (w->usage_pending) { /* opened in this turn of the loop */
+                listener_units_usage(l, w->leaves, &w->cpu_at_open, &w->wakeups_at_open);
+                w->usage_pending = false;
+        }
+        listener_units_usage(l, w->leaves, &cpu, &wakeups);
+        listener_wake_window_end(l, w->leaves, now_usec(CLOCK_MONOTONIC) - w->opened,
+                                 cpu > w->cpu_at_open ? cpu - w->cpu_at_open : 0,
+                                 wakeups > w->wakeups_at_open ? wakeups - w->wakeups_at_open : 0);
         window_unlink(l, w);
 }
 
@@ -68,7 +77,9 @@ static int on_idle_look(sd_event_source *s, uint64_t usec, void *userdata) {
         Listener *l = w->listener;
 
         l->stats.idle_looks++;
-        if (!listener_leaves_idle(l, w->leaves)) {
+        /* A unit whose ThawUnit is unanswered is frozen still: its threads
+         * sleep in the freezer, its work not begun. */
+        if (listener_units_thaw_in_flight(l, w->leaves) || !listener_leaves_idle(l, w->leaves)) {
                 if (arm_idle_look(w, w->idle_step * 2) < 0)
                         w->idle_look = sd_event_source_disable_unref(w->idle_look); /* For= ends it */
                 return 0;
@@ -104,6 +115,8 @@ int listener_add_window(Listener *l, char **leaves, usec_t deadline, bool end_wh
                 return -ENOMEM;
         w->listener = l;
         w->deadline = deadline;
+        w->opened = now_usec(CLOCK_MONOTONIC);
+        listener_wake_window_opened(l, w);
         for (char **x = leaves; *x; x++)
                 if ((r = strv_extend(&w->leaves, *x)) < 0) {
                         window_free(w);

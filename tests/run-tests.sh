@@ -23,5 +23,12 @@ if [ -z "${STANDBY_TEST_EXPECTED_SKIPS+set}" ]; then
         [ -w /dev/uinput ] || STANDBY_TEST_EXPECTED_SKIPS="test_input_uinput_*"
 fi
 export STANDBY_TEST_EXPECTED_SKIPS
+# Every standby period a test ends writes its report: into a directory of
+# this run's, never the machine's /var/lib/standby/reports.
+reports=$(mktemp -d /tmp/standby-test-reports.XXXXXX)
+export STANDBY_REPORT_DIR="$reports/reports"
 echo "== tests: $build =="
-exec "$build/test-standby"
+rc=0
+"$build/test-standby" || rc=$?
+rm -rf "$reports"
+exit $rc

@@ -1481,7 +1481,7 @@ START_TEST(test_push_during_mkdir_storm) {
         if (getenv("STANDBY_TEST_VERBOSE"))
                 fprintf(stderr, "storm: %u pushes, worst %" PRIu64 " us, key %" PRIu64 " us\n", pushes, worst, key);
         /* A turn or two of the listener's loop: 0.1-0.3 s at most on a
-         * quiet host (docs/benchmark.md section 10), up to 2 s seen with
+         * quiet host (docs/benchmark.md section 11), up to 2 s seen with
          * other sessions' builds on the test host's two CPUs. */
         ck_assert_msg(worst < 3 * USEC_PER_SEC, "a push waited %" PRIu64 " ms while a user made cgroups",
                       worst / USEC_PER_MSEC);

@@ -8,6 +8,9 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -327,8 +330,194 @@ START_TEST(test_nobody_reads_but_may_not_enter) {
 }
 END_TEST
 
+/* Drops to nobody (uid and gid 65534, no groups), or exits with code. */
+static void become_nobody(int code) {
+        gid_t none = 65534;
+        if (setgroups(1, &none) < 0 || setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+                _exit(code);
+}
+
+/* A call as nobody that must be refused, polkit (absent here) asked for
+ * action: whether the error says so. */
+static bool refused_asking(sd_bus *bus, const char *action, const char *method, const char *types, ...) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *m = NULL;
+        char want[128];
+        bool ok;
+        va_list ap;
+
+        if (sd_bus_message_new_method_call(bus, &m, IFACE, PATH, IFACE, method) < 0)
+                return false;
+        va_start(ap, types);
+        int r = sd_bus_message_appendv(m, types, ap);
+        va_end(ap);
+        if (r < 0)
+                return false;
+        snprintf(want, sizeof(want), "polkit authorizes for %s may", action);
+        r = sd_bus_call(bus, m, 0, &error, NULL);
+        ok = r < 0 && sd_bus_error_has_name(&error, SD_BUS_ERROR_ACCESS_DENIED) && strstr(strna(error.message), want);
+        if (!ok)
+                fprintf(stderr, "%s as nobody: %s: %s (wanted polkit asked for %s)\n", method, strna(error.name),
+                        strna(error.message), action);
+        sd_bus_error_free(&error);
+        sd_bus_message_unref(m);
+        return ok;
+}
+
+/* nobody's units (below user-65534.slice/user@65534.service, hers) and
+ * others'; which polkit action each thaw asks for: thaw-own for hers,
+ * thaw (an administrator's) for a system unit, for one below her manager
+ * that is not hers, for her cgroup named like another user's manager
+ * below his, and for a path that is not canonical. A block lock asks
+ * inhibit-block. No polkit on this bus: every one is refused. */
+#define NOBODY_MANAGER "user.slice/user-65534.slice/user@65534.service"
+START_TEST(test_nobody_thaw_own_or_other) {
+        if (!test_need_root_cgroup2())
+                return;
+        int status;
+
+        test_write_config("Backend=cgroupfs\n");
+        test_spawn_workload("mail.service", "idle", 100, 1, NULL);
+        test_spawn_workload(NOBODY_MANAGER "/app.slice/sync.service", "idle", 100, 1, NULL);
+        test_spawn_workload(NOBODY_MANAGER "/app.slice/roots.service", "idle", 100, 1, NULL);
+        test_spawn_workload("user.slice/user-1000.slice/user@1000.service/app.slice/" NOBODY_MANAGER "/fake.service",
+                            "idle", 100, 1, NULL);
+        ck_assert_int_eq(fchownat(T.root_fd, test_cgpath(NOBODY_MANAGER "/app.slice/sync.service"), 65534, 65534, 0),
+                         0);
+        ck_assert_int_eq(fchownat(T.root_fd,
+                                  test_cgpath("user.slice/user-1000.slice/user@1000.service/app.slice/" NOBODY_MANAGER
+                                              "/fake.service"),
+                                  65534, 65534, 0),
+                         0);
+        start_listener();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert(test_frozen(NOBODY_MANAGER "/app.slice/sync.service"));
+
+        char own[PATH_MAX], dotdot[PATH_MAX + 64];
+        snprintf(own, sizeof(own), "%s", test_cgpath(NOBODY_MANAGER "/app.slice/sync.service"));
+        snprintf(dotdot, sizeof(dotdot), "%s/../../../../../mail.service", own);
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                sd_bus *bus = NULL;
+                become_nobody(10);
+                if (sd_bus_new(&bus) < 0 || sd_bus_set_address(bus, bus_address) < 0 ||
+                    sd_bus_set_bus_client(bus, true) < 0 || sd_bus_start(bus) < 0)
+                        _exit(11);
+                if (!refused_asking(bus, "org.standby.thaw-own", "ThawUnit", "st", "sync.service", USEC_PER_SEC))
+                        _exit(12);
+                if (!refused_asking(bus, "org.standby.thaw", "ThawUnit", "st", "mail.service", USEC_PER_SEC))
+                        _exit(13);
+                if (!refused_asking(bus, "org.standby.thaw", "ThawUnit", "st", "roots.service", USEC_PER_SEC))
+                        _exit(14);
+                if (!refused_asking(bus, "org.standby.thaw", "ThawUnit", "st", "fake.service", USEC_PER_SEC))
+                        _exit(15);
+                /* Frozen by nobody's name? Not hers to learn: an
+                 * administrator's question, as another user's unit. */
+                if (!refused_asking(bus, "org.standby.thaw", "ThawUnit", "st", "nosuch.service", USEC_PER_SEC))
+                        _exit(16);
+                if (!refused_asking(bus, "org.standby.thaw-own", "Thaw", "ast", 1, own, USEC_PER_SEC))
+                        _exit(17);
+                if (!refused_asking(bus, "org.standby.thaw", "Thaw", "ast", 1, dotdot, USEC_PER_SEC))
+                        _exit(18);
+                if (!refused_asking(bus, "org.standby.inhibit-block", "Inhibit", "ssss", "standby", "test", "a test",
+                                    "block"))
+                        _exit(19);
+                _exit(0);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "nobody's thaws: wait status 0x%x",
+                      (unsigned) status);
+        ck_assert(test_frozen(NOBODY_MANAGER "/app.slice/sync.service"));
+        ck_assert(test_frozen("mail.service"));
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+}
+END_TEST
+
+/* standby-manager VERB as nobody, who cannot read the journal (its
+ * directory is root's, 0700), against the fixture's bus: its stdout into
+ * out, its exit status returned. */
+static int manager_as_nobody(const char *config, const char *verb, char *out, size_t size) {
+        int p[2], status;
+        size_t n = 0;
+        ssize_t k;
+
+        ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                if (dup2(p[1], STDOUT_FILENO) < 0)
+                        _exit(120);
+                become_nobody(121);
+                execl(test_bin("standby-manager"), "standby-manager", "--config", config, "--state-dir", T.state_dir,
+                      "--bus-address", bus_address, verb, NULL);
+                _exit(122);
+        }
+        close(p[1]);
+        /* Bounded by the manager's own: 2 s for the bus. */
+        while (n + 1 < size && (k = read(p[0], out + n, size - n - 1)) > 0)
+                n += (size_t) k;
+        out[n] = 0;
+        close(p[0]);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFEXITED(status), "standby-manager %s as nobody: wait status 0x%x", verb, (unsigned) status);
+        return WEXITSTATUS(status);
+}
+
+/* status and is-active are anyone's, as systemctl status is: nobody
+ * reads the state, the strategy, how it was entered, the counters and the
+ * locks from the listener's properties; units are root's. */
+START_TEST(test_nobody_status_from_properties) {
+        if (!test_need_root_cgroup2())
+                return;
+        char out[4096];
+        int lock;
+
+        restart_dbus_shipped_policy();
+        sd_bus *bus = standby_with_idle_mail();
+        /* The journal and the configuration are in a directory of root's,
+         * 0700, as /run/standby (and its standby.conf.d) is: nobody reads
+         * neither, and needs neither. */
+        const char *config = T.config;
+        ck_assert_int_ne(access(T.state_dir, F_OK), -1);
+
+        sd_bus_message *reply = NULL;
+        ck_assert_int_ge(sd_bus_call_method(bus, IFACE, PATH, IFACE, "Inhibit", NULL, &reply, "ssss", "standby",
+                                            "status-test", "a lock to list", "delay"),
+                         0);
+        ck_assert_int_ge(sd_bus_message_read(reply, "h", &lock), 0);
+        lock = fcntl(lock, F_DUPFD_CLOEXEC, 3);
+        sd_bus_message_unref(reply);
+
+        ck_assert_int_eq(manager_as_nobody(config, "status", out, sizeof(out)), EXIT_OK);
+        ck_assert_msg(strstr(out, "Standby: active\n"), "status as nobody: %s", out);
+        ck_assert_msg(strstr(out, "Strategy: freeze, since "), "status as nobody: %s", out);
+        ck_assert_msg(strstr(out, "Entered: by hand"), "status as nobody: %s", out);
+        ck_assert_msg(strstr(out, "Listener: "), "status as nobody: %s", out);
+        ck_assert_msg(strstr(out, "Lock on standby: delay lock: status-test (uid 0"), "status as nobody: %s", out);
+        ck_assert_msg(strstr(out, "Units: shown to root only"), "status as nobody: %s", out);
+        ck_assert_msg(!strstr(out, "mail.service"), "status as nobody names a unit: %s", out);
+        ck_assert_int_eq(manager_as_nobody(config, "is-active", out, sizeof(out)), EXIT_OK);
+        ck_assert_str_eq(out, "active\n");
+
+        safe_close(lock);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        ck_assert_int_eq(manager_as_nobody(config, "is-active", out, sizeof(out)), EXIT_STATUS_INACTIVE);
+        ck_assert_str_eq(out, "inactive\n");
+        ck_assert_int_eq(manager_as_nobody(config, "status", out, sizeof(out)), EXIT_STATUS_INACTIVE);
+        ck_assert_msg(strstr(out, "Standby: inactive\n"), "status as nobody: %s", out);
+
+        /* No listener to ask: unknown (4), saying why. */
+        ck_assert_int_eq(stop_listener(SIGTERM) >= 0, 1);
+        ck_assert_int_eq(manager_as_nobody(config, "status", out, sizeof(out)), EXIT_STATUS_UNKNOWN);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 void listener_bus_api_tests(const ListenerCases *c) {
         tcase_add_test(c->bus_api, test_properties_follow_standby);
         tcase_add_test(c->bus_api, test_enter_exit_methods);
         tcase_add_test(c->bus_api, test_nobody_reads_but_may_not_enter);
+        tcase_add_test(c->bus_api, test_nobody_thaw_own_or_other);
+        tcase_add_test(c->bus_api, test_nobody_status_from_properties);
 }

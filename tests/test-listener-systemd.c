@@ -403,6 +403,39 @@ START_TEST(test_loop_systemd_window_waits_for_thaw) {
 }
 END_TEST
 
+/* EndWhenIdle=yes on a unit thawed through a stopped systemd manager
+ * (SIGSTOP): while its ThawUnit is unanswered the unit is frozen still and
+ * its threads sleep in the freezer, which no look may take for its work
+ * done. Once thawed (the 1 s fallback), a spinning unit keeps its window
+ * to For=, no window ended by a look. */
+START_TEST(test_loop_systemd_idle_look_waits_for_thaw) {
+        char sub[600], cmd[PATH_MAX + 32];
+        int acted;
+
+        if (!test_need_user_manager())
+                return;
+        write_rule("60-standby-i.rule", "[Match]\nEvent=push\nUnit=standby-i.service\n[Action]\nThaw=standby-i.service\n"
+                                        "For=2s\nEndWhenIdle=yes\n");
+        snprintf(cmd, sizeof(cmd), "%s busy", test_bin("standby-workload"));
+        sd_bus *bus = standby_through_user_manager("standby-i.service", cmd, sub, sizeof(sub));
+        ck_assert(wait_freezer_state("standby-i.service", "frozen"));
+        pid_t pid = um_pid();
+        ck_assert_int_eq(kill(pid, SIGSTOP), 0);
+        char *error = push_within(bus, "standby-i.service", 2 * USEC_PER_SEC, &acted);
+        ck_assert_msg(!error, "a push was not answered while systemd was stopped: %s", error);
+        ck_assert_int_eq(acted, 1);
+        /* Thawed by the fallback, systemd still stopped. */
+        ck_assert(wait_frozen(sub, false));
+        ck_assert_int_eq(kill(pid, SIGCONT), 0);
+
+        ck_assert_msg(wait_statistic(bus, "refreezes", 1, 10 * USEC_PER_SEC), "the window never froze the unit again");
+        ck_assert_uint_ge(statistic(bus, "idle_looks"), 1);
+        ck_assert_msg(statistic(bus, "idle_ends") == 0, "a look took the unit still frozen for its work done");
+        ck_assert(wait_frozen(sub, true));
+        leave_user_manager_standby(bus, "standby-i.service");
+}
+END_TEST
+
 /* systemd drops a private connection that has not authenticated within
  * 90 s: the spare to a quiet manager is replaced before that (a minute
  * after it connected, with 10 s of timer slack; the test allows 80 s),
@@ -432,6 +465,7 @@ END_TEST
 void listener_systemd_tests(const ListenerCases *c) {
         tcase_add_test(c->loop_systemd, test_loop_systemd_stopped_thaws_through_cgroupfs);
         tcase_add_test(c->loop_systemd, test_loop_systemd_window_waits_for_thaw);
+        tcase_add_test(c->loop_systemd, test_loop_systemd_idle_look_waits_for_thaw);
         tcase_add_test(c->loop_systemd, test_loop_systemd_inactive_thaws_through_cgroupfs);
         tcase_add_test(c->loop_systemd, test_loop_systemd_thaw_window);
         tcase_add_test(c->loop_systemd, test_loop_systemd_link_closed_when_idle);

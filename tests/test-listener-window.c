@@ -4,6 +4,7 @@
  * that end when their work ends (EndWhenIdle=). */
 #include <inttypes.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -333,6 +334,79 @@ START_TEST(test_maintenance_off) {
 }
 END_TEST
 
+/* A lateness so long that its due time is past what a usec_t holds (a
+ * root's typo, "18446744073709551614us"): never due, no window and no
+ * timer firing in a loop. */
+START_TEST(test_maintenance_lateness_no_overflow) {
+        int acted;
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_write_config("[Maintenance]\nLateness=infinity\n[Lateness]\nfar.service=18446744073709551614us\n");
+        write_rule("60-far.rule", "[Match]\nEvent=push\nUnit=far.service\n[Action]\nThaw=far.service\nFor=1s\n");
+        test_spawn_workload("far.service", "nanosleep", 100, 1, NULL);
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        /* A push's window: the bounded wait for what a wrapped due time
+         * would have done at once. */
+        char *error = push_within(bus, "far.service", 2 * USEC_PER_SEC, &acted);
+        ck_assert_msg(!error, "%s", error);
+        ck_assert(wait_statistic(bus, "refreezes", 1, 5 * USEC_PER_SEC));
+        ck_assert_uint_eq(statistic(bus, "maintenance_windows"), 0);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
+/* A reload brings [Lateness] into a standby that had no maintenance
+ * windows: the unit runs in windows from then on. */
+START_TEST(test_maintenance_reload) {
+        int tick;
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_write_config("[Maintenance]\nLateness=infinity\n");
+        test_spawn_workload("tick.service", "nanosleep", 100, 1, &tick);
+        ck_assert_int_eq(test_ticks(tick, 1, 5 * USEC_PER_SEC), 1);
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert(test_frozen("tick.service"));
+        test_drain(tick);
+
+        test_write_config("[Maintenance]\nLateness=infinity\n[Lateness]\ntick.service=1s\n");
+        ck_assert_int_eq(kill(listener_pid, SIGHUP), 0);
+        ck_assert_msg(test_ticks(tick, 2, 10 * USEC_PER_SEC) == 2, "tick.service ran in fewer than 2 windows after the reload");
+        ck_assert_uint_ge(statistic(bus, "maintenance_windows"), 2);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
+/* A unit started during standby (held) with a lateness no frozen unit had
+ * when standby began: its class comes with it, and its windows. */
+START_TEST(test_maintenance_class_of_held_unit) {
+        int tick;
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_write_config("[Maintenance]\nLateness=infinity\n[Lateness]\nlate.service=1s\n");
+        test_spawn_workload("other.service", "idle", 100, 1, NULL);
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        /* Answered after the journal change: the watch is up. */
+        ck_assert_uint_eq(statistic(bus, "held"), 0);
+        test_spawn_workload("late.service", "nanosleep", 100, 1, &tick);
+        ck_assert_msg(wait_statistic(bus, "held", 1, 5 * USEC_PER_SEC), "late.service was not held");
+        ck_assert_msg(test_ticks(tick, 2, 10 * USEC_PER_SEC) == 2, "late.service ran in fewer than 2 windows");
+        ck_assert_uint_ge(statistic(bus, "maintenance_windows"), 1);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* A unit of more threads than a look reads (4096), all asleep: taken as
  * busy, its window lasting For=, so that no unit makes a look long. */
 START_TEST(test_window_look_bounded) {
@@ -377,4 +451,7 @@ void listener_window_tests(const ListenerCases *c) {
         tcase_add_test(c->window, test_window_look_bounded);
         tcase_add_test(c->window, test_maintenance_windows_shared);
         tcase_add_test(c->window, test_maintenance_off);
+        tcase_add_test(c->window, test_maintenance_lateness_no_overflow);
+        tcase_add_test(c->window, test_maintenance_reload);
+        tcase_add_test(c->window, test_maintenance_class_of_held_unit);
 }

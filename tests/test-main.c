@@ -93,6 +93,7 @@ int main(void) {
         srunner_add_suite(sr, units_suite());
         srunner_add_suite(sr, systemd_suite());
         srunner_add_suite(sr, hostile_suite());
+        srunner_add_suite(sr, report_suite());
 
         srunner_run_all(sr, CK_ENV); /* CK_VERBOSITY, CK_RUN_SUITE, CK_RUN_CASE apply */
         failed = srunner_ntests_failed(sr);

@@ -50,6 +50,7 @@ START_TEST(test_parse_each_event) {
                 "[Match]\nEvent=uevent\nSubsystem=usb\nChange=add\n[Action]\nThaw=udisks.service\n",
                 "[Match]\nEvent=socket\nUnit=memcached.service\n[Action]\nThaw=memcached.service\nFor=5s\n"
                 "EndWhenIdle=yes\n",
+                "[Match]\nEvent=push\n[Action]\nThaw=a.service\nFor=12345678901ms\nEndWhenIdle=yes\n",
         };
         for (size_t i = 0; i < ELEMENTSOF(good); i++) {
                 char name[32];
@@ -76,6 +77,8 @@ START_TEST(test_parse_each_event) {
                 "on KEY_POWER pressed/on: end standby",
                 "on uevent add of usb: thaw udisks.service until standby ends",
                 "on socket activity of memcached.service: thaw memcached.service until idle, at most 5s",
+                /* The longest bound, whole. */
+                ": thaw a.service until idle, at most 12345678901ms",
         };
         for (size_t i = 0; i < ELEMENTSOF(described); i++) {
                 _cleanup_free_ char *d = rule_describe(&set->rules[i]);
@@ -107,6 +110,10 @@ START_TEST(test_errors_table) {
                 { "[Match]\nEvent=push\n[Action]\nThaw=a.service\nFor=soon\n", 5, "For=soon: expected a duration" },
                 { "[Match]\nEvent=push\n[Action]\nThaw=a.service\nEndWhenIdle=soon\n", 5,
                   "EndWhenIdle=soon: expected \"yes\" or \"no\"" },
+                { "[Match]\nEvent=push\n[Action]\nThaw=a.service\nEndWhenIdle=yes\n", 0,
+                  "EndWhenIdle=yes needs For= a time span" },
+                { "[Match]\nEvent=push\n[Action]\nThaw=a.service\nEndWhenIdle=yes\nFor=standby\n", 0,
+                  "EndWhenIdle=yes needs For= a time span" },
                 { "[Match]\nEvent=push\n[Action]\nFor=5s\n", 0, "[Action] needs Thaw= or ExitStandby=yes" },
                 { "[Match]\nUnit=a.service\n[Action]\nThaw=a.service\n", 0, "no Event= in [Match]" },
                 { "[Match]\nEvent=push\n[Whatever]\nX=1\n", 4, "unknown section [Whatever]" },

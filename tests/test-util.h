@@ -185,3 +185,4 @@ Suite *match_suite(void);
 Suite *units_suite(void);
 Suite *systemd_suite(void);
 Suite *hostile_suite(void);
+Suite *report_suite(void);

@@ -1074,8 +1074,7 @@ bus_api_checks() {
         check "$sc: enter" in_ct systemctl start standby.target
         check "$sc: mail.service frozen" [ "$(freezer mail.service)" = frozen ]
         out=$(call in_session $(send Enter))
-        check "$sc: from her session, Enter needs an admin ($out)" \
-                grep -q "InteractiveAuthorizationRequired.*polkit asks for authentication" <<< "$out"
+        check "$sc: from her session, polkit lets her Enter (entered already: nothing to add) ($out)" [ -z "$out" ]
         out=$(call as_alice $(send Push mail.service test))
         check "$sc: outside a session, her push is refused ($out)" grep -q "AccessDenied.*polkit said no" <<< "$out"
         check "$sc: mail.service still frozen" [ "$(freezer mail.service)" = frozen ]
@@ -1084,6 +1083,38 @@ bus_api_checks() {
         check "$sc: mail.service thawed by her push" freezer_is mail.service running
         out=$(as_alice busctl get-property $L EnteredBy 2>&1 || true)
         check "$sc: EnteredBy says how ($out)" grep -q "standby.target" <<< "$out"
+        # Her own unit is hers to thaw from her session; another's (a system
+        # unit) is an administrator's, which dbus-send cannot answer.
+        thaw_unit() { echo dbus-send --system --print-reply --dest=org.standby.Listener1 /org/standby/Listener1 \
+                org.standby.Listener1.ThawUnit "string:$1" uint64:30000000; }
+        check "$sc: her sync.service frozen" [ "$(user_freezer sync.service)" = frozen ]
+        out=$(call in_session $(thaw_unit sync.service))
+        check "$sc: from her session, polkit lets her thaw her own sync.service ($out)" [ -z "$out" ]
+        user_running() { for _ in $(seq 1 100); do [ "$(user_freezer sync.service)" = running ] && return 0
+                sleep 0.1; done; return 1; }
+        check "$sc: her sync.service thawed" user_running
+        out=$(call in_session $(thaw_unit echo.service))
+        check "$sc: from her session, a system unit's thaw needs an admin ($out)" \
+                grep -q "InteractiveAuthorizationRequired.*polkit asks for authentication (org.standby.thaw)" <<< "$out"
+        check "$sc: echo.service still frozen" [ "$(freezer echo.service)" = frozen ]
+        # A block lock: hers through polkit from her session (UsersMayBlock=no).
+        in_ct sh -c 'rm -rf /tmp/blk-session; mkdir -p /tmp/blk-session; chown alice /tmp/blk-session'
+        in_ct systemd-run -q --unit=alice-session-blocker.service -p PAMName=login -p User=alice \
+                -p "Environment=$env" /usr/local/bin/standby-app /tmp/blk-session block
+        blk_has() { for _ in $(seq 1 100); do in_ct test -e "/tmp/blk-session/$1" && return 0; sleep 0.1; done
+                say "     $(in_ct sh -c 'cat /tmp/blk-session/* 2>/dev/null' | tr '\n' ' ')"; return 1; }
+        check "$sc: from her session, polkit lets her take a block lock" blk_has ready
+        out=$(as_alice busctl get-property $L Inhibitors 2>&1 || true)
+        check "$sc: the listener lists it ($out)" grep -q '"block" 1000' <<< "$out"
+        in_ct systemctl stop alice-session-blocker.service
+        # status is anyone's: hers reads the listener's properties.
+        out=$(as_alice standby-manager status 2>&1) && code=0 || code=$?
+        check "$sc: alice's standby-manager status says active ($code)" \
+                sh -c '[ "$0" = 0 ] && printf "%s\n" "$1" | grep -qx "Standby: active" &&
+                        printf "%s\n" "$1" | grep -q "^Units: shown to root only"' "$code" "$out"
+        [ "$code" = 0 ] || say "$out" | sed 's/^/     /'
+        out=$(as_alice standby-manager is-active 2>&1) && code=0 || code=$?
+        check "$sc: and is-active: active, 0 ($out, $code)" [ "$out $code" = "active 0" ]
         out=$(call in_session $(send Exit))
         check "$sc: from her session, polkit lets her leave ($out)" [ -z "$out" ]
         check "$sc: her client heard State=active" watch_has State=active
@@ -1112,7 +1143,14 @@ polkit.addRule(function(action, subject) {
 });
 RULES
         in_ct systemctl restart polkit.service
-        check "$sc: enter" in_ct systemctl start standby.target
+        # Entered by alice from her session (an active session's, by default).
+        out=$(call in_session $(send Enter))
+        check "$sc: alice enters standby from her session ($out)" [ -z "$out" ]
+        active() { for _ in $(seq 1 200); do [ "$(standby_state)" = 's "active"' ] && return 0; sleep 0.1; done
+                return 1; }
+        check "$sc: standby entered" active
+        out=$(as_alice standby-manager is-active 2>&1) && code=0 || code=$?
+        check "$sc: is-active as alice: active, 0 ($out, $code)" [ "$out $code" = "active 0" ]
         out=$(call as_alice dbus-send --system --print-reply --dest=org.standby.Listener1 /org/standby/Listener1 \
                 org.standby.Listener1.ThawUnit string:mail.service uint64:30000000)
         not_error() { ! grep -q "^Error" <<< "$out"; }
@@ -1124,6 +1162,8 @@ RULES
         in_ct systemctl restart polkit.service
         check "$sc: leave" leave
         check "$sc: nothing left frozen" nothing_left
+        out=$(as_alice standby-manager is-active 2>&1) && code=0 || code=$?
+        check "$sc: is-active as alice: inactive, 3 ($out, $code)" [ "$out $code" = "inactive 3" ]
 
         # polkitd stopped, and its bus activation masked: fail closed.
         sc="polkit stopped"
