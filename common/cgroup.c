@@ -696,12 +696,37 @@ int cgroup_attach(int cg_fd, pid_t pid) {
         return write_stringat(cg_fd, "cgroup.procs", buf);
 }
 
-static int walk_rec(int cg_fd, const char *rel, unsigned depth, cgroup_walk_fn fn, void *userdata) {
+/* The path of the cgroup being walked, one buffer for the whole walk: each
+ * level appends its name and cuts it off again, so that a chain of any
+ * depth costs one path's length, not a path per level (which grows with
+ * the square of the depth: 127 MB at 1000 levels of 255-byte names). */
+typedef struct WalkPath {
+        char *buf;
+        size_t len, cap;
+} WalkPath;
+
+static int walk_path_push(WalkPath *p, const char *name) {
+        size_t need = p->len + (p->len > 0) + strlen(name) + 1;
+        if (need > p->cap) {
+                char *b = realloc(p->buf, MAX(need, 2 * p->cap));
+                if (!b)
+                        return -ENOMEM;
+                p->buf = b;
+                p->cap = MAX(need, 2 * p->cap);
+        }
+        if (p->len > 0)
+                p->buf[p->len++] = '/';
+        strcpy(p->buf + p->len, name);
+        p->len += strlen(name);
+        return 0;
+}
+
+static int walk_rec(int cg_fd, WalkPath *path, unsigned depth, cgroup_walk_fn fn, void *userdata) {
         _cleanup_strv_free_ char **children = NULL;
         struct stat st;
         int r, unwalked = 0;
 
-        if (fn(cg_fd, rel, userdata) == CGROUP_WALK_SKIP)
+        if (fn(cg_fd, path->buf, userdata) == CGROUP_WALK_SKIP)
                 return 0;
         /* kernfs counts a directory's subdirectories in its link count: a
          * leaf (2) needs no listing, which is most of the cost of a walk. */
@@ -716,7 +741,7 @@ static int walk_rec(int cg_fd, const char *rel, unsigned depth, cgroup_walk_fn f
                 return r == -ENOMEM ? r : 1;
         for (char **c = children; *c; c++) {
                 _cleanup_close_ int child = -EBADF;
-                _cleanup_free_ char *crel = NULL;
+                size_t len = path->len;
 
                 r = cgroup_open_child(cg_fd, *c, &child);
                 /* Gone, or another file system mounted there: what is there is
@@ -727,10 +752,12 @@ static int walk_rec(int cg_fd, const char *rel, unsigned depth, cgroup_walk_fn f
                         unwalked++;
                         continue;
                 }
-                r = join_rel(rel, *c, &crel);
+                r = walk_path_push(path, *c);
                 if (r < 0)
                         return r;
-                r = walk_rec(child, crel, depth + 1, fn, userdata);
+                r = walk_rec(child, path, depth + 1, fn, userdata);
+                path->len = len;
+                path->buf[len] = 0;
                 if (r < 0)
                         return r;
                 unwalked += r;
@@ -740,12 +767,20 @@ static int walk_rec(int cg_fd, const char *rel, unsigned depth, cgroup_walk_fn f
 
 int cgroup_walk(int root_fd, const char *rel, cgroup_walk_fn fn, void *userdata) {
         _cleanup_close_ int fd = -EBADF;
+        WalkPath path = {};
         int r;
 
         r = cgroup_open(root_fd, rel, &fd);
         if (r < 0)
                 return r;
-        return walk_rec(fd, rel, 0, fn, userdata);
+        path.buf = strdup(rel);
+        if (!path.buf)
+                return -ENOMEM;
+        path.len = path.cap = strlen(rel);
+        path.cap++;
+        r = walk_rec(fd, &path, 0, fn, userdata);
+        free(path.buf);
+        return r;
 }
 
 /* One level of cgroup_walk_below(): the names of its child cgroups, and

@@ -132,7 +132,8 @@ int cgroup_remove(int root_fd, const char *rel);
 int cgroup_attach(int cg_fd, pid_t pid);
 
 /* Calls fn with an fd and the rel path of the cgroup rel and of every cgroup
- * below it, parents first (the fd is valid during the call only), staying on
+ * below it, parents first (the fd and the path are valid during the call
+ * only: the walk holds one path, whatever its depth), staying on
  * the cgroup2 file system (never into a mount point below it) and at most
  * CGROUP_DEPTH_MAX levels deep; names may hold any bytes, paths be of any
  * length. fn returns CGROUP_WALK_SKIP to leave out what lies below that

@@ -3,6 +3,7 @@
  * an event concerns. One single-threaded sd-event loop with no periodic timer:
  * idle in standby it does not wake at all. */
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/inotify.h>
@@ -349,6 +350,10 @@ static int run_daemon(const char *config_path, const char *state_dir, const char
                 (void) setrlimit(RLIMIT_NOFILE, &rl);
         }
 
+        /* One malloc arena: glibc gives each new thread (a refreeze's
+         * deadlock guard) an arena of its own, up to 8 per CPU, whose freed
+         * memory it keeps, locked below; one arena bounds that. */
+        (void) mallopt(M_ARENA_MAX, 1);
         /* Stay responsive under memory pressure, without touching pages early. */
         if (mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) < 0)
                 log_warning_errno(-errno, "mlockall failed, memory may be swapped out: %m");

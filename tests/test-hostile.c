@@ -1255,18 +1255,6 @@ START_TEST(test_hold_container_names) {
 }
 END_TEST
 
-/* The listener's resident memory, KiB. */
-static uint64_t rss_kib(pid_t pid) {
-        _cleanup_free_ char *text = NULL;
-        char path[64];
-        const char *p;
-
-        snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
-        ck_assert_int_ge(read_full_fileat(AT_FDCWD, path, &text, NULL), 0);
-        p = strstr(text, "VmRSS:");
-        ck_assert_ptr_nonnull(p);
-        return strtoull(p + 6, NULL, 10);
-}
 
 #define DEEP_DEPTH 900 /* with its parent, within what cgroup_remove_tree() goes */
 
@@ -1311,11 +1299,11 @@ START_TEST(test_deep_chain_bounded) {
                 ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
                 user = user_subtree();
                 ck_assert_uint_eq(hostile_statistic(bus, "held"), 0);
-                before = rss_kib(l.pid);
+                before = test_rss_kib(l.pid);
                 wait_user(as_user(user, user_deep_chain, NULL));
                 bounded = test_wait_for(statistic_at_least, &(StatisticAtLeast) { bus, { "unwatched" }, 1 },
                                         30 * USEC_PER_SEC);
-                after = rss_kib(l.pid);
+                after = test_rss_kib(l.pid);
                 watched = hostile_statistic(bus, "watched");
                 sd_bus_flush_close_unref(bus);
         }

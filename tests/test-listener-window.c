@@ -441,6 +441,36 @@ START_TEST(test_window_look_bounded) {
 }
 END_TEST
 
+/* Many windows, each closed by a refreeze (whose deadlock guard runs in a
+ * thread of its own): the listener's locked memory stays what it was,
+ * not a malloc arena per thread. */
+START_TEST(test_refreezes_keep_memory) {
+        int acted;
+
+        if (!test_need_root_cgroup2())
+                return;
+        write_rule("60-tick.rule",
+                   "[Match]\nEvent=push\nUnit=tick.service\n[Action]\nThaw=tick.service\nFor=1s\nEndWhenIdle=yes\n");
+        test_spawn_workload("tick.service", "idle", 100, 1, NULL);
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        uint64_t before = 0;
+        for (uint64_t i = 1; i <= 120; i++) {
+                char *error = push_within(bus, "tick.service", 2 * USEC_PER_SEC, &acted);
+                ck_assert_msg(!error, "push %" PRIu64 ": %s", i, error);
+                ck_assert_msg(wait_statistic(bus, "refreezes", i, 10 * USEC_PER_SEC), "window %" PRIu64 " never ended", i);
+                if (i == 20)
+                        before = test_rss_kib(listener_pid); /* past the first windows' growth */
+        }
+        uint64_t after = test_rss_kib(listener_pid);
+        ck_assert_msg(after < before + 16 * 1024, "RSS %" PRIu64 " KiB after 20 refreezes, %" PRIu64 " after 120", before,
+                      after);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 void listener_window_tests(const ListenerCases *c) {
         tcase_add_test(c->window, test_thaw_for_window_is_the_listeners);
         tcase_add_test(c->window, test_thaw_for_needs_the_listener);
@@ -449,6 +479,7 @@ void listener_window_tests(const ListenerCases *c) {
         tcase_add_test(c->window, test_window_ends_when_server_idle);
         tcase_add_test(c->window, test_window_busy_lasts_for);
         tcase_add_test(c->window, test_window_look_bounded);
+        tcase_add_test(c->window, test_refreezes_keep_memory);
         tcase_add_test(c->window, test_maintenance_windows_shared);
         tcase_add_test(c->window, test_maintenance_off);
         tcase_add_test(c->window, test_maintenance_lateness_no_overflow);

@@ -128,6 +128,18 @@ int test_cgroup(const char *sub) {
         return fd;
 }
 
+uint64_t test_rss_kib(pid_t pid) {
+        _cleanup_free_ char *text = NULL;
+        char path[64];
+        const char *p;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
+        ck_assert_int_ge(read_full_fileat(AT_FDCWD, path, &text, NULL), 0);
+        p = strstr(text, "VmRSS:");
+        ck_assert_ptr_nonnull(p);
+        return strtoull(p + 6, NULL, 10);
+}
+
 void test_write_config(const char *extra) {
         FILE *f = fopen(T.config, "we");
         ck_assert_ptr_nonnull(f);

@@ -55,6 +55,8 @@ TCase *test_kernel_tcase(Suite *s, const char *name, double timeout);
 
 /* Writes T.config: "[Standby]\nTargets=<base>\n" plus extra lines. */
 void test_write_config(const char *extra);
+/* A process's resident memory (VmRSS), KiB. */
+uint64_t test_rss_kib(pid_t pid);
 
 /* mkdir -p of base/sub; returns an fd of it. */
 int test_cgroup(const char *sub);
