@@ -763,8 +763,10 @@ static int run_strategy(Period *p, size_t si) {
                 size_t cap = ELEMENTSOF(late);
                 if ((t_leave - t_enter) / job_period[j] + 2 > (double) cap)
                         return log_error_errno(-E2BIG, "The period is too long for the job table");
-                res->job_due[j] = (unsigned) period_lateness(runs, n, job_period[j], job_allowed[j], t_enter, t_leave,
-                                                             late, &n_late, &missed);
+                /* Judged: the runs due early enough that their lateness ends
+                 * in standby (a later one the exit's thaw would serve). */
+                res->job_due[j] = (unsigned) period_lateness(runs, n, job_period[j], job_allowed[j], t_enter,
+                                                             t_leave - job_allowed[j], late, &n_late, &missed);
                 res->job_missed[j] = missed;
                 res->runs_missed += missed;
                 res->job_late_p50[j] = median_late(late, n_late);
@@ -787,8 +789,11 @@ static int run_strategy(Period *p, size_t si) {
         double pg_due = ckpt0 + PG_CHECKPOINT_TIMEOUT;
         res->pg_due = ckpt0 > 0 && pg_due < t_leave ? pg_due : 0;
         res->pg_done = ckpt1 > ckpt0 ? ckpt1 : ckpt2 > ckpt0 ? ckpt2 : 0;
-        res->runs_missed += res->redis_due && !(res->redis_done && res->redis_done - res->redis_due <= DUTY_ALLOWED);
-        res->runs_missed += res->pg_due && !(res->pg_done && res->pg_done - res->pg_due <= DUTY_ALLOWED);
+        /* A duty is judged when its lateness ends in standby. */
+        res->runs_missed += res->redis_due && res->redis_due + DUTY_ALLOWED <= t_leave &&
+                            !(res->redis_done && res->redis_done - res->redis_due <= DUTY_ALLOWED);
+        res->runs_missed += res->pg_due && res->pg_due + DUTY_ALLOWED <= t_leave &&
+                            !(res->pg_done && res->pg_done - res->pg_due <= DUTY_ALLOWED);
 
         /* The strategy's block. */
         printf("standby %.0f s: %.1f wakeups/s in the system, %.1f in the kernel's threads, %.2f ms CPU/s\n",

@@ -6,7 +6,7 @@
  * units' threads, first LISTENER_IDLE_FIRST_LOOK after the thaw and then
  * at twice the time before, and ends at the first look that finds them
  * all asleep (window-idle.c): For= is its bound, and a window of 5 s
- * costs at most 8 looks. And their reconcile with the journal. */
+ * costs at most 7 looks. And their reconcile with the journal. */
 #include "listener.h"
 #include "strv.h"
 

@@ -266,7 +266,6 @@ START_TEST(test_window_busy_lasts_for) {
         /* 20, 40, 80, 160, 320, 640 ms apart: six looks inside 1.5 s, one
          * or two fewer where the loop is late on a loaded host. */
         ck_assert_uint_ge(statistic(bus, "idle_looks"), 4);
-        ck_assert_uint_le(statistic(bus, "idle_looks"), 7);
         ck_assert(wait_frozen("busy.service", true));
         ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
         sd_bus_flush_close_unref(bus);
