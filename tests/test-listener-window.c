@@ -311,50 +311,41 @@ START_TEST(test_maintenance_windows_shared) {
 }
 END_TEST
 
-/* Lateness=infinity and no [Lateness]: no maintenance window, no timer. */
-START_TEST(test_maintenance_off) {
-        int tick, acted;
+/* A standby with config and unit's push rule (For=1s): a push's window,
+ * long enough for two windows of a 1 s class, and no maintenance window. */
+static void assert_no_maintenance(const char *config, const char *unit) {
+        char rule[256];
+        int acted;
 
-        if (!test_need_root_cgroup2())
-                return;
-        test_write_config("[Maintenance]\nLateness=infinity\n");
-        write_rule("60-tick.rule", "[Match]\nEvent=push\nUnit=tick.service\n[Action]\nThaw=tick.service\nFor=1s\n");
-        test_spawn_workload("tick.service", "nanosleep", 100, 1, &tick);
+        test_write_config(config);
+        snprintf(rule, sizeof(rule), "[Match]\nEvent=push\nUnit=%s\n[Action]\nThaw=%s\nFor=1s\n", unit, unit);
+        write_rule("60-push.rule", rule);
+        test_spawn_workload(unit, "nanosleep", 100, 1, NULL);
         start_listener();
         sd_bus *bus = client();
         ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
-        /* A push's window, long enough for two windows of a 1 s class. */
-        char *error = push_within(bus, "tick.service", 2 * USEC_PER_SEC, &acted);
+        char *error = push_within(bus, unit, 2 * USEC_PER_SEC, &acted);
         ck_assert_msg(!error, "%s", error);
         ck_assert(wait_statistic(bus, "refreezes", 1, 5 * USEC_PER_SEC));
         ck_assert_uint_eq(statistic(bus, "maintenance_windows"), 0);
         ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
         sd_bus_flush_close_unref(bus);
 }
+
+/* Lateness=infinity and no [Lateness]: no maintenance window, no timer. */
+START_TEST(test_maintenance_off) {
+        if (test_need_root_cgroup2())
+                assert_no_maintenance("[Maintenance]\nLateness=infinity\n", "tick.service");
+}
 END_TEST
 
 /* A lateness so long that its due time is past what a usec_t holds (a
  * root's typo, "18446744073709551614us"): never due, no window and no
- * timer firing in a loop. */
+ * timer firing in a loop (which the push's window would have seen). */
 START_TEST(test_maintenance_lateness_no_overflow) {
-        int acted;
-
-        if (!test_need_root_cgroup2())
-                return;
-        test_write_config("[Maintenance]\nLateness=infinity\n[Lateness]\nfar.service=18446744073709551614us\n");
-        write_rule("60-far.rule", "[Match]\nEvent=push\nUnit=far.service\n[Action]\nThaw=far.service\nFor=1s\n");
-        test_spawn_workload("far.service", "nanosleep", 100, 1, NULL);
-        start_listener();
-        sd_bus *bus = client();
-        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
-        /* A push's window: the bounded wait for what a wrapped due time
-         * would have done at once. */
-        char *error = push_within(bus, "far.service", 2 * USEC_PER_SEC, &acted);
-        ck_assert_msg(!error, "%s", error);
-        ck_assert(wait_statistic(bus, "refreezes", 1, 5 * USEC_PER_SEC));
-        ck_assert_uint_eq(statistic(bus, "maintenance_windows"), 0);
-        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
-        sd_bus_flush_close_unref(bus);
+        if (test_need_root_cgroup2())
+                assert_no_maintenance("[Maintenance]\nLateness=infinity\n[Lateness]\nfar.service=18446744073709551614us\n",
+                                      "far.service");
 }
 END_TEST
 
