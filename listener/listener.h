@@ -53,12 +53,13 @@ typedef struct Window {
         char **leaves;
         usec_t deadline;          /* CLOCK_MONOTONIC */
         usec_t opened;            /* CLOCK_MONOTONIC: for the wake log, how long it ran */
-        uint64_t cpu_at_open;     /* its units' CPU time then (cpu.stat usage_usec), for the wake log */
-        uint64_t wakeups_at_open; /* and their threads' voluntary context switches */
+        uint64_t *cpu_at_open;    /* each unit's CPU time then (cpu.stat usage_usec), for the wake log */
+        uint64_t *wakeups_at_open; /* and its threads' voluntary context switches */
         bool usage_pending;       /* those not read yet: the wake log reads them after the event (wake-log.c) */
         sd_event_source *timer;
         sd_event_source *idle_look; /* EndWhenIdle=: the next look at its units' threads (window-idle.c) */
         usec_t idle_step;         /* the time to that look; doubled after each look that finds work */
+        size_t look_start;        /* the unit a look begins with, moved on each time (the budget's fairness) */
         struct Window *next;
 } Window;
 
@@ -437,10 +438,16 @@ int listener_maintenance_follow(Listener *l);
  * for the event's work to begin (a woken server reads its request within
  * it), and short against the windows it ends. */
 #define LISTENER_IDLE_FIRST_LOOK (20 * USEC_PER_MSEC)
-/* Whether every thread of every leaf sleeps: none running or runnable, none
- * in an uninterruptible wait (its work is under way). A leaf that cannot be
- * read counts as asleep (gone). */
-bool listener_leaves_idle(Listener *l, char **leaves);
+/* The threads and units one look reads at most, over all of a window's
+ * units: those past it (a user's unit of thousands of threads, say, that
+ * a rule's name matches) are taken as busy this time, so that no unit
+ * makes a look cost the loop more than this many small reads. */
+#define LISTENER_LOOK_BUDGET 4096
+/* Whether every thread of leaf sleeps: none running or runnable, none in
+ * an uninterruptible wait (its work is under way). A leaf that cannot be
+ * read counts as asleep (gone); one past *budget (of threads and units,
+ * taken from it) as busy. */
+bool listener_leaf_idle(Listener *l, const char *leaf, size_t *budget);
 
 /* wake-log.c: every wake on record, in the journal with its fields and in
  * the period's wake record (common/wake-record.h); called after the
@@ -472,6 +479,9 @@ void listener_wake_exit(Listener *l, const Rule *rule, const Event *ev);
 /* Opens a window: leaves are frozen again at deadline (CLOCK_MONOTONIC),
  * or, end_when_idle, once a look finds all their threads asleep. */
 int listener_add_window(Listener *l, char **leaves, usec_t deadline, bool end_when_idle);
+/* Reads each unit's usage at the window's open (the wake log's, after the
+ * event that opened it). */
+void listener_window_read_open(Listener *l, Window *w);
 /* Closes the windows that ended (due), once their records are written;
  * one whose end must wait (the journal's lock, a thaw in flight) stays due. */
 void listener_windows_retry(Listener *l);

@@ -297,10 +297,8 @@ static void wake_log_flush(Listener *l) {
         if (wl)
                 wl->n = 0;
         for (Window *w = l->windows; w; w = w->next)
-                if (w->usage_pending) {
-                        listener_units_usage(l, w->leaves, &w->cpu_at_open, &w->wakeups_at_open);
-                        w->usage_pending = false;
-                }
+                if (w->usage_pending)
+                        listener_window_read_open(l, w);
 }
 
 static int on_flush(sd_event_source *s, void *userdata) {
@@ -349,8 +347,7 @@ void listener_wake_thawed(Listener *l, char **units, usec_t took, usec_t window)
 void listener_wake_window_opened(Listener *l, Window *w) {
         w->usage_pending = true;
         if (!l->wake_log && !(l->wake_log = calloc(1, sizeof(struct WakeLog)))) {
-                listener_units_usage(l, w->leaves, &w->cpu_at_open, &w->wakeups_at_open);
-                w->usage_pending = false;
+                listener_window_read_open(l, w);
                 return;
         }
         schedule_flush(l);

@@ -17,11 +17,6 @@
 #include "listener.h"
 #include "proc.h"
 
-/* The threads one look reads at most, over all of a window's units: a
- * unit of more (a user's, say, that a rule's name matches) is taken as
- * busy, its window lasting For=, so that no unit makes a look cost the
- * loop more than this many small reads. */
-#define LOOK_MAX_THREADS 4096
 
 static bool thread_busy(pid_t tid) {
         ProcStat st;
@@ -32,30 +27,39 @@ static bool thread_busy(pid_t tid) {
         return st.state == 'R' || st.state == 'D';
 }
 
-bool listener_leaves_idle(Listener *l, char **leaves) {
-        size_t budget = LOOK_MAX_THREADS;
+bool listener_leaf_idle(Listener *l, const char *leaf, size_t *budget) {
+        _cleanup_close_ int own = -EBADF;
+        _cleanup_free_ char *text = NULL;
+        CachedUnit *c = listener_cached_unit(l, leaf);
+        int fd = c && c->fd >= 0 ? c->fd : -EBADF;
+        int r;
 
-        for (char **x = leaves; x && *x; x++) {
-                _cleanup_close_ int fd = -EBADF;
-                _cleanup_free_ char *text = NULL;
-                int r;
-
-                if (cgroup_open(l->m.root_fd, *x, &fd) < 0)
-                        continue; /* gone */
-                /* At most budget lines of "TID\n" (pid_max is below 2^22: 8 bytes). */
-                r = read_full_fileat_max(fd, "cgroup.threads", budget * 8, &text, NULL);
-                if (r == -EFBIG)
-                        return false;
-                if (r < 0)
+        /* Each unit costs one of the budget, threads or none. */
+        if (*budget == 0)
+                return false;
+        (*budget)--;
+        if (fd < 0 && cgroup_open(l->m.root_fd, leaf, &own) >= 0)
+                fd = own;
+        if (fd < 0)
+                return true; /* gone */
+        /* At most budget lines of "TID\n" (pid_max is below 2^22: 8 bytes). */
+        r = read_full_fileat_max(fd, "cgroup.threads", *budget * 8, &text, NULL);
+        if (r == -EFBIG) {
+                *budget = 0;
+                return false;
+        }
+        if (r < 0)
+                return true;
+        char *p = text;
+        for (char *line; (line = strsep(&p, "\n"));) {
+                int tid;
+                if (!*line || parse_pid(line, &tid) < 0)
                         continue;
-                char *p = text;
-                for (char *line; (line = strsep(&p, "\n"));) {
-                        int tid;
-                        if (!*line || parse_pid(line, &tid) < 0)
-                                continue;
-                        if (budget-- == 0 || thread_busy(tid))
-                                return false;
-                }
+                if (*budget == 0)
+                        return false;
+                (*budget)--;
+                if (thread_busy(tid))
+                        return false;
         }
         return true;
 }

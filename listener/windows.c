@@ -4,9 +4,10 @@
  * units (refreeze.c); the only timers the listener has while idle in
  * standby. A window of a rule with EndWhenIdle=yes also looks at its
  * units' threads, first LISTENER_IDLE_FIRST_LOOK after the thaw and then
- * at twice the time before, and ends at the first look that finds them
- * all asleep (window-idle.c): For= is its bound, and a window of 5 s
- * costs at most 7 looks. And their reconcile with the journal. */
+ * at twice the time before, and each of its units is frozen again at the
+ * first look that finds its threads asleep (window-idle.c), the others
+ * looked at again: For= is its bound, and a window of 5 s costs at most
+ * 7 looks. And their reconcile with the journal. */
 #include "listener.h"
 #include "strv.h"
 
@@ -16,6 +17,8 @@ static Window *window_free(Window *w) {
         sd_event_source_disable_unref(w->timer);
         sd_event_source_disable_unref(w->idle_look);
         strv_free(w->leaves);
+        free(w->cpu_at_open);
+        free(w->wakeups_at_open);
         free(w);
         return NULL;
 }
@@ -49,16 +52,37 @@ static void window_close(Listener *l, Window *w) {
                 w->due = true;
                 return;
         }
-        uint64_t cpu, wakeups;
-        if (w->usage_pending) { /* opened in this turn of the loop */
-                listener_units_usage(l, w->leaves, &w->cpu_at_open, &w->wakeups_at_open);
-                w->usage_pending = false;
+        uint64_t cpu = 0, wakeups = 0;
+        if (w->usage_pending) /* opened in this turn of the loop */
+                listener_window_read_open(l, w);
+        for (size_t i = 0; w->leaves[i]; i++) {
+                char *one[] = { w->leaves[i], NULL };
+                uint64_t c, k;
+                listener_units_usage(l, one, &c, &k);
+                cpu += w->cpu_at_open && c > w->cpu_at_open[i] ? c - w->cpu_at_open[i] : 0;
+                wakeups += w->wakeups_at_open && k > w->wakeups_at_open[i] ? k - w->wakeups_at_open[i] : 0;
         }
-        listener_units_usage(l, w->leaves, &cpu, &wakeups);
-        listener_wake_window_end(l, w->leaves, now_usec(CLOCK_MONOTONIC) - w->opened,
-                                 cpu > w->cpu_at_open ? cpu - w->cpu_at_open : 0,
-                                 wakeups > w->wakeups_at_open ? wakeups - w->wakeups_at_open : 0);
+        listener_wake_window_end(l, w->leaves, now_usec(CLOCK_MONOTONIC) - w->opened, cpu, wakeups);
         window_unlink(l, w);
+}
+
+void listener_window_read_open(Listener *l, Window *w) {
+        size_t n = strv_length(w->leaves);
+
+        w->usage_pending = false;
+        free(w->cpu_at_open);
+        free(w->wakeups_at_open);
+        w->cpu_at_open = calloc(MAX(n, 1), sizeof(uint64_t));
+        w->wakeups_at_open = calloc(MAX(n, 1), sizeof(uint64_t));
+        if (!w->cpu_at_open || !w->wakeups_at_open) { /* not measured: the log says 0 */
+                w->cpu_at_open = mfree(w->cpu_at_open);
+                w->wakeups_at_open = mfree(w->wakeups_at_open);
+                return;
+        }
+        for (size_t i = 0; i < n; i++) {
+                char *one[] = { w->leaves[i], NULL };
+                listener_units_usage(l, one, &w->cpu_at_open[i], &w->wakeups_at_open[i]);
+        }
 }
 
 static int on_window_end(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -72,14 +96,66 @@ static int on_window_end(sd_event_source *s, uint64_t usec, void *userdata) {
 /* The look after step: none past the deadline, whose timer ends it anyway. */
 static int arm_idle_look(Window *w, usec_t step);
 
+/* Moves the units of w that is_idle marks into a window of their own, due
+ * now, with w's deadline (the refreeze matches the journal on it) and each
+ * unit's usage at the open; w keeps the others. */
+static int window_split_idle(Listener *l, Window *w, const bool *is_idle) {
+        size_t n = strv_length(w->leaves), a = 0, b = 0;
+        Window *d = calloc(1, sizeof(Window));
+        char **idle = calloc(n + 1, sizeof(char *));
+        uint64_t *cpu = calloc(n, sizeof(uint64_t)), *wakeups = calloc(n, sizeof(uint64_t));
+
+        if (!d || !idle || !cpu || !wakeups) {
+                free(d), free(idle), free(cpu), free(wakeups);
+                return -ENOMEM;
+        }
+        if (w->usage_pending)
+                listener_window_read_open(l, w);
+        for (size_t i = 0; i < n; i++) {
+                uint64_t c = w->cpu_at_open ? w->cpu_at_open[i] : 0, k = w->wakeups_at_open ? w->wakeups_at_open[i] : 0;
+                if (is_idle[i]) {
+                        idle[a] = w->leaves[i];
+                        cpu[a] = c, wakeups[a++] = k;
+                } else {
+                        w->leaves[b] = w->leaves[i];
+                        if (w->cpu_at_open)
+                                w->cpu_at_open[b] = c, w->wakeups_at_open[b] = k;
+                        b++;
+                }
+        }
+        w->leaves[b] = NULL;
+        *d = (Window) { .listener = l, .due = true, .leaves = idle, .deadline = w->deadline, .opened = w->opened,
+                        .cpu_at_open = w->cpu_at_open ? cpu : mfree(cpu),
+                        .wakeups_at_open = w->cpu_at_open ? wakeups : mfree(wakeups), .next = l->windows };
+        l->windows = d;
+        return 0;
+}
+
 static int on_idle_look(sd_event_source *s, uint64_t usec, void *userdata) {
         Window *w = userdata;
         Listener *l = w->listener;
+        size_t n = strv_length(w->leaves), n_idle = 0, budget = LISTENER_LOOK_BUDGET;
+        _cleanup_free_ bool *is_idle = calloc(MAX(n, 1), sizeof(bool));
 
         l->stats.idle_looks++;
-        /* A unit whose ThawUnit is unanswered is frozen still: its threads
-         * sleep in the freezer, its work not begun. */
-        if (listener_units_thaw_in_flight(l, w->leaves) || !listener_leaves_idle(l, w->leaves)) {
+        /* Each unit by itself: one unit at work (a user's, spinning) keeps
+         * no other unit of the window thawed. From a unit further on each
+         * time, so that the budget does not always go to the same ones. */
+        for (size_t k = 0; is_idle && k < n; k++) {
+                size_t i = (w->look_start + k) % n;
+                char *one[] = { w->leaves[i], NULL };
+                /* A unit whose ThawUnit is unanswered is frozen still: its
+                 * threads sleep in the freezer, its work not begun. */
+                is_idle[i] = !listener_units_thaw_in_flight(l, one) && listener_leaf_idle(l, w->leaves[i], &budget);
+                n_idle += is_idle[i];
+        }
+        w->look_start++;
+        if (n_idle > 0 && n_idle < n && window_split_idle(l, w, is_idle) >= 0) {
+                l->stats.idle_ends++;
+                listener_enqueue(l, LISTENER_WORK_WINDOWS_DUE);
+                n_idle = 0; /* the rest look again */
+        }
+        if (n_idle == 0) {
                 if (arm_idle_look(w, w->idle_step * 2) < 0)
                         w->idle_look = sd_event_source_disable_unref(w->idle_look); /* For= ends it */
                 return 0;

@@ -461,6 +461,39 @@ START_TEST(test_refreezes_keep_memory) {
 }
 END_TEST
 
+/* One window over two units, one spinning: the idle one is frozen again at
+ * a look, the busy one keeps the window to For=. A unit at work (a user's,
+ * say) keeps no other unit thawed. */
+START_TEST(test_window_idle_unit_leaves_busy_one) {
+        int acted;
+
+        if (!test_need_root_cgroup2())
+                return;
+        write_rule("60-pair.rule", "[Match]\nEvent=push\nUnit=pair.service\n[Action]\nThaw=calm.service busy.service\n"
+                                   "For=3s\nEndWhenIdle=yes\n");
+        test_spawn_workload("calm.service", "idle", 100, 1, NULL);
+        test_spawn_workload("busy.service", "busy", 100, 1, NULL);
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        usec_t t0 = now_usec(CLOCK_MONOTONIC);
+        char *error = push_within(bus, "pair.service", 2 * USEC_PER_SEC, &acted);
+        ck_assert_msg(!error, "%s", error);
+        ck_assert(wait_statistic(bus, "idle_ends", 1, 5 * USEC_PER_SEC));
+        ck_assert(wait_frozen("calm.service", true));
+        usec_t calm = now_usec(CLOCK_MONOTONIC) - t0;
+        ck_assert_msg(!test_frozen("busy.service") || now_usec(CLOCK_MONOTONIC) - t0 >= 2900 * USEC_PER_MSEC,
+                      "the busy unit was frozen with the idle one");
+        ck_assert(wait_frozen("busy.service", true));
+        usec_t busy = now_usec(CLOCK_MONOTONIC) - t0;
+        ck_assert_msg(calm < 2 * USEC_PER_SEC && busy >= 2900 * USEC_PER_MSEC,
+                      "idle unit frozen again after %.2f s, busy one after %.2f s", (double) calm / USEC_PER_SEC,
+                      (double) busy / USEC_PER_SEC);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 void listener_window_tests(const ListenerCases *c) {
         tcase_add_test(c->window, test_thaw_for_window_is_the_listeners);
         tcase_add_test(c->window, test_thaw_for_needs_the_listener);
@@ -469,6 +502,7 @@ void listener_window_tests(const ListenerCases *c) {
         tcase_add_test(c->window, test_window_ends_when_server_idle);
         tcase_add_test(c->window, test_window_busy_lasts_for);
         tcase_add_test(c->window, test_window_look_bounded);
+        tcase_add_test(c->window, test_window_idle_unit_leaves_busy_one);
         tcase_add_test(c->window, test_refreezes_keep_memory);
         tcase_add_test(c->window, test_maintenance_windows_shared);
         tcase_add_test(c->window, test_maintenance_off);
