@@ -236,6 +236,7 @@ typedef struct Listener {
         sd_event_source *state_watch;    /* inotify on the state directory (standby-listener.c) */
         sd_event_source *state_parent_watch; /* inotify on its parent, for its name */
         sd_event_source *state_rewatch;  /* a one-shot: find the state directory again */
+        sd_event_source *state_retry;    /* a one-shot timer: the rewatch again, its watch having failed */
         HeldJob *held_jobs;              /* held units whose timer job is being released (held-job.c) */
         CallOwner *call_owners;          /* the dbus-call rules' bus names, whose process owns each (bus-peek.c) */
         CallTarget *call_targets;        /* the bus connections of their frozen units (bus-peek.c) */
