@@ -90,6 +90,10 @@ UnitEvent unit_machine_event_thaws(UnitState state, bool window_open, bool refre
         return _UNIT_EVENT_INVALID;
 }
 
+bool unit_machine_stopped(UnitState state) {
+        return state == UNIT_FROZEN || state == UNIT_FREEZING;
+}
+
 const char *unit_event_to_string(UnitEvent event) {
         return event_valid(event) ? moves[event].name : NULL;
 }

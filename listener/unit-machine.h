@@ -51,6 +51,10 @@ UnitState unit_machine_target(UnitEvent event);
  * thaw. */
 UnitEvent unit_machine_event_thaws(UnitState state, bool window_open, bool refreezing);
 
+/* Whether standby keeps a unit in state from running: frozen, or freezing
+ * (its freeze written or about to be). */
+bool unit_machine_stopped(UnitState state);
+
 const char *unit_event_to_string(UnitEvent event);
 /* A state's name in the table: the journal's, or "none". */
 const char *unit_machine_state_to_string(UnitState state);

@@ -151,6 +151,10 @@ START_TEST(test_machine_window_paths) {
         ck_assert_int_eq(unit_machine_next(s, UNIT_EVENT_WINDOW_END, &s), -EINVAL);
         for (UnitEvent e = 0; e < _UNIT_EVENT_MAX; e++)
                 ck_assert(!unit_machine_allows(UNIT_SLACKED, e));
+        /* Only frozen and freezing keep its tasks from running. */
+        for (size_t i = 0; i < ELEMENTSOF(states); i++)
+                ck_assert_int_eq(unit_machine_stopped(states[i]),
+                                 states[i] == UNIT_FROZEN || states[i] == UNIT_FREEZING);
 }
 END_TEST
 
