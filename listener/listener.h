@@ -499,6 +499,10 @@ void listener_forget_resolved(Listener *l);
 int listener_enforce_journal(Listener *l);
 /* Rebuilds the in-memory copy of the journal from l->m.journal (loaded). */
 void listener_cache_refresh(Listener *l);
+/* At the end, the journal freed: the copy closed and emptied, and what
+ * unit-state.c keeps beside it (thaws in flight, records pending and
+ * their timer) dropped. */
+void listener_unit_states_free(Listener *l);
 /* The in-memory state of a unit standby froze, or NULL. */
 CachedUnit *listener_cached_unit(Listener *l, const char *cgroup);
 /* Records event's move of a unit in the journal (locked and loaded by the

@@ -438,7 +438,6 @@ finish:
         if (l.m.state_fd >= 0)
                 listener_flush_records_wait(&l); /* a thaw done is a thaw recorded */
         listener_wake_log_free(&l); /* and a wake captured is a wake logged */
-        sd_event_source_disable_unref(l.record_source);
         listener_forget_late(&l);
         listener_maintenance_stop(&l);
         listener_drop_windows(&l);
@@ -449,8 +448,7 @@ finish:
         listener_forget_resolved(&l);
         listener_forget_verdicts();
         journal_free(TAKE_PTR(l.m.journal));
-        listener_cache_refresh(&l); /* with no journal: empties and closes the cache */
-        free(l.cache);
+        listener_unit_states_free(&l);
         listener_sources_stop(&l);
         listener_fds_done(&l);
         listener_loop_free_removed(&l);
@@ -462,7 +460,6 @@ finish:
         listener_drop_systemd_links(&l);
         listener_queue_free(&l);
         free(l.leave_why);
-        strv_free(l.thaws_in_flight);
         listener_forget_refused_links();
         sd_bus_flush_close_unref(l.bus);
         sd_event_unref(l.event);

@@ -16,6 +16,7 @@
  * journal. The listener never writes a JournalUnit itself. Every change
  * of a unit's state, in the copy or recorded, is a move of the table in
  * unit-machine.c (unit_move(), listener_unit_record()). */
+#include <assert.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -463,6 +464,19 @@ int listener_record_thaws(Listener *l, char **cgroups, usec_t until) {
         if (r < 0)
                 listener_flush_records(l); /* no loop to defer to: record now */
         return 0;
+}
+
+void listener_unit_states_free(Listener *l) {
+        assert(!l->m.journal);
+        listener_cache_refresh(l); /* with no journal: empties and closes the copy */
+        l->cache = mfree(l->cache);
+        l->thaws_in_flight = strv_free(l->thaws_in_flight);
+        listener_drop_records(l);
+        l->record_source = sd_event_source_disable_unref(l->record_source);
+        for (size_t i = 0; i < l->n_refreezing; i++)
+                free(l->refreezing[i].cgroup);
+        l->refreezing = mfree(l->refreezing);
+        l->n_refreezing = 0;
 }
 
 int listener_enforce_journal(Listener *l) {

@@ -255,8 +255,8 @@ START_TEST(test_unit_thaw_moves_through_table) {
         ck_assert_int_eq(c->state, UNIT_THAWED);
         ck_assert(thawed("mail.service"));
 
-        listener_cache_refresh(&l);
-        free(l.cache);
+        listener_unit_states_free(&l);
+        ck_assert_ptr_null(l.cache);
 }
 END_TEST
 
