@@ -30,7 +30,7 @@ static const UnitMove moves[_UNIT_EVENT_MAX] = {
         [UNIT_EVENT_TAKE_BACK] = { "take-back", FROM(UNIT_FREEZING), UNIT_THAWED,
                                    "an event's rule, its refreeze in flight" },
         [UNIT_EVENT_WINDOW_END] = { "window-end", FROM(UNIT_THAWED), UNIT_FREEZING,
-                                    "the window's timer (windows.c, refreeze.c)" },
+                                    "its window's end: For=, or idle (windows.c)" },
         [UNIT_EVENT_HOLD] = { "hold", FROM(UNIT_NONE) | FROM(UNIT_FREEZING) | FROM(UNIT_FROZEN), UNIT_FREEZING,
                               "a cgroup made in standby (cgroup-watch.c)" },
         [UNIT_EVENT_FROZEN] = { "frozen", FROM(UNIT_FREEZING), UNIT_FROZEN,
