@@ -14,8 +14,6 @@
 
 /* A set of states: UNIT_NONE's bit, then one per UnitState. */
 #define FROM(s) (1u << ((s) + 1))
-#define FROM_ANY_STATE (FROM(UNIT_FREEZING) | FROM(UNIT_FROZEN) | FROM(UNIT_THAWED) | FROM(UNIT_SKIPPED) | \
-                        FROM(UNIT_LOCKHOLDER) | FROM(UNIT_SLACKED))
 
 typedef struct UnitMove {
         const char *name;
@@ -39,8 +37,7 @@ static const UnitMove moves[_UNIT_EVENT_MAX] = {
                                         "FreezeTimeout's timer (refreeze.c)" },
         [UNIT_EVENT_ABORT] = { "abort", FROM(UNIT_FROZEN), UNIT_SKIPPED,
                                "the same, OnFreezeTimeout=abort (refreeze.c)" },
-        [UNIT_EVENT_GONE] = { "gone", FROM(UNIT_FREEZING), UNIT_NONE,
-                              "cgroup.events (refreeze.c, cgroup-watch.c)" },
+        [UNIT_EVENT_GONE] = { "gone", FROM(UNIT_FREEZING), UNIT_NONE, "cgroup.events (refreeze.c, cgroup-watch.c)" },
         [UNIT_EVENT_LOCK_HOLDER] = { "lock-holder", FROM(UNIT_FROZEN), UNIT_LOCKHOLDER,
                                      "the deadlock guard (refreeze.c)" },
         [UNIT_EVENT_RELEASE] = { "release", FROM(UNIT_FREEZING) | FROM(UNIT_FROZEN), UNIT_NONE,

@@ -13,8 +13,8 @@
 #include "fileio.h"
 #include "test-util.h"
 
-static const UnitState states[] = { UNIT_NONE,       UNIT_FREEZING, UNIT_FROZEN, UNIT_THAWED,
-                                     UNIT_SKIPPED,    UNIT_LOCKHOLDER, UNIT_SLACKED };
+static const UnitState states[] = { UNIT_NONE,    UNIT_FREEZING,   UNIT_FROZEN, UNIT_THAWED,
+                                    UNIT_SKIPPED, UNIT_LOCKHOLDER, UNIT_SLACKED };
 
 /* Every move the listener makes, and no other. */
 static const struct {
@@ -183,8 +183,8 @@ static CachedUnit *cache_one(Listener *l, const char *sub, UnitState state) {
         free(l->cache);
         l->cache = calloc(1, sizeof(CachedUnit));
         ck_assert_ptr_nonnull(l->cache);
-        l->cache[0] = (CachedUnit) { .cgroup = strdup(test_cgpath(sub)), .state = state, .fd = -EBADF,
-                                     .freeze_fd = -EBADF };
+        l->cache[0] =
+                (CachedUnit){ .cgroup = strdup(test_cgpath(sub)), .state = state, .fd = -EBADF, .freeze_fd = -EBADF };
         l->n_cache = 1;
         return &l->cache[0];
 }
