@@ -11,6 +11,7 @@
 #include "../listener/listener.h"
 #include "cgroup.h"
 #include "fileio.h"
+#include "strv.h"
 #include "test-util.h"
 
 static const UnitState states[] = { UNIT_NONE,    UNIT_FREEZING,   UNIT_FROZEN, UNIT_THAWED,
@@ -170,6 +171,88 @@ START_TEST(test_machine_in_design_doc) {
 }
 END_TEST
 
+/* A manager over a journal in phase active (and the directory state_fd,
+ * where saves go) with one unit in state, or none for UNIT_NONE. */
+static void manager_with_unit(Manager *m, int state_fd, const char *cgroup, UnitState state, usec_t thaw_until) {
+        *m = (Manager) { .root_fd = -EBADF, .state_fd = state_fd, .lock_fd = -EBADF, .journal = journal_new() };
+        ck_assert_ptr_nonnull(m->journal);
+        m->journal->phase = JOURNAL_ACTIVE;
+        if (state == UNIT_NONE)
+                return;
+        ck_assert_int_ge(journal_add_unit(m->journal, cgroup, state, NULL), 0);
+        journal_find_unit(m->journal, cgroup)->thaw_until = thaw_until;
+}
+
+/* The state of cgroup in m's journal, UNIT_NONE if it lists none. */
+static UnitState state_in(Manager *m, const char *cgroup) {
+        JournalUnit *u = journal_find_unit(m->journal, cgroup);
+        return u ? u->state : UNIT_NONE;
+}
+
+/* window-end is the engine's move (freeze_refreeze_begin()): it moves a
+ * unit from exactly the states the table says, to the state it says. */
+START_TEST(test_machine_engine_window_end) {
+        char dir[] = "/tmp/standby-unit-machine.XXXXXX";
+        const usec_t deadline = 12345;
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(dfd, 0);
+        for (size_t i = 0; i < ELEMENTSOF(states); i++) {
+                char *leaves[] = { (char *) "a.slice/x.service", NULL };
+                _cleanup_strv_free_ char **due = NULL;
+                Manager m;
+
+                manager_with_unit(&m, dfd, leaves[0], states[i], deadline);
+                int r = freeze_refreeze_begin(&m, leaves, deadline, &due);
+                ck_assert_int_ge(r, 0);
+                ck_assert_msg((r == 1) == unit_machine_allows(states[i], UNIT_EVENT_WINDOW_END),
+                              "freeze_refreeze_begin() and the table disagree on %s",
+                              unit_machine_state_to_string(states[i]));
+                ck_assert_int_eq(state_in(&m, leaves[0]),
+                                 r == 1 ? unit_machine_target(UNIT_EVENT_WINDOW_END) : states[i]);
+                journal_free(m.journal);
+        }
+        (void) unlinkat(dfd, JOURNAL_FILE, 0);
+        ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
+/* hold is the engine's too (freeze_hold()): it holds a cgroup in exactly
+ * the states the table says, recorded freezing (or frozen at once, the
+ * kernel's word); any other unit of that name is left as it is. */
+START_TEST(test_machine_engine_hold) {
+        _cleanup_close_ int dfd = -EBADF;
+        const char *cg = test_cgpath("held.service");
+
+        if (!test_need_root_cgroup2())
+                return;
+        ck_assert_int_ge(journal_dir_open(T.state_dir, true, &dfd), 0);
+        for (size_t i = 0; i < ELEMENTSOF(states); i++) {
+                _cleanup_close_ int fd = test_cgroup("held.service");
+                UnitState frozen;
+                Manager m;
+
+                manager_with_unit(&m, dfd, cg, states[i], 0);
+                m.root_fd = T.root_fd;
+                int r = freeze_hold(&m, cg, fd);
+                ck_assert_int_ge(r, 0);
+                ck_assert_msg((r == 1) == unit_machine_allows(states[i], UNIT_EVENT_HOLD),
+                              "freeze_hold() and the table disagree on %s", unit_machine_state_to_string(states[i]));
+                if (r == 1) {
+                        ck_assert_int_eq(unit_machine_next(unit_machine_target(UNIT_EVENT_HOLD), UNIT_EVENT_FROZEN,
+                                                           &frozen),
+                                         0);
+                        ck_assert(state_in(&m, cg) == unit_machine_target(UNIT_EVENT_HOLD) ||
+                                  state_in(&m, cg) == frozen);
+                } else
+                        ck_assert_int_eq(state_in(&m, cg), states[i]);
+                ck_assert_int_ge(cgroup_set_freeze(fd, false), 0);
+                journal_free(m.journal);
+        }
+}
+END_TEST
+
 static unsigned n_released;
 
 static void on_released(void *userdata, const char *cgroup) {
@@ -270,8 +353,10 @@ Suite *unit_machine_suite(void) {
         tcase_add_test(tc, test_machine_event_thaws);
         tcase_add_test(tc, test_machine_window_paths);
         tcase_add_test(tc, test_machine_in_design_doc);
+        tcase_add_test(tc, test_machine_engine_window_end);
         suite_add_tcase(s, tc);
         tc = test_kernel_tcase(s, "unit-state", 30);
+        tcase_add_test(tc, test_machine_engine_hold);
         tcase_add_test(tc, test_unit_thaw_moves_through_table);
         return s;
 }
