@@ -24,7 +24,7 @@ typedef struct UnitMove {
 
 static const UnitMove moves[_UNIT_EVENT_MAX] = {
         [UNIT_EVENT_THAW] = { "thaw", FROM(UNIT_FROZEN) | FROM(UNIT_THAWED), UNIT_THAWED,
-                              "an event's rule (thaw.c, unit-state.c)" },
+                              "an event's rule, a maintenance window (thaw.c)" },
         [UNIT_EVENT_TAKE_BACK] = { "take-back", FROM(UNIT_FREEZING), UNIT_THAWED,
                                    "an event's rule, its refreeze in flight" },
         [UNIT_EVENT_WINDOW_END] = { "window-end", FROM(UNIT_THAWED), UNIT_FREEZING,

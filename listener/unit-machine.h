@@ -17,7 +17,7 @@
 #define UNIT_NONE _UNIT_STATE_INVALID
 
 typedef enum UnitEvent {
-        UNIT_EVENT_THAW,           /* an event's rule thaws it (or its thaw, laid over the journal anew) */
+        UNIT_EVENT_THAW,           /* an event's rule or a maintenance window thaws it (or a thaw unrecorded) */
         UNIT_EVENT_TAKE_BACK,      /* the same, while its window's refreeze is in flight: the refreeze lets go */
         UNIT_EVENT_WINDOW_END,     /* its window ended and no later thaw superseded it: freezing again */
         UNIT_EVENT_HOLD,           /* a cgroup made during standby is held: frozen as enter would have */
