@@ -35,6 +35,8 @@ static const struct {
         { UNIT_FROZEN, UNIT_EVENT_ABORT, UNIT_SKIPPED },
         { UNIT_FREEZING, UNIT_EVENT_GONE, UNIT_NONE },
         { UNIT_FROZEN, UNIT_EVENT_LOCK_HOLDER, UNIT_LOCKHOLDER },
+        { UNIT_FREEZING, UNIT_EVENT_RELEASE, UNIT_NONE },
+        { UNIT_FROZEN, UNIT_EVENT_RELEASE, UNIT_NONE },
 };
 
 static bool is_expected(UnitState from, UnitEvent event, UnitState *ret_to) {
