@@ -295,7 +295,7 @@ int listener_call_delivered(Listener *l, const Rule *rule, const char *sender, u
 
         for (CallTarget *t = l->call_targets; t; t = t->next) {
                 CachedUnit *u = listener_cached_unit(l, t->cgroup);
-                if (t->rule != rule || !u || (u->state != UNIT_FROZEN && u->state != UNIT_FREEZING))
+                if (t->rule != rule || !u || !unit_machine_stopped(u->state))
                         continue;
                 frozen = true;
                 for (size_t i = 0; i < t->n; i++) {
@@ -345,7 +345,7 @@ int listener_sync_call_targets(Listener *l) {
                                 CachedUnit *u = listener_cached_unit(l, *leaf);
                                 /* Freezing again too: a call that reaches it
                                  * as the kernel freezes it would be lost. */
-                                if (!u || (u->state != UNIT_FROZEN && u->state != UNIT_FREEZING))
+                                if (!u || !unit_machine_stopped(u->state))
                                         continue;
                                 CallTarget *t = calloc(1, sizeof(CallTarget));
                                 if (!t || !(t->cgroup = strdup(*leaf))) {

@@ -366,8 +366,8 @@ static int on_held_events(sd_event_source *s, int fd, uint32_t revents, void *us
                 return 0;
         /* With the lock busy, it stays recorded freezing: exit thaws it all the same. */
         if (r >= 0 && (r = listener_journal_begin(l)) != -EAGAIN) {
-                bool recorded = r >= 0 && freeze_record(&l->m, h->cgroup, UNIT_STATE_MASK(UNIT_FREEZING), UNIT_FROZEN,
-                                                        0, HOLD_REASON) > 0;
+                bool recorded = r >= 0 &&
+                                listener_unit_record(l, h->cgroup, UNIT_EVENT_FROZEN, 0, HOLD_REASON) > 0;
                 r = listener_journal_commit(l, recorded ? LISTENER_JOURNAL_RECORDED : LISTENER_JOURNAL_UNCHANGED);
                 if (r < 0)
                         log_warning_errno(r, "Cannot record %s frozen (it stays recorded freezing): %m", h->cgroup);
@@ -438,7 +438,7 @@ static void hold(Listener *l, int cg_fd, const char *cgroup, const JournalUnit *
         const UnitStrategy *us = j && j->per_unit ? config_unit_strategy(l->m.config, cgroup) : NULL;
         if (!j || j->phase != JOURNAL_ACTIVE ||
             (us ? us->none || us->strategy != STRATEGY_FREEZE : j->strategy != STRATEGY_FREEZE) ||
-            (u && u->state != UNIT_FROZEN && u->state != UNIT_FREEZING) || w->n_pending >= PENDING_MAX) {
+            (u && !unit_machine_allows(u->state, UNIT_EVENT_HOLD)) || w->n_pending >= PENDING_MAX) {
                 state_of(l)->not_held++;
                 return;
         }
@@ -684,11 +684,9 @@ void listener_cgroup_watch_record(Listener *l) {
                          * otherwise now (thawed for a window). */
                         u = r >= 0 ? journal_find_unit(l->m.journal, c) : NULL;
                         bool forget = u && u->held_uid != JOURNAL_NOT_HELD &&
-                                      (u->state == UNIT_FROZEN || u->state == UNIT_FREEZING);
-                        if (forget) {
-                                journal_remove_unit(l->m.journal, u);
+                                      unit_machine_allows(u->state, UNIT_EVENT_RELEASE);
+                        if (forget && listener_unit_record(l, c, UNIT_EVENT_RELEASE, 0, NULL) > 0)
                                 changed = true;
-                        }
                         if (!u || forget)
                                 (void) cgroup_set_freeze(cg, false);
                         continue;
@@ -704,9 +702,8 @@ void listener_cgroup_watch_record(Listener *l) {
                         u = &l->m.journal->units[l->m.journal->n_units - 1];
                         if (!streq(u->cgroup, c))
                                 u = journal_find_unit(l->m.journal, c);
-                        if (u && u->state == UNIT_FREEZING && watch_freezing(w, cg, c))
-                                (void) freeze_record(&l->m, c, UNIT_STATE_MASK(UNIT_FREEZING), UNIT_FROZEN, 0,
-                                                     HOLD_REASON);
+                        if (u && unit_machine_allows(u->state, UNIT_EVENT_FROZEN) && watch_freezing(w, cg, c))
+                                (void) listener_unit_record(l, c, UNIT_EVENT_FROZEN, 0, HOLD_REASON);
                         listener_release_timer_job(l, cg, c);
                 } else {
                         /* Standby ended meanwhile, past the budget, or it is

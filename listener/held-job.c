@@ -176,7 +176,7 @@ static int on_before(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
         if (r >= 0)
                 r = sd_bus_message_at_end(m, false) > 0; /* empty: nothing waits for it */
         c = listener_cached_unit(h->listener, h->cgroup);
-        if (r > 0 && (!c || (c->state != UNIT_FROZEN && c->state != UNIT_FREEZING)))
+        if (r > 0 && (!c || !unit_machine_stopped(c->state)))
                 r = 0; /* thawed meanwhile: its job is the window's */
         if (r > 0)
                 r = send_call(h, sd_bus_message_get_bus(m), "/org/freedesktop/systemd1",

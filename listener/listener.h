@@ -9,6 +9,7 @@
 
 #include "manager.h"
 #include "rules.h"
+#include "unit-machine.h"
 
 #define LISTENER_BUS_NAME "org.standby.Listener1"
 #define LISTENER_OBJECT_PATH "/org/standby/Listener1"
@@ -124,7 +125,8 @@ typedef struct RefreezeUnit {
         char *cgroup;
         int events_fd;            /* its cgroup.events, watched for POLLPRI */
         sd_event_source *source;
-        UnitState outcome;        /* UNIT_FREEZING while pending; then FROZEN, SKIPPED, or _INVALID (gone) */
+        UnitState outcome;        /* what it is recorded as: freezing while pending, then moved by the
+                                   * table (unit-machine.c) to frozen, skipped, none (gone) or thawed */
         bool dropped;             /* thawed by an event meanwhile: no longer this refreeze's */
         char *reason;
 } RefreezeUnit;
@@ -221,8 +223,8 @@ typedef struct Listener {
         uint64_t cache_generation;        /* bumped at each rebuild: what indices into it are good for */
         PendingRecord *pending;
         size_t n_pending;
-        char **thaws_in_flight;           /* cgroups asked of systemd to thaw, not yet answered */
-        UnitRefreezing *refreezing;       /* units whose refreeze is in flight (unit-state.c) */
+        char **thaws_in_flight;           /* cgroups asked of systemd to thaw, not yet answered (unit-state.c's) */
+        UnitRefreezing *refreezing;       /* units whose refreeze is in flight (unit-state.c's) */
         size_t n_refreezing;
         /* What rules asked for while standby was not (yet) active, one entry
          * per rule of late_rules (late.c): when its latest event came,
@@ -237,6 +239,7 @@ typedef struct Listener {
         sd_event_source *state_watch;    /* inotify on the state directory (standby-listener.c) */
         sd_event_source *state_parent_watch; /* inotify on its parent, for its name */
         sd_event_source *state_rewatch;  /* a one-shot: find the state directory again */
+        sd_event_source *state_retry;    /* a one-shot timer: the rewatch again, its watch having failed */
         HeldJob *held_jobs;              /* held units whose timer job is being released (held-job.c) */
         CallOwner *call_owners;          /* the dbus-call rules' bus names, whose process owns each (bus-peek.c) */
         CallTarget *call_targets;        /* the bus connections of their frozen units (bus-peek.c) */
@@ -506,8 +509,18 @@ void listener_forget_resolved(Listener *l);
 int listener_enforce_journal(Listener *l);
 /* Rebuilds the in-memory copy of the journal from l->m.journal (loaded). */
 void listener_cache_refresh(Listener *l);
+/* At the end, the journal freed: the copy closed and emptied, and what
+ * unit-state.c keeps beside it (thaws in flight, records pending and
+ * their timer) dropped. */
+void listener_unit_states_free(Listener *l);
 /* The in-memory state of a unit standby froze, or NULL. */
 CachedUnit *listener_cached_unit(Listener *l, const char *cgroup);
+/* Records event's move of a unit in the journal (locked and loaded by the
+ * caller: listener_journal_begin()), from the states the table moves it
+ * from on event, to the one it leads to: 1 if recorded, 0 if the journal
+ * has the unit in no such state (someone moved it since), or a negative
+ * errno (freeze_record()). */
+int listener_unit_record(Listener *l, const char *cgroup, UnitEvent event, usec_t thaw_until, const char *reason);
 /* Thaws one unit for an event if its state says so, until until; returns 1
  * if it did, 0 if there was nothing to do, -ENOENT if its cgroup is gone,
  * another negative errno if the thaw failed (logged). */

@@ -105,8 +105,22 @@ void listener_drop_refreezes(Listener *l) {
         }
 }
 
-static void unit_done(RefreezeUnit *u, UnitState outcome) {
-        u->outcome = outcome;
+/* What the refreeze will record of a unit moves through the table: from
+ * freezing (window-end's), on what the kernel, the timer or an event says. */
+static void unit_move(RefreezeUnit *u, UnitEvent event) {
+        UnitState to;
+
+        if (unit_machine_next(u->outcome, event, &to) < 0) {
+                log_error("%s: no move from %s on %s in its refreeze; its outcome stays.", u->cgroup,
+                          unit_machine_state_to_string(u->outcome), unit_event_to_string(event));
+                return;
+        }
+        u->outcome = to;
+}
+
+/* Its outcome known: no longer watched. */
+static void unit_done(RefreezeUnit *u, UnitEvent event) {
+        unit_move(u, event);
         u->source = sd_event_source_disable_unref(u->source);
         u->events_fd = safe_close(u->events_fd);
         u->refreeze->n_pending--;
@@ -147,7 +161,8 @@ static void guard_apply(LockGuard *g) {
                 _cleanup_close_ int cg = -EBADF;
 
                 /* Still frozen since the guard looked: thawed first, then recorded. */
-                if (!u || u->state != UNIT_FROZEN || cgroup_open(l->m.root_fd, u->cgroup, &cg) < 0)
+                if (!u || !unit_machine_allows(u->state, UNIT_EVENT_LOCK_HOLDER) ||
+                    cgroup_open(l->m.root_fd, u->cgroup, &cg) < 0)
                         continue;
                 r = listener_unit_set_freeze(l, u->cgroup, u->systemd, cg, -EBADF, false);
                 if (r < 0) {
@@ -156,7 +171,7 @@ static void guard_apply(LockGuard *g) {
                         continue;
                 }
                 log_warning("Leaving %s running: %s.", g->holders[i], g->reasons[i]);
-                r = freeze_record(&l->m, g->holders[i], UNIT_STATE_MASK(UNIT_FROZEN), UNIT_LOCKHOLDER, 0, g->reasons[i]);
+                r = listener_unit_record(l, g->holders[i], UNIT_EVENT_LOCK_HOLDER, 0, g->reasons[i]);
                 changed = changed || r > 0;
         }
         r = listener_journal_commit(l, changed ? LISTENER_JOURNAL_RECORDED : LISTENER_JOURNAL_UNCHANGED);
@@ -230,8 +245,10 @@ static void refreeze_settle(Refreeze *rf) {
                 RefreezeUnit *u = &rf->units[i];
                 if (u->dropped)
                         continue;
-                /* Only if nobody changed it since (an exit, a thaw by hand). */
-                r = freeze_record(&l->m, u->cgroup, UNIT_STATE_MASK(UNIT_FREEZING), u->outcome, 0, u->reason);
+                /* Only if nobody changed it since (an exit, a thaw by hand):
+                 * from the state its window's end recorded, to its outcome. */
+                r = freeze_record(&l->m, u->cgroup, UNIT_STATE_MASK(unit_machine_target(UNIT_EVENT_WINDOW_END)),
+                                  u->outcome, 0, u->reason);
                 changed = changed || r > 0;
                 if (r > 0 && u->outcome == UNIT_FROZEN && (r = strv_extend(&frozen, u->cgroup)) < 0)
                         break;
@@ -257,9 +274,9 @@ static int on_events(sd_event_source *s, int fd, uint32_t revents, void *userdat
 
         r = cgroup_read_events_fd(fd, &frozen, NULL);
         if (r == -ENODEV || r == -ENOENT)
-                unit_done(u, _UNIT_STATE_INVALID);
+                unit_done(u, UNIT_EVENT_GONE);
         else if (r >= 0 && frozen)
-                unit_done(u, UNIT_FROZEN);
+                unit_done(u, UNIT_EVENT_FROZEN);
         else if (r < 0) {
                 log_warning_errno(r, "Cannot read %s/cgroup.events: %m", u->cgroup);
                 return 0; /* the timer decides */
@@ -285,7 +302,7 @@ static int on_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
                         continue;
                 if (cgroup_open(l->m.root_fd, u->cgroup, &cg) < 0) {
                         if (u->outcome == UNIT_FREEZING)
-                                unit_done(u, _UNIT_STATE_INVALID);
+                                unit_done(u, UNIT_EVENT_GONE);
                         continue;
                 }
                 if (u->outcome == UNIT_FREEZING) {
@@ -293,9 +310,9 @@ static int on_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
                         if (asprintf(&u->reason, "did not freeze within %s: %s",
                                      format_duration(tbuf, sizeof(tbuf), l->m.config->freeze_timeout), who ?: "?") < 0)
                                 u->reason = NULL;
-                        unit_done(u, UNIT_SKIPPED);
+                        unit_done(u, UNIT_EVENT_FREEZE_TIMEOUT);
                 } else {
-                        u->outcome = UNIT_SKIPPED;
+                        unit_move(u, UNIT_EVENT_ABORT);
                         u->reason = strdup("thawed again: OnFreezeTimeout=abort, and another unit of its window "
                                            "did not freeze");
                 }
@@ -314,7 +331,7 @@ static void on_unit_released(void *userdata, const char *cgroup) {
         RefreezeUnit *u = userdata;
 
         if (u->outcome == UNIT_FREEZING)
-                unit_done(u, UNIT_FREEZING);
+                unit_done(u, UNIT_EVENT_TAKE_BACK);
         u->dropped = true;
         if (u->refreeze->n_pending == 0)
                 refreeze_settle_soon(u->refreeze);
@@ -357,7 +374,8 @@ int listener_refreeze_start(Listener *l, char **leaves, usec_t deadline) {
                 if (!c)
                         continue; /* not frozen: the journal still says freezing, which exit undoes */
                 RefreezeUnit *u = &rf->units[rf->n++];
-                *u = (RefreezeUnit) { .refreeze = rf, .cgroup = c, .events_fd = -EBADF, .outcome = UNIT_FREEZING };
+                *u = (RefreezeUnit) { .refreeze = rf, .cgroup = c, .events_fd = -EBADF,
+                                      .outcome = unit_machine_target(UNIT_EVENT_WINDOW_END) };
                 rf->n_pending++;
                 /* An event that thaws it meanwhile takes it out of this refreeze. */
                 if (listener_unit_refreezing(l, c, on_unit_released, u) < 0)
@@ -373,12 +391,12 @@ int listener_refreeze_start(Listener *l, char **leaves, usec_t deadline) {
                         /* What the kernel says now; later, what it notifies. */
                         r = cgroup_read_events_fd(u->events_fd, &frozen, NULL);
                 if (r == -ENOENT || r == -ENODEV)
-                        unit_done(u, _UNIT_STATE_INVALID); /* gone */
+                        unit_done(u, UNIT_EVENT_GONE);
                 else if (r < 0)
                         /* Not frozen, or not watched: the timer decides, and says why. */
                         log_warning_errno(r, "Failed to freeze %s again: %m", *x);
                 else if (frozen)
-                        unit_done(u, UNIT_FROZEN);
+                        unit_done(u, UNIT_EVENT_FROZEN);
         }
         r = sd_event_add_time_relative(l->event, &rf->timer, CLOCK_MONOTONIC,
                                        rf->n_pending > 0 ? l->m.config->freeze_timeout : 0, 0, on_timeout, rf);

@@ -213,10 +213,21 @@ static int on_state_parent_change(sd_event_source *s, const struct inotify_event
 static int on_state_retry(sd_event_source *s, uint64_t usec, void *userdata) {
         Listener *l = userdata;
 
-        /* A floating one-shot: done with it. */
-        (void) sd_event_source_set_floating(s, false);
-        sd_event_source_unref(s);
         return sd_event_source_set_enabled(l->state_rewatch, SD_EVENT_ONESHOT);
+}
+
+/* The rewatch again in 100 ms: one timer, the listener's, armed once
+ * however often the watch fails meanwhile. */
+static int arm_state_retry(Listener *l) {
+        int r;
+
+        if (!l->state_retry)
+                return sd_event_add_time_relative(l->event, &l->state_retry, CLOCK_MONOTONIC, 100 * USEC_PER_MSEC, 0,
+                                                  on_state_retry, l);
+        r = sd_event_source_set_time_relative(l->state_retry, 100 * USEC_PER_MSEC);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(l->state_retry, SD_EVENT_ONESHOT);
+        return r;
 }
 
 /* Opens the state directory by its path again; if it is another directory
@@ -251,8 +262,10 @@ static int on_state_rewatch(sd_event_source *s, void *userdata) {
         r = watch_state_dir(l, fd);
         if (r < 0) {
                 /* Not deaf for good: try again shortly. */
-                (void) sd_event_add_time_relative(l->event, NULL, CLOCK_MONOTONIC, 100 * USEC_PER_MSEC, 0,
-                                                  on_state_retry, l);
+                r = arm_state_retry(l);
+                if (r < 0)
+                        log_error_errno(r, "Cannot retry watching the state directory %s: %m; waiting for its "
+                                        "parent to change.", l->m.state_dir);
                 return 0;
         }
         safe_close(l->m.state_fd);
@@ -425,7 +438,6 @@ finish:
         if (l.m.state_fd >= 0)
                 listener_flush_records_wait(&l); /* a thaw done is a thaw recorded */
         listener_wake_log_free(&l); /* and a wake captured is a wake logged */
-        sd_event_source_disable_unref(l.record_source);
         listener_forget_late(&l);
         listener_maintenance_stop(&l);
         listener_drop_windows(&l);
@@ -436,8 +448,7 @@ finish:
         listener_forget_resolved(&l);
         listener_forget_verdicts();
         journal_free(TAKE_PTR(l.m.journal));
-        listener_cache_refresh(&l); /* with no journal: empties and closes the cache */
-        free(l.cache);
+        listener_unit_states_free(&l);
         listener_sources_stop(&l);
         listener_fds_done(&l);
         listener_loop_free_removed(&l);
@@ -445,10 +456,10 @@ finish:
         sd_event_source_disable_unref(l.state_watch);
         sd_event_source_disable_unref(l.state_parent_watch);
         sd_event_source_disable_unref(l.state_rewatch);
+        sd_event_source_disable_unref(l.state_retry);
         listener_drop_systemd_links(&l);
         listener_queue_free(&l);
         free(l.leave_why);
-        strv_free(l.thaws_in_flight);
         listener_forget_refused_links();
         sd_bus_flush_close_unref(l.bus);
         sd_event_unref(l.event);

@@ -13,7 +13,10 @@
  * reads 1 again (someone froze it since). At start, a unit the journal
  * calls frozen whose cgroup.freeze reads 0 (a thaw the last listener did
  * not live to record) is frozen again, and windows are rebuilt from the
- * journal. The listener never writes a JournalUnit itself. */
+ * journal. The listener never writes a JournalUnit itself. Every change
+ * of a unit's state, in the copy or recorded, is a move of the table in
+ * unit-machine.c (unit_move(), listener_unit_record()). */
+#include <assert.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -25,6 +28,7 @@
 #include "listener.h"
 #include "log.h"
 #include "strv.h"
+#include "unit-machine.h"
 
 static bool thaw_in_flight(Listener *l, const char *cgroup) {
         return strv_contains(l->thaws_in_flight, cgroup);
@@ -43,6 +47,25 @@ bool listener_units_thaw_in_flight(Listener *l, char **cgroups) {
 static bool frozen_again(Listener *l, const CachedUnit *c) {
         bool frozen = false;
         return c && c->fd >= 0 && !thaw_in_flight(l, c->cgroup) && cgroup_get_freeze(c->fd, &frozen) >= 0 && frozen;
+}
+
+/* The one way the copy of a unit changes state: a move of the table; one
+ * the table does not hold is a bug, logged, and the state stays. */
+static int unit_move(CachedUnit *c, UnitEvent event) {
+        UnitState to;
+        int r;
+
+        r = unit_machine_next(c->state, event, &to);
+        if (r < 0)
+                return log_error_errno(r, "%s: no move from %s on %s; its state stays.", c->cgroup,
+                                       unit_machine_state_to_string(c->state), unit_event_to_string(event));
+        c->state = to;
+        return 0;
+}
+
+int listener_unit_record(Listener *l, const char *cgroup, UnitEvent event, usec_t thaw_until, const char *reason) {
+        return freeze_record(&l->m, cgroup, unit_machine_journal_mask(event), unit_machine_target(event), thaw_until,
+                             reason);
 }
 
 CachedUnit *listener_cached_unit(Listener *l, const char *cgroup) {
@@ -121,12 +144,12 @@ void listener_cache_refresh(Listener *l) {
                  * lost; the bench caught it when a record came 5 ms late). */
                 for (size_t k = 0; k < l->n_pending; k++) {
                         if (!streq(l->pending[k].cgroup, c->cgroup) || l->pending[k].since != j->since ||
-                            (c->state != UNIT_FROZEN && c->state != UNIT_THAWED))
+                            !unit_machine_allows(c->state, UNIT_EVENT_THAW))
                                 continue;
                         if (c->state == UNIT_FROZEN && frozen_again(l, c))
                                 continue;
-                        c->state = UNIT_THAWED;
-                        c->thaw_until = l->pending[k].until;
+                        if (unit_move(c, UNIT_EVENT_THAW) >= 0)
+                                c->thaw_until = l->pending[k].until;
                 }
                 free(c->systemd);
                 c->systemd = j->units[i].systemd ? strdup(j->units[i].systemd) : NULL;
@@ -194,10 +217,13 @@ static void flush_records(Listener *l, bool wait) {
                                 skipped = true;
                                 continue;
                         }
+                        /* From whatever the journal still says of it: the
+                         * state its thaw moved it from (thaw, or take-back
+                         * from its refreeze). */
                         r = freeze_record(&l->m, l->pending[k].cgroup,
-                                          UNIT_STATE_MASK(UNIT_FROZEN) | UNIT_STATE_MASK(UNIT_THAWED) |
-                                                  UNIT_STATE_MASK(UNIT_FREEZING),
-                                          UNIT_THAWED, l->pending[k].until, NULL);
+                                          unit_machine_journal_mask(UNIT_EVENT_THAW) |
+                                                  unit_machine_journal_mask(UNIT_EVENT_TAKE_BACK),
+                                          unit_machine_target(UNIT_EVENT_THAW), l->pending[k].until, NULL);
                         changed += r > 0;
                 }
         }
@@ -274,6 +300,14 @@ int listener_unit_refreezing(Listener *l, const char *cgroup, UnitReleased relea
         return 0;
 }
 
+/* The registration of a unit's refreeze in flight, or -1. */
+static ssize_t refreezing_find(Listener *l, const char *cgroup) {
+        for (size_t i = 0; i < l->n_refreezing; i++)
+                if (streq(l->refreezing[i].cgroup, cgroup))
+                        return (ssize_t) i;
+        return -1;
+}
+
 static void refreezing_forget(Listener *l, size_t i) {
         free(l->refreezing[i].cgroup);
         memmove(&l->refreezing[i], &l->refreezing[i + 1], (l->n_refreezing - i - 1) * sizeof(UnitRefreezing));
@@ -289,40 +323,40 @@ void listener_unit_refrozen(Listener *l, const char *cgroup, void *userdata) {
                 }
 }
 
-/* A unit freezing again that an event thaws: whoever freezes it lets go of
- * it. Returns whether anyone did (else it is not the listener's to thaw:
- * an enter or a hold freezes it). */
-static bool unit_release(Listener *l, const char *cgroup) {
-        for (size_t i = 0; i < l->n_refreezing; i++)
-                if (streq(l->refreezing[i].cgroup, cgroup)) {
-                        UnitRefreezing r = l->refreezing[i];
-                        l->refreezing[i].cgroup = NULL;
-                        refreezing_forget(l, i);
-                        r.released(r.userdata, cgroup);
-                        free(r.cgroup);
-                        return true;
-                }
-        return false;
+/* A unit freezing again that an event takes back: its refreeze (i, from
+ * refreezing_find()) lets go of it. */
+static void unit_release(Listener *l, size_t i, const char *cgroup) {
+        UnitRefreezing r = l->refreezing[i];
+
+        l->refreezing[i].cgroup = NULL;
+        refreezing_forget(l, i);
+        r.released(r.userdata, cgroup);
+        free(r.cgroup);
 }
 
-/* The one place that thaws a unit for an event: from its state, whether it
- * is to be thawed (frozen; thawed, with its window over; freezing again,
- * its refreeze in flight, which then lets go of it), the thaw written the
- * way it was frozen, and the new state kept until its record. Returns 1
- * if it thawed it, 0 if there was nothing to do, -ENOENT if its cgroup is
- * gone, another negative errno if the thaw failed (logged). */
+/* The one place that thaws a unit for an event: its state and the table
+ * say whether it is to be thawed (unit_machine_event_thaws(): frozen;
+ * thawed, with its window over; freezing again, its refreeze in flight,
+ * which then lets go of it), the thaw is written the way it was frozen,
+ * and the new state is kept until its record. Returns 1 if it thawed it, 0
+ * if there was nothing to do, -ENOENT if its cgroup is gone, another
+ * negative errno if the thaw failed (logged). */
 int listener_unit_thaw(Listener *l, const char *cgroup, usec_t now, usec_t until) {
         CachedUnit *c = listener_cached_unit(l, cgroup);
+        ssize_t refreezing;
+        UnitEvent event;
         int r;
 
         if (!c)
                 return 0; /* not frozen by standby: nothing to do */
         /* Repeated events within a window coalesce into its one thaw. */
-        if (c->state == UNIT_THAWED && (c->thaw_until == USEC_INFINITY || c->thaw_until > now))
+        refreezing = c->state == UNIT_FREEZING ? refreezing_find(l, c->cgroup) : -1;
+        event = unit_machine_event_thaws(c->state, c->thaw_until == USEC_INFINITY || c->thaw_until > now,
+                                         refreezing >= 0);
+        if (event < 0)
                 return 0;
-        if (c->state != UNIT_FROZEN && c->state != UNIT_THAWED &&
-            !(c->state == UNIT_FREEZING && unit_release(l, c->cgroup)))
-                return 0;
+        if (event == UNIT_EVENT_TAKE_BACK)
+                unit_release(l, (size_t) refreezing, c->cgroup);
         /* Past its account's share, opened for this thaw alone. */
         _cleanup_close_ int fd = -EBADF;
         if (c->fd < 0 && (r = cgroup_open(l->m.root_fd, c->cgroup, &fd)) < 0)
@@ -334,8 +368,8 @@ int listener_unit_thaw(Listener *l, const char *cgroup, usec_t now, usec_t until
                 return -ENOENT; /* removed since it was opened: nothing to thaw */
         if (r < 0)
                 return log_warning_errno(r, "Failed to thaw %s: %m", c->cgroup);
-        c->state = UNIT_THAWED;
-        c->thaw_until = until;
+        if (unit_move(c, event) >= 0)
+                c->thaw_until = until;
         return 1;
 }
 
@@ -430,6 +464,19 @@ int listener_record_thaws(Listener *l, char **cgroups, usec_t until) {
         if (r < 0)
                 listener_flush_records(l); /* no loop to defer to: record now */
         return 0;
+}
+
+void listener_unit_states_free(Listener *l) {
+        assert(!l->m.journal);
+        listener_cache_refresh(l); /* with no journal: empties and closes the copy */
+        l->cache = mfree(l->cache);
+        l->thaws_in_flight = strv_free(l->thaws_in_flight);
+        listener_drop_records(l);
+        l->record_source = sd_event_source_disable_unref(l->record_source);
+        for (size_t i = 0; i < l->n_refreezing; i++)
+                free(l->refreezing[i].cgroup);
+        l->refreezing = mfree(l->refreezing);
+        l->n_refreezing = 0;
 }
 
 int listener_enforce_journal(Listener *l) {

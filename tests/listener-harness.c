@@ -32,6 +32,7 @@
 char harness_dir[64], bus_address[512], rules_dir[256];
 pid_t dbus_pid, listener_pid;
 char listener_netns[64];
+bool listener_userns;
 static int notify_fd = -EBADF;
 
 void write_rule(const char *name, const char *text) {
@@ -84,6 +85,11 @@ void start_listener(void) {
                         if (fd < 0 || setns(fd, CLONE_NEWNET) < 0)
                                 _exit(126);
                 }
+                if (listener_userns && (unshare(CLONE_NEWUSER) < 0 ||
+                                        write_stringat(AT_FDCWD, "/proc/self/uid_map", "0 0 1") < 0 ||
+                                        write_stringat(AT_FDCWD, "/proc/self/setgroups", "deny") < 0 ||
+                                        write_stringat(AT_FDCWD, "/proc/self/gid_map", "0 0 1") < 0))
+                        _exit(125);
                 execl(test_bin("standby-listener"), "standby-listener", "--config", T.config, "--state-dir",
                       T.state_dir, "--rules-dir", rules_dir, "--bus-address", bus_address, NULL);
                 _exit(127);
@@ -158,6 +164,7 @@ void listener_teardown(void) {
         /* SIGTERM ends it cleanly: status 0. Under the sanitizers a leak
          * (LeakSanitizer runs at its exit) or any other report shows here. */
         int status = stop_listener(SIGTERM);
+        listener_userns = false;
         if (listener_netns[0]) {
                 run_ip("netns", "del", listener_netns, NULL, NULL, NULL, NULL, NULL);
                 listener_netns[0] = 0;

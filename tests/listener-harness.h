@@ -49,6 +49,10 @@ extern pid_t dbus_pid, listener_pid;
 /* When set, start_listener() starts the listener inside this network
  * namespace (an ip-netns(8) name: make_netns() sets it, teardown deletes it). */
 extern char listener_netns[64];
+/* When set, start_listener() starts the listener in a user namespace of
+ * its own, root mapped to root, whose limits (/proc/sys/user) bind it
+ * alone; teardown clears it. */
+extern bool listener_userns;
 
 /* Checked fixture: T (test-util.h), the test's directory, a notify socket,
  * a private bus, and the rules 10-mail.rule (push mail.service: thaw it for

@@ -450,6 +450,62 @@ static void remove_state_dir(const char *d) {
         (void) rmdir(d);
 }
 
+/* Writes value to /proc/sys/user/NAME of the listener's user namespace
+ * (listener_userns): a limit that binds the listener alone. */
+static void set_listener_userns_limit(const char *name, const char *value) {
+        char p[128];
+        int status;
+
+        snprintf(p, sizeof(p), "/proc/%d/ns/user", (int) listener_pid);
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                int fd = open(p, O_RDONLY | O_CLOEXEC);
+                snprintf(p, sizeof(p), "/proc/sys/user/%s", name);
+                _exit(fd >= 0 && setns(fd, CLONE_NEWUSER) >= 0 && write_stringat(AT_FDCWD, p, value) >= 0 ? 0 : 1);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "cannot set %s of the listener's user namespace",
+                      name);
+}
+
+/* The state directory replaced while the listener cannot watch the new one
+ * (no inotify watch left to it): it answers events meanwhile, tries again
+ * every 100 ms (a timer of its own, which libsystemd 252 once aborted on),
+ * and once it can, watches the new directory and carries out what came
+ * while it could not see standby begin. */
+START_TEST(test_state_dir_rewatch_retried) {
+        char old[512];
+        int acted;
+
+        if (!test_need_root_cgroup2())
+                return;
+        test_spawn_workload("mail.service", "idle", 100, 1, NULL);
+        listener_userns = true;
+        start_listener();
+        sd_bus *bus = client();
+        snprintf(old, sizeof(old), "%s.old", T.state_dir);
+
+        set_listener_userns_limit("max_inotify_watches", "0");
+        ck_assert_int_eq(rename(T.state_dir, old), 0);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        /* The parent's watch told of the new directory before this call
+         * came; watching it failed, so standby is not seen to be active:
+         * the push is remembered for when it is. */
+        ck_assert_ptr_null(push(bus, "mail.service", &acted));
+        ck_assert_msg(test_frozen("mail.service"), "the listener watched the new directory beyond its limit");
+
+        /* Only the retry's timer can find the new directory now. */
+        set_listener_userns_limit("max_inotify_watches", "8192");
+        ck_assert_msg(wait_frozen("mail.service", false),
+                      "the listener did not find the new directory again, or did not carry out the push");
+        ck_assert_ptr_null(push(bus, "mail.service", &acted)); /* and it still answers */
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        remove_state_dir(old);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 /* The state directory replaced under a running listener, renamed away or
  * removed: it finds the new one, and sees the next enter there. */
 START_TEST(test_state_dir_replaced) {
@@ -489,5 +545,6 @@ void listener_forged_tests(const ListenerCases *c) {
         tcase_add_test(c->trust, test_spoofed_bus_call);
         tcase_add_test(c->trust, test_call_forged_in_a_delivered_body);
         tcase_add_test(c->trust, test_state_dir_replaced);
+        tcase_add_test(c->trust, test_state_dir_rewatch_retried);
         tcase_add_test(c->trust, test_netlink_forged_dropped);
 }
