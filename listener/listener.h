@@ -475,6 +475,9 @@ void listener_wake_window_end(Listener *l, char **units, usec_t ran, uint64_t cp
  * runs nothing else meanwhile). */
 #define LISTENER_WAKE_THREADS_MAX 64
 void listener_units_usage(Listener *l, char **units, uint64_t *ret_cpu_usec, uint64_t *ret_wakeups);
+/* Reads each unit's usage at the window's open (after the event that
+ * opened it: the wake log's). */
+void listener_window_read_open(Listener *l, Window *w);
 /* rule's ExitStandby= ends standby, for ev (NULL: an event during enter). */
 void listener_wake_exit(Listener *l, const Rule *rule, const Event *ev);
 
@@ -482,9 +485,6 @@ void listener_wake_exit(Listener *l, const Rule *rule, const Event *ev);
 /* Opens a window: leaves are frozen again at deadline (CLOCK_MONOTONIC),
  * or, end_when_idle, once a look finds all their threads asleep. */
 int listener_add_window(Listener *l, char **leaves, usec_t deadline, bool end_when_idle);
-/* Reads each unit's usage at the window's open (the wake log's, after the
- * event that opened it). */
-void listener_window_read_open(Listener *l, Window *w);
 /* Closes the windows that ended (due), once their records are written;
  * one whose end must wait (the journal's lock, a thaw in flight) stays due. */
 void listener_windows_retry(Listener *l);

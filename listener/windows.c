@@ -66,24 +66,6 @@ static void window_close(Listener *l, Window *w) {
         window_unlink(l, w);
 }
 
-void listener_window_read_open(Listener *l, Window *w) {
-        size_t n = strv_length(w->leaves);
-
-        w->usage_pending = false;
-        free(w->cpu_at_open);
-        free(w->wakeups_at_open);
-        w->cpu_at_open = calloc(MAX(n, 1), sizeof(uint64_t));
-        w->wakeups_at_open = calloc(MAX(n, 1), sizeof(uint64_t));
-        if (!w->cpu_at_open || !w->wakeups_at_open) { /* not measured: the log says 0 */
-                w->cpu_at_open = mfree(w->cpu_at_open);
-                w->wakeups_at_open = mfree(w->wakeups_at_open);
-                return;
-        }
-        for (size_t i = 0; i < n; i++) {
-                char *one[] = { w->leaves[i], NULL };
-                listener_units_usage(l, one, &w->cpu_at_open[i], &w->wakeups_at_open[i]);
-        }
-}
 
 static int on_window_end(sd_event_source *s, uint64_t usec, void *userdata) {
         Window *w = userdata;
