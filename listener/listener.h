@@ -485,6 +485,11 @@ void listener_wake_exit(Listener *l, const Rule *rule, const Event *ev);
 /* Opens a window: leaves are frozen again at deadline (CLOCK_MONOTONIC),
  * or, end_when_idle, once a look finds all their threads asleep. */
 int listener_add_window(Listener *l, char **leaves, usec_t deadline, bool end_when_idle);
+/* An event for leaf, already thawed in an open window: the window looks
+ * at it again from the first look (end_when_idle), or, if the event's rule
+ * has no EndWhenIdle=, keeps it thawed to the window's end, no look ending
+ * it sooner. */
+void listener_windows_touch(Listener *l, const char *leaf, bool end_when_idle);
 /* Closes the windows that ended (due), once their records are written;
  * one whose end must wait (the journal's lock, a thaw in flight) stays due. */
 void listener_windows_retry(Listener *l);

@@ -54,12 +54,14 @@ typedef struct ThawDone {
 
 /* Returns 0, or -ENOMEM with the writes cut short (what was thawed before
  * is still recorded). */
-static int thaw_write(Listener *l, char **leaves, usec_t now, usec_t until, ThawDone *d) {
+static int thaw_write(Listener *l, char **leaves, usec_t now, usec_t until, bool end_when_idle, ThawDone *d) {
         int ret = 0;
 
         for (char **x = leaves; x && *x; x++) {
                 int r = listener_unit_thaw(l, *x, now, until);
                 note_outcome(l, *x, r);
+                if (r == 0) /* in an open window: its work begins anew */
+                        listener_windows_touch(l, *x, end_when_idle);
                 if (r == -ENOENT)
                         d->gone++;
                 else if (r < 0)
@@ -115,7 +117,7 @@ int listener_thaw_leaves(Listener *l, char **leaves, usec_t duration, bool end_w
         ThawDone d = {};
         int r, k;
 
-        r = thaw_write(l, leaves, now, until, &d);
+        r = thaw_write(l, leaves, now, until, end_when_idle, &d);
         if (d.done && l->step_aside)
                 listener_step_aside(l);
         k = thaw_settle(l, &d, until, end_when_idle, received);
@@ -149,7 +151,8 @@ int listener_thaw_rule(Listener *l, const Rule *rule, usec_t received) {
         now = now_usec(CLOCK_MONOTONIC);
         until = window_end(now, rule->duration);
         for (size_t i = 0; i < n; i++) {
-                if ((k = thaw_write(l, listener_resolve_unit(l, rule->thaw[i]), now, until, &d[i])) < 0)
+                if ((k = thaw_write(l, listener_resolve_unit(l, rule->thaw[i]), now, until, rule->end_when_idle, &d[i])) <
+                    0)
                         r = k;
                 any = any || d[i].done;
         }

@@ -78,10 +78,13 @@ static int on_window_end(sd_event_source *s, uint64_t usec, void *userdata) {
 /* The look after step: none past the deadline, whose timer ends it anyway. */
 static int arm_idle_look(Window *w, usec_t step);
 
+static int on_window_end(sd_event_source *s, uint64_t usec, void *userdata);
+
 /* Moves the units of w that is_idle marks into a window of their own, due
  * now, with w's deadline (the refreeze matches the journal on it) and each
- * unit's usage at the open; w keeps the others. */
-static int window_split_idle(Listener *l, Window *w, const bool *is_idle) {
+ * unit's usage at the open; w keeps the others. Not due, the new window
+ * has no looks, and a timer at the deadline. */
+static Window *window_split(Listener *l, Window *w, const bool *is_idle, bool due) {
         size_t n = strv_length(w->leaves), a = 0, b = 0;
         Window *d = calloc(1, sizeof(Window));
         char **idle = calloc(n + 1, sizeof(char *));
@@ -89,7 +92,7 @@ static int window_split_idle(Listener *l, Window *w, const bool *is_idle) {
 
         if (!d || !idle || !cpu || !wakeups) {
                 free(d), free(idle), free(cpu), free(wakeups);
-                return -ENOMEM;
+                return NULL;
         }
         if (w->usage_pending)
                 listener_window_read_open(l, w);
@@ -106,11 +109,45 @@ static int window_split_idle(Listener *l, Window *w, const bool *is_idle) {
                 }
         }
         w->leaves[b] = NULL;
-        *d = (Window) { .listener = l, .due = true, .leaves = idle, .deadline = w->deadline, .opened = w->opened,
+        *d = (Window) { .listener = l, .due = due, .leaves = idle, .deadline = w->deadline, .opened = w->opened,
                         .cpu_at_open = w->cpu_at_open ? cpu : mfree(cpu),
                         .wakeups_at_open = w->cpu_at_open ? wakeups : mfree(wakeups), .next = l->windows };
+        if (!due && sd_event_add_time(l->event, &d->timer, CLOCK_MONOTONIC, d->deadline, 0, on_window_end, d) < 0)
+                d->due = true; /* no timer: closed with the others that are due */
         l->windows = d;
-        return 0;
+        return d;
+}
+
+void listener_windows_touch(Listener *l, const char *leaf, bool end_when_idle) {
+        usec_t now = now_usec(CLOCK_MONOTONIC);
+
+        for (Window *w = l->windows; w; w = w->next) {
+                ssize_t at = -1;
+                for (size_t i = 0; w->leaves[i]; i++)
+                        if (streq(w->leaves[i], leaf))
+                                at = (ssize_t) i;
+                /* Not its window, one that ended at its deadline, or one whose
+                 * looks are over and no look ended it: left as it is. */
+                if (at < 0 || now >= w->deadline || (!w->idle_look && !w->due))
+                        continue;
+                if (end_when_idle) {
+                        w->due = false;
+                        if (arm_idle_look(w, LISTENER_IDLE_FIRST_LOOK) >= 0)
+                                continue;
+                }
+                /* Its own window to the end: w's looks go on for the others. */
+                size_t n = strv_length(w->leaves);
+                _cleanup_free_ bool *mine = calloc(n, sizeof(bool));
+                if (!mine)
+                        continue;
+                mine[at] = true;
+                if (n == 1) {
+                        w->due = false;
+                        w->idle_look = sd_event_source_disable_unref(w->idle_look);
+                } else
+                        (void) window_split(l, w, mine, false);
+                return;
+        }
 }
 
 static int on_idle_look(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -132,7 +169,7 @@ static int on_idle_look(sd_event_source *s, uint64_t usec, void *userdata) {
                 n_idle += is_idle[i];
         }
         w->look_start++;
-        if (n_idle > 0 && n_idle < n && window_split_idle(l, w, is_idle) >= 0) {
+        if (n_idle > 0 && n_idle < n && window_split(l, w, is_idle, true)) {
                 l->stats.idle_ends++;
                 listener_enqueue(l, LISTENER_WORK_WINDOWS_DUE);
                 n_idle = 0; /* the rest look again */

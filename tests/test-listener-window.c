@@ -494,6 +494,40 @@ START_TEST(test_window_idle_unit_leaves_busy_one) {
 }
 END_TEST
 
+/* An event whose rule has no EndWhenIdle=, for a unit already thawed in a
+ * window that looks at it: the unit keeps that window to its end, no look
+ * ending it sooner (its rule asked for its whole window). The unit is made
+ * to look idle (SIGSTOP: state T) after the second event. */
+START_TEST(test_window_event_without_idle_keeps_window) {
+        int acted;
+
+        if (!test_need_root_cgroup2())
+                return;
+        write_rule("60-first.rule", "[Match]\nEvent=push\nUnit=first.service\n[Action]\nThaw=spin.service\nFor=4s\n"
+                                    "EndWhenIdle=yes\n");
+        write_rule("61-second.rule", "[Match]\nEvent=push\nUnit=second.service\n[Action]\nThaw=spin.service\nFor=4s\n");
+        pid_t pid = test_spawn_workload("spin.service", "busy", 100, 1, NULL);
+        start_listener();
+        sd_bus *bus = client();
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        usec_t t0 = now_usec(CLOCK_MONOTONIC);
+        char *error = push_within(bus, "first.service", 2 * USEC_PER_SEC, &acted);
+        ck_assert_msg(!error, "%s", error);
+        ck_assert(wait_statistic(bus, "idle_looks", 1, 5 * USEC_PER_SEC)); /* looked at: busy */
+        error = push_within(bus, "second.service", 2 * USEC_PER_SEC, &acted);
+        ck_assert_msg(!error, "%s", error);
+        ck_assert_int_eq(kill(pid, SIGSTOP), 0);
+        ck_assert(wait_statistic(bus, "refreezes", 1, 10 * USEC_PER_SEC));
+        usec_t took = now_usec(CLOCK_MONOTONIC) - t0;
+        ck_assert_int_eq(kill(pid, SIGCONT), 0);
+        ck_assert_uint_eq(statistic(bus, "idle_ends"), 0);
+        ck_assert_msg(took >= 3800 * USEC_PER_MSEC, "frozen again %.2f s after the first event, before its window's end",
+                      (double) took / USEC_PER_SEC);
+        ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
+        sd_bus_flush_close_unref(bus);
+}
+END_TEST
+
 void listener_window_tests(const ListenerCases *c) {
         tcase_add_test(c->window, test_thaw_for_window_is_the_listeners);
         tcase_add_test(c->window, test_thaw_for_needs_the_listener);
@@ -503,6 +537,7 @@ void listener_window_tests(const ListenerCases *c) {
         tcase_add_test(c->window, test_window_busy_lasts_for);
         tcase_add_test(c->window, test_window_look_bounded);
         tcase_add_test(c->window, test_window_idle_unit_leaves_busy_one);
+        tcase_add_test(c->window, test_window_event_without_idle_keeps_window);
         tcase_add_test(c->window, test_refreezes_keep_memory);
         tcase_add_test(c->window, test_maintenance_windows_shared);
         tcase_add_test(c->window, test_maintenance_off);
