@@ -190,7 +190,7 @@ int listener_method_exit(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         if (r != 0)
                 return r;
         asked_by(msg, "Exit", why, sizeof(why));
-        if (l->standby_active)
+        if (listener_standby_active(l))
                 /* As an ExitStandby= rule: joins an exit under way. */
                 listener_exit_standby(l, why);
         else if (journal_phase(l) != JOURNAL_NONE && !listener_exiting(l)) {

@@ -40,6 +40,10 @@
 void listener_forget_exit(Listener *l) {
         l->exit_source = sd_event_source_disable_unref(l->exit_source);
         l->exit_pid = 0;
+        /* Ended with the journal still active (it failed before touching
+         * it): events act again, and another ExitStandby= tries again. */
+        if (l->phase == LISTENER_PHASE_EXITING)
+                listener_set_phase(l, LISTENER_PHASE_ACTIVE, "the exit ended, the journal still active");
 }
 
 static int on_exit_done(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -89,6 +93,7 @@ static void exit_here(Listener *l, const char *why) {
                 run_exit(l);
 
         l->exit_pid = pid;
+        listener_set_phase(l, LISTENER_PHASE_EXITING, why);
         pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
         r = pidfd < 0 ? -errno : sd_event_add_io(l->event, &l->exit_source, pidfd, EPOLLIN, on_exit_done, l);
         if (r >= 0) {
@@ -99,6 +104,7 @@ static void exit_here(Listener *l, const char *why) {
                 log_warning_errno(r, "Cannot watch the exit process %d: %m", (int) pid);
                 safe_close(pidfd);
                 l->exit_pid = 0;
+                listener_set_phase(l, LISTENER_PHASE_ACTIVE, "the exit is not watched");
         }
 }
 
@@ -112,8 +118,7 @@ static int on_leave_started(sd_bus_message *reply, void *userdata, sd_bus_error 
         }
         log_warning("systemd did not start standby-leave.service (%s: %s): ending standby here.", e->name,
                     e->message ?: "no message");
-        l->leave_pending = false;
-        if (l->standby_active && l->exit_pid <= 0)
+        if (l->phase == LISTENER_PHASE_LEAVE_ASKED)
                 exit_here(l, "standby-leave.service not started");
         return 0;
 }
@@ -128,14 +133,14 @@ static int leave_through_systemd(Listener *l) {
                                      "standby-leave.service", "replace");
         if (r < 0)
                 return log_warning_errno(r, "Cannot ask systemd to start standby-leave.service: %m");
-        l->leave_pending = true;
+        listener_set_phase(l, LISTENER_PHASE_LEAVE_ASKED, "standby-leave.service asked of systemd");
         return 0;
 }
 
 void listener_exit_standby(Listener *l, const char *why) {
         /* Asked of systemd again: a start joins the job under way, and
          * starts the unit anew if it ended without touching the journal. */
-        if (l->leave_pending) {
+        if (l->phase == LISTENER_PHASE_LEAVE_ASKED) {
                 (void) leave_through_systemd(l);
                 return;
         }

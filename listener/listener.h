@@ -161,6 +161,19 @@ typedef enum ListenerWork {
         LISTENER_WORK_INHIBITORS_CHANGED = 1 << 5, /* a lock on standby taken or gone: the bus is told */
 } ListenerWork;
 
+/* The standby phase as the listener sees it (phase.c has the transitions). */
+typedef enum ListenerPhase {
+        LISTENER_PHASE_INACTIVE,    /* not in standby, nothing under way */
+        LISTENER_PHASE_STARTING,    /* the policy asked systemd for standby.target (logind.c) */
+        LISTENER_PHASE_ANNOUNCING,  /* apps told standby begins; their delay locks waited for (inhibit.c) */
+        LISTENER_PHASE_TOLD,        /* apps told and ready; the enter not yet in the journal */
+        LISTENER_PHASE_ACTIVE,      /* the journal says active */
+        LISTENER_PHASE_LEAVE_ASKED, /* active; the exit asked of systemd, not begun (exit-standby.c) */
+        LISTENER_PHASE_EXITING,     /* active; the exit runs as a child of the listener (exit-standby.c) */
+        _LISTENER_PHASE_MAX,
+        _LISTENER_PHASE_INVALID = -1,
+} ListenerPhase;
+
 /* The daemon: one sd-event loop, no periodic timer (only window deadlines). */
 typedef struct Listener {
         sd_event *event;
@@ -176,7 +189,7 @@ typedef struct Listener {
         Manager m;                /* the freezing engine, journal and config */
         RuleSet *rules;
         const char **rules_dirs;
-        bool standby_active;
+        ListenerPhase phase;              /* changed only through listener_set_phase() (phase.c) */
         Window *windows;
         struct Maintenance *maintenance;  /* while standby is active (maintenance.c) */
         Refreeze *refreezes;              /* windows closing (refreeze.c) */
@@ -187,9 +200,8 @@ typedef struct Listener {
         bool step_aside;                  /* the event being dispatched yields after its thaws */
         const char *thaw_cause;           /* what the thaws under way are for (the Thawed signal) */
         ThawReport *reports;              /* calls waiting for their thaws through systemd */
-        pid_t exit_pid;                   /* an ExitStandby= exit running in a child (exit-standby.c) */
+        pid_t exit_pid;                   /* the exit's child, until reaped (exit-standby.c) */
         char *leave_why;                  /* why the exit under way began, until standby is left (LastLeave) */
-        bool leave_pending;               /* or asked of systemd, not yet begun (exit-standby.c) */
         sd_event_source *exit_source;     /* its pidfd */
         CachedUnit *cache;
         size_t n_cache;
@@ -218,10 +230,11 @@ typedef struct Listener {
         Inhibitor *inhibitors;           /* apps' locks on standby (inhibit.c) */
         uid_t late_uids[LISTENER_LATE_UIDS_MAX]; /* users whose delay locks are no longer waited for */
         size_t n_late_uids;
-        bool told;                       /* PrepareForStandby(true) sent, (false) not yet */
-        usec_t told_realtime;            /* when: events from then on are carried out at entry (late.c) */
+        /* When PrepareForStandby(true) was sent, CLOCK_REALTIME; 0 once
+         * (false) was, or before any: apps are owed (false) while it is set,
+         * and events from then on are carried out at entry (late.c). */
+        usec_t told_realtime;
         sd_event_source *told_timer;     /* told, and no enter began: (false) after all */
-        bool announcing;                 /* waiting for the delay locks */
         usec_t announce_max;
         sd_event_source *announce_timer;
         sd_bus_message **announce_calls; /* PrepareEntry calls answered when the delay ends */
@@ -547,9 +560,31 @@ void listener_held_jobs_drop(Listener *l);
  * runs, events are answered and change nothing (see there). */
 void listener_exit_standby(Listener *l, const char *why);
 void listener_forget_exit(Listener *l);
+
+/* phase.c */
+const char *listener_phase_to_string(ListenerPhase p);
+/* The listener's phase by name ("inactive", "starting", "announcing",
+ * "told", "active", "leave-asked", "exiting"), for status and D-Bus. */
+const char *listener_phase_name(const Listener *l);
+bool listener_phase_transition_allowed(ListenerPhase from, ListenerPhase to);
+/* Changes the phase, logged at debug with why; one the table in phase.c
+ * does not have is logged as an error, and taken. */
+void listener_set_phase(Listener *l, ListenerPhase to, const char *why);
+/* The journal says standby is active or not: ACTIVE from any phase before
+ * it, INACTIVE from ACTIVE and after. Returns whether that changed whether
+ * standby is active. */
+bool listener_phase_follow_journal(Listener *l, bool journal_active);
+/* Whether the journal says standby is active (an exit may be under way). */
+static inline bool listener_standby_active(const Listener *l) {
+        return l->phase >= LISTENER_PHASE_ACTIVE;
+}
 /* Whether an exit is under way: what events ask for is the exit's. */
 static inline bool listener_exiting(const Listener *l) {
-        return l->exit_pid > 0 || l->leave_pending;
+        return l->phase == LISTENER_PHASE_LEAVE_ASKED || l->phase == LISTENER_PHASE_EXITING;
+}
+/* Whether apps were told standby begins and not yet that it ended. */
+static inline bool listener_apps_told(const Listener *l) {
+        return l->told_realtime > 0;
 }
 
 /* proc-sockets.c */
@@ -620,6 +655,9 @@ void listener_inhibitors_close_in_child(Listener *l);
  * waits, without blocking, for their delay locks (at most max_delay); then
  * answers call (if any) and runs done (if any). */
 void listener_announce(Listener *l, sd_bus_message *call, void (*done)(Listener *l), usec_t max_delay);
+/* The journal says standby is active while apps were still given their
+ * delay: the delay is over (callers answered, what waited on it run). */
+void listener_announce_cut_short(Listener *l);
 /* Standby is over, everything thawed: tells apps, if they were told it began. */
 void listener_announce_end(Listener *l);
 /* A block lock on standby, if any is held (with who holds it, the caller's). */

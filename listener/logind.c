@@ -77,8 +77,7 @@ typedef struct Logind {
         bool idle_hint;
         sd_event_source *idle_timer;
         char *lid_holders, *power_holders; /* other processes' block locks */
-        bool entering;                  /* StartUnit asked, standby not yet entered */
-        sd_event_source *entering_timer; /* an enter that never came is given up */
+        sd_event_source *entering_timer; /* the policy's enter asked, until standby is entered or it is given up */
         bool sleeping;                  /* between PrepareForSleep(true) and (false) */
         bool sleep_ready;               /* the freeze before this sleep is done: its lock may go */
         bool entered_for_sleep;         /* standby was entered for the sleep: left on resume */
@@ -134,9 +133,15 @@ static void set_text(char **p, const char *fmt, ...) {
         *p = s;
 }
 
+/* Standby not active, but on its way: asked of systemd by the policy, or
+ * apps told it begins (PrepareEntry, a sleep). */
+static bool entry_under_way(Listener *l) {
+        return !listener_standby_active(l) && (l->phase == LISTENER_PHASE_STARTING || listener_apps_told(l));
+}
+
 static bool lock_wanted(Logind *lg, LockKind k) {
         const Config *c = lg->l->m.config;
-        bool in_standby = lg->l->standby_active || lg->entering;
+        bool in_standby = listener_standby_active(lg->l) || lg->l->phase == LISTENER_PHASE_STARTING;
 
         switch (k) {
         case LOCK_LID:
@@ -224,9 +229,9 @@ static int on_entering_timeout(sd_event_source *s, uint64_t usec, void *userdata
         Logind *lg = userdata;
 
         lg->entering_timer = sd_event_source_disable_unref(lg->entering_timer);
-        if (lg->entering && !lg->l->standby_active) {
+        if (lg->l->phase == LISTENER_PHASE_STARTING) {
                 log_warning("standby.target was started, but standby was not entered (see standby-enter.service).");
-                lg->entering = false;
+                listener_set_phase(lg->l, LISTENER_PHASE_INACTIVE, "no enter followed standby.target's start");
                 sync_locks(lg);
         }
         return 0;
@@ -238,7 +243,9 @@ static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
 
         if (e) {
                 log_warning("systemd did not start standby.target: %s", e->message ?: e->name);
-                lg->entering = false;
+                lg->entering_timer = sd_event_source_disable_unref(lg->entering_timer);
+                if (lg->l->phase == LISTENER_PHASE_STARTING)
+                        listener_set_phase(lg->l, LISTENER_PHASE_INACTIVE, "systemd did not start standby.target");
                 sync_locks(lg);
         }
         return 0;
@@ -259,9 +266,11 @@ static void enter_standby(Logind *lg, const char *why, bool automatic) {
         Listener *l = lg->l;
         _cleanup_free_ char *blocker = NULL;
 
-        if (!l->standby_active && (lg->entering || l->told))
+        if (entry_under_way(l))
                 lg->leave_wanted = mfree(lg->leave_wanted); /* closed again: standby after all */
-        if (l->standby_active || lg->entering || listener_exiting(l))
+        /* Only from no standby at all: not while one is entered, being
+         * entered or left, nor while an exit's child still runs. */
+        if (l->phase == LISTENER_PHASE_STARTING || listener_standby_active(l) || l->exit_pid > 0)
                 return;
         if (automatic && listener_blocked(l, &blocker)) {
                 log_notice("Not entering standby (%s): a block lock is held by %s.", why, strna(blocker));
@@ -274,7 +283,10 @@ static void enter_standby(Logind *lg, const char *why, bool automatic) {
         }
         if (start_target(lg) < 0)
                 return;
-        lg->entering = true;
+        /* An entry by hand whose apps are being told stays that: the
+         * target's enter joins it. */
+        if (l->phase != LISTENER_PHASE_ANNOUNCING)
+                listener_set_phase(l, LISTENER_PHASE_STARTING, why);
         /* The enter waits for apps (InhibitDelayMaxSec=) and then freezes
          * (FreezeTimeout= per batch): one that failed without touching the
          * journal would otherwise leave the policy waiting for good. */
@@ -291,9 +303,9 @@ static void enter_standby(Logind *lg, const char *why, bool automatic) {
 static void leave_standby(Logind *lg, const char *why) {
         Listener *l = lg->l;
 
-        if (l->standby_active)
+        if (listener_standby_active(l))
                 listener_exit_standby(l, why);
-        else if (lg->entering || l->told) {
+        else if (entry_under_way(l)) {
                 /* An entry under way (the apps' delay, the freeze): left as
                  * soon as it is entered (listener_logind_state_changed). */
                 log_info("Standby is being entered: left once it is (%s).", why);
@@ -385,7 +397,7 @@ void listener_power_input(Listener *l, unsigned type, unsigned code, int value) 
         if (type != EV_KEY || value != 1)
                 return;
         if (code == KEY_POWER) {
-                if (l->standby_active || lg->entering || l->told) {
+                if (listener_standby_active(l) || entry_under_way(l)) {
                         if (c->leave_on & TRIGGER_POWER_KEY)
                                 leave_standby(lg, "power key");
                         else if (c->leave_on & TRIGGER_INPUT)
@@ -394,7 +406,7 @@ void listener_power_input(Listener *l, unsigned type, unsigned code, int value) 
                         enter_standby(lg, "power key", true);
                 return;
         }
-        if ((c->leave_on & TRIGGER_INPUT) && l->standby_active)
+        if ((c->leave_on & TRIGGER_INPUT) && listener_standby_active(l))
                 leave_standby(lg, "input");
 }
 
@@ -420,7 +432,8 @@ static int on_idle_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 
 static void idle_sync(Logind *lg) {
         Listener *l = lg->l;
-        bool arm = lg->idle_hint && (l->m.config->enter_on & TRIGGER_IDLE) && !l->standby_active && !lg->entering;
+        bool arm = lg->idle_hint && (l->m.config->enter_on & TRIGGER_IDLE) && !listener_standby_active(l) &&
+                   l->phase != LISTENER_PHASE_STARTING;
 
         if (!arm) {
                 lg->idle_timer = sd_event_source_disable_unref(lg->idle_timer);
@@ -600,7 +613,7 @@ static int on_sleep_child(sd_event_source *s, int fd, uint32_t revents, void *us
         } else
                 sleep_done(lg, ok ? "frozen" : "failed (the journal and the log say what is left)");
         /* Nothing entered: apps told for the sleep hear that it is off. */
-        if (!ok && !lg->l->standby_active && (!lg->l->m.journal || lg->l->m.journal->phase == JOURNAL_NONE))
+        if (!ok && !listener_standby_active(lg->l) && (!lg->l->m.journal || lg->l->m.journal->phase == JOURNAL_NONE))
                 listener_announce_end(lg->l);
         if (!ok)
                 return 0;
@@ -667,8 +680,8 @@ static void sleep_freeze_start(Listener *l) {
         int pidfd, r;
         pid_t pid;
 
-        if (!lg->sleeping || l->standby_active || budget < 100 * USEC_PER_MSEC) {
-                sleep_done(lg, l->standby_active ? "standby entered already" : "no time left");
+        if (!lg->sleeping || listener_standby_active(l) || budget < 100 * USEC_PER_MSEC) {
+                sleep_done(lg, listener_standby_active(l) ? "standby entered already" : "no time left");
                 return;
         }
         pid = fork();
@@ -704,7 +717,7 @@ static int on_prepare_for_sleep(sd_bus_message *msg, void *userdata, sd_bus_erro
                         lg->sleep_ready = true;
                         return 0; /* FreezeBeforeSleep=no, or logind refused the lock */
                 }
-                if (l->standby_active || lg->sleep_pid > 0) {
+                if (listener_standby_active(l) || lg->sleep_pid > 0) {
                         sleep_done(lg, "standby entered already");
                         return 0;
                 }
@@ -789,22 +802,22 @@ void listener_logind_state_changed(Listener *l) {
 
         if (!lg)
                 return;
-        /* Entered or left neither by the policy, a sleep nor a rule. */
-        if (l->standby_active && !lg->entering && lg->sleep_pid <= 0 && !lg->sleeping)
+        bool active = listener_standby_active(l);
+        /* Entered or left neither by the policy, a sleep nor a rule (the
+         * phase was starting until the journal said active). */
+        if (active && !lg->entering_timer && lg->sleep_pid <= 0 && !lg->sleeping)
                 set_text(&lg->last_entry, "by hand (standby.target, standby-manager enter)");
-        if (!l->standby_active)
+        if (!active)
                 set_text(&lg->last_leave, "%s", l->leave_why ?: "by hand (standby.target, standby-manager exit)");
-        if (l->standby_active) {
-                lg->entering = false;
+        if (active)
                 lg->entering_timer = sd_event_source_disable_unref(lg->entering_timer);
-        }
-        else if (!lg->entering)
+        else if (l->phase != LISTENER_PHASE_STARTING)
                 lg->entered_for_sleep = lg->entered_for_sleep && lg->sleeping;
-        if (!l->standby_active && !lg->entering && !l->told)
+        if (!active && !entry_under_way(l))
                 lg->leave_wanted = mfree(lg->leave_wanted);
         sync_locks(lg);
         idle_sync(lg);
-        if (l->standby_active && lg->leave_wanted) {
+        if (active && lg->leave_wanted) {
                 _cleanup_free_ char *why = TAKE_PTR(lg->leave_wanted);
                 listener_exit_standby(l, why);
         }

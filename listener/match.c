@@ -20,7 +20,7 @@ int listener_dispatch(Listener *l, const Event *ev, usec_t received) {
                 matched++;
                 l->stats.matched++;
 
-                if (!l->standby_active) {
+                if (!listener_standby_active(l)) {
                         listener_remember_late(l, rule);
                         continue;
                 }

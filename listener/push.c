@@ -70,7 +70,7 @@ static int thaw_window(Listener *l, sd_bus_message *msg, char **leaves, uint64_t
 
         if (usec == 0)
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "A thaw window of 0 s.");
-        if (!l->standby_active || l->exit_pid > 0)
+        if (!listener_standby_active(l) || l->phase == LISTENER_PHASE_EXITING)
                 return sd_bus_error_setf(error, LISTENER_INTERFACE ".NotActive", "Standby is not active.");
 
         r = listener_report_begin(l, msg);
@@ -127,7 +127,7 @@ int listener_method_thaw_unit(sd_bus_message *msg, void *userdata, sd_bus_error 
                 return r;
         if (!unit_name_is_valid(unit))
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "\"%s\" is not a unit name.", unit);
-        if (!l->standby_active || l->exit_pid > 0)
+        if (!listener_standby_active(l) || l->phase == LISTENER_PHASE_EXITING)
                 return sd_bus_error_setf(error, LISTENER_INTERFACE ".NotActive", "Standby is not active.");
         char **leaves = listener_resolve_unit(l, unit);
         if (!leaves || !*leaves)
