@@ -153,8 +153,7 @@ static int on_told_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         int fd = -EBADF;
 
         l->told_timer = sd_event_source_disable_unref(l->told_timer);
-        if (!listener_apps_told(l) || l->phase == LISTENER_PHASE_ANNOUNCING || listener_standby_active(l) ||
-            (l->m.journal && l->m.journal->phase != JOURNAL_NONE))
+        if (!listener_apps_told(l) || l->phase == LISTENER_PHASE_ANNOUNCING || !listener_standby_over(l))
                 return 0; /* standby began: (false) once it is over */
         if (journal_lock(l->m.state_fd, LOCK_SH | LOCK_NB, &fd) < 0) {
                 (void) sd_event_add_time_relative(l->event, &l->told_timer, CLOCK_MONOTONIC, TOLD_WITHOUT_ENTRY_USEC,
@@ -377,7 +376,7 @@ static int on_announcer_gone(sd_bus_message *msg, void *userdata, sd_bus_error *
         if (!bus_signal_from_bus(msg)) /* anyone may send it to the listener alone */
                 return 0;
         l->announce_watch = sd_bus_slot_unref(l->announce_watch);
-        if (!listener_standby_active(l) && (!l->m.journal || l->m.journal->phase == JOURNAL_NONE))
+        if (listener_standby_over(l))
                 listener_announce_end(l);
         return 0;
 }
@@ -419,9 +418,4 @@ void listener_drop_inhibitors(Listener *l) {
         l->announce_done = NULL;
         announce_finish(l, false);
         l->told_timer = sd_event_source_disable_unref(l->told_timer);
-}
-
-void listener_inhibitors_close_in_child(Listener *l) {
-        for (Inhibitor *i = l->inhibitors; i; i = i->next)
-                (void) close(sd_event_source_get_io_fd(i->source));
 }

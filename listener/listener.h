@@ -144,6 +144,9 @@ typedef struct ThawReport ThawReport;
 typedef struct CallOwner CallOwner;
 typedef struct CallTarget CallTarget;
 
+/* run-manager.c: standby-manager, run as a program. */
+typedef struct ManagerRun ManagerRun;
+
 /* loop.c: a source handled before sd-event's (a thaw's critical path). */
 typedef struct LoopSource LoopSource;
 
@@ -200,9 +203,8 @@ typedef struct Listener {
         bool step_aside;                  /* the event being dispatched yields after its thaws */
         const char *thaw_cause;           /* what the thaws under way are for (the Thawed signal) */
         ThawReport *reports;              /* calls waiting for their thaws through systemd */
-        pid_t exit_pid;                   /* the exit's child, until reaped (exit-standby.c) */
+        ManagerRun *exit_run;             /* the exit's standby-manager, until it ends (exit-standby.c) */
         char *leave_why;                  /* why the exit under way began, until standby is left (LastLeave) */
-        sd_event_source *exit_source;     /* its pidfd */
         CachedUnit *cache;
         size_t n_cache;
         uint64_t cache_generation;        /* bumped at each rebuild: what indices into it are good for */
@@ -555,6 +557,25 @@ void listener_release_timer_job(Listener *l, int cg_fd, const char *cgroup);
 /* Standby ended: drops what is under way. */
 void listener_held_jobs_drop(Listener *l);
 
+/* run-manager.c: standby-manager run as a program, the loop not waiting. */
+/* Its end (wait status), from the loop; the run is freed after this
+ * returns, and its owner forgets it here. */
+typedef void (*ManagerRunDone)(Listener *l, pid_t pid, int status, void *userdata);
+/* The standby-manager run: STANDBY_MANAGER_PATH, or an absolute path in
+ * $STANDBY_LISTENER_MANAGER_PATH (for tests, which run a build
+ * directory's binaries). */
+const char *listener_manager_path(void);
+/* Runs standby-manager [--config ...] [--state-dir ...] args... (the
+ * listener's own configuration file and state directory, when not the
+ * defaults), with descriptors 0-2 only and a fixed environment; done is
+ * called once it ends. Returns 0 and the run (owned by the caller until
+ * done), or a negative errno (logged) if it did not start or cannot be
+ * watched (then it may run unwatched, and done is never called). */
+int listener_manager_run(Listener *l, char **args, ManagerRunDone done, void *userdata, ManagerRun **ret);
+pid_t listener_manager_run_pid(const ManagerRun *run);
+/* Stops watching a run (the listener ends): it goes on alone. Returns NULL. */
+ManagerRun *listener_manager_run_abandon(ManagerRun *run);
+
 /* exit-standby.c */
 /* Ends standby in a child process, whose end is a loop event; while it
  * runs, events are answered and change nothing (see there). */
@@ -582,14 +603,16 @@ static inline bool listener_standby_active(const Listener *l) {
 static inline bool listener_exiting(const Listener *l) {
         return l->phase == LISTENER_PHASE_LEAVE_ASKED || l->phase == LISTENER_PHASE_EXITING;
 }
+/* Standby wholly over: not active, and the journal (if read) says so. */
+static inline bool listener_standby_over(const Listener *l) {
+        return !listener_standby_active(l) && (!l->m.journal || l->m.journal->phase == JOURNAL_NONE);
+}
 /* Whether apps were told standby begins and not yet that it ended. */
 static inline bool listener_apps_told(const Listener *l) {
         return l->told_realtime > 0;
 }
 
 /* proc-sockets.c */
-/* pidfd_getfd(2): a duplicate of a process's fd, through its pidfd. */
-int listener_pidfd_getfd(int pidfd, int fd);
 /* One socket of a process of a cgroup, as listener_for_each_socket() finds it. */
 typedef struct SocketRef {
         pid_t pid;                   /* the process */
@@ -648,9 +671,6 @@ void listener_cgroup_watch_retry(Listener *l);
 
 /* inhibit.c */
 void listener_drop_inhibitors(Listener *l);
-/* In a child of the listener: closes its copies of the apps' lock pipes, so
- * that what the listener sees of them does not depend on the child. */
-void listener_inhibitors_close_in_child(Listener *l);
 /* Tells apps that standby begins (once, until listener_announce_end()), and
  * waits, without blocking, for their delay locks (at most max_delay); then
  * answers call (if any) and runs done (if any). */
