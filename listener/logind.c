@@ -650,8 +650,6 @@ static const char *sleep_refusal(Logind *lg) {
         if (journal_lock(l->m.state_fd, LOCK_SH | LOCK_NB, &fd) < 0)
                 return "standby is being left";
         safe_close(fd);
-        log_notice("The journal says the last exit did not thaw everything (standby-manager status): freezing "
-                   "before the sleep all the same.");
         return NULL;
 }
 
@@ -675,6 +673,9 @@ static void sleep_freeze_start(Listener *l) {
                         listener_announce_end(l);
                 return;
         }
+        if (l->m.journal && l->m.journal->phase == JOURNAL_EXITING)
+                log_notice("The journal says the last exit did not thaw everything (standby-manager status): "
+                           "freezing before the sleep all the same.");
         snprintf(deadline, sizeof(deadline), "%" PRIu64, (uint64_t) (lg->sleep_started + delay * 6 / 10));
         char *args[] = { (char *) "--before-sleep", deadline, (char *) "enter", NULL };
         if (listener_manager_run(l, args, on_sleep_freeze_done, lg, &lg->sleep_run) < 0)
