@@ -89,7 +89,6 @@ int main(void) {
         srunner_add_suite(sr, dbus_wire_suite());
         srunner_add_suite(sr, dispatch_suite());
         srunner_add_suite(sr, match_suite());
-        srunner_add_suite(sr, run_manager_suite());
         srunner_add_suite(sr, listener_suite());
         srunner_add_suite(sr, units_suite());
         srunner_add_suite(sr, systemd_suite());

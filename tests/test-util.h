@@ -182,7 +182,6 @@ Suite *listener_suite(void);
 Suite *dbus_wire_suite(void);
 Suite *dispatch_suite(void);
 Suite *match_suite(void);
-Suite *run_manager_suite(void);
 Suite *units_suite(void);
 Suite *systemd_suite(void);
 Suite *hostile_suite(void);

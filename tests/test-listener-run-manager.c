@@ -4,127 +4,39 @@
  * with descriptors 0-2 only and a fixed environment (tests/helpers/
  * exec-probe stands in for it and writes what it got); and the freeze
  * before a sleep against a journal an exit left "exiting", with a fake
- * logind on the listener's private bus (STANDBY_LISTENER_TEST_LOGIND=1):
- * it owns org.freedesktop.login1, hands out Inhibit locks as pipes whose
- * other end it keeps (logind's way: a lock is released when every copy of
- * its fd is closed, which the kept end sees as POLLERR), and sends
- * PrepareForSleep. */
+ * logind on the fixture's bus (STANDBY_LISTENER_TEST_LOGIND=1): it owns
+ * org.freedesktop.login1, hands out Inhibit locks as pipes whose other end
+ * it keeps (logind's way: a lock is released when every copy of its fd is
+ * closed, which the kept end sees as POLLERR), and sends PrepareForSleep. */
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/file.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
-#include <sys/wait.h>
 #include <systemd/sd-bus.h>
 #include <unistd.h>
 
 #include "cgroup.h"
 #include "fileio.h"
 #include "journal.h"
+#include "listener-harness.h"
 #include "manager.h"
-#include "strv.h"
 #include "test-util.h"
 
 #define LISTENER_BUS_NAME "org.standby.Listener1"
 #define LISTENER_PATH "/org/standby/Listener1"
 
-typedef struct Run {
-        char dir[64], address[512], rules[96], notify[96];
-        pid_t dbus, listener;
-        int notify_fd;
-        sd_bus *logind;   /* the fake logind's connection */
-        int sleep_lock;   /* the kept end of the sleep lock it handed out */
-} Run;
+/* The fake logind: its connection, and the kept end of the sleep lock it
+ * handed out. */
+static sd_bus *logind;
+static int sleep_lock = -EBADF;
 
-static Run R;
-
-static void run_setup(void) {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-
-        test_env_setup();
-        R = (Run) { .notify_fd = -EBADF, .sleep_lock = -EBADF };
-        if (T.unavailable)
-                return;
-        snprintf(R.dir, sizeof(R.dir), "/tmp/standby-run-manager-XXXXXX");
-        ck_assert_ptr_nonnull(mkdtemp(R.dir));
-        ck_assert_int_eq(chmod(R.dir, 0755), 0);
-        R.dbus = test_start_dbus(R.dir, R.address, sizeof(R.address));
-        snprintf(R.rules, sizeof(R.rules), "%s/rules", R.dir);
-        ck_assert_int_eq(mkdir(R.rules, 0755), 0);
-        snprintf(R.notify, sizeof(R.notify), "%s/notify", R.dir);
-        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", R.notify);
-        R.notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        ck_assert_int_ge(R.notify_fd, 0);
-        ck_assert_int_eq(bind(R.notify_fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
-}
-
-static void run_teardown(void) {
-        char cmd[128];
-
-        if (R.listener > 0) {
-                (void) kill(R.listener, SIGTERM);
-                (void) waitpid(R.listener, NULL, 0);
-        }
-        R.logind = sd_bus_flush_close_unref(R.logind);
-        R.sleep_lock = safe_close(R.sleep_lock);
-        R.notify_fd = safe_close(R.notify_fd);
-        test_stop_pid(R.dbus);
-        if (R.dir[0]) {
-                _cleanup_free_ char *out = NULL;
-                snprintf(cmd, sizeof(cmd), "rm -rf '%s'", R.dir);
-                (void) test_run_shell(cmd, &out);
-        }
-        test_env_teardown();
-}
-
-static void write_rule(const char *name, const char *text) {
-        char path[160];
-        snprintf(path, sizeof(path), "%s/%s", R.rules, name);
-        FILE *f = fopen(path, "we");
-        ck_assert_ptr_nonnull(f);
-        fputs(text, f);
-        ck_assert_int_eq(fclose(f), 0);
-}
-
-/* The absolute path of a built binary. */
-static char *built(const char *name) {
-        char *p = realpath(test_bin(name), NULL);
-        ck_assert_ptr_nonnull(p);
-        return p;
-}
-
-/* Starts the listener, running manager (if not NULL) for standby-manager,
- * with the fake logind when logind; waits (bounded) for READY=1. */
-static void start_listener(const char *manager, bool logind) {
-        char env[160], buf[512];
-
-        snprintf(env, sizeof(env), "NOTIFY_SOCKET=%s", R.notify);
-        R.listener = fork();
-        ck_assert_int_ge(R.listener, 0);
-        if (R.listener == 0) {
-                putenv(env);
-                if (manager)
-                        setenv("STANDBY_LISTENER_MANAGER_PATH", manager, 1);
-                if (logind)
-                        setenv("STANDBY_LISTENER_TEST_LOGIND", "1", 1);
-                execl(test_bin("standby-listener"), "standby-listener", "--config", T.config, "--state-dir",
-                      T.state_dir, "--rules-dir", R.rules, "--bus-address", R.address, NULL);
-                _exit(127);
-        }
-        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC;
-        for (;;) {
-                struct pollfd p = { .fd = R.notify_fd, .events = POLLIN };
-                int t = deadline_poll_timeout(deadline);
-                ck_assert_msg(t != 0 && poll(&p, 1, t) > 0, "the listener never said READY=1");
-                ssize_t n = recv(R.notify_fd, buf, sizeof(buf) - 1, 0);
-                ck_assert_int_gt(n, 0);
-                buf[n] = 0;
-                if (strstr(buf, "READY=1"))
-                        return;
-        }
+/* The listener runs exec-probe for standby-manager (absolute, as the
+ * listener wants it). */
+static void run_probe(void) {
+        _cleanup_free_ char *probe = realpath(test_bin("helpers/exec-probe"), NULL);
+        ck_assert_ptr_nonnull(probe);
+        ck_assert_int_eq(setenv("STANDBY_LISTENER_MANAGER_PATH", probe, 1), 0);
 }
 
 static bool journal_gone(void *userdata) {
@@ -165,33 +77,19 @@ static void assert_ran_alone(const char *report) {
 
 /* An ExitStandby= rule still ends standby, by standby-manager exit run
  * with none of the listener's descriptors (its bus, inotify and epoll
- * fds, the held sockets) and a fixed environment, told the listener's
- * configuration and state directory. */
+ * fds) and a fixed environment, told the listener's configuration and
+ * state directory. */
 START_TEST(test_exit_rule_runs_manager_alone) {
-        _cleanup_free_ char *probe = NULL, *report = NULL;
-        int matched = 0;
+        _cleanup_free_ char *report = NULL;
 
         if (!test_need_root_cgroup2())
                 return;
-        setenv("STANDBY_TEST_SECRET", "not for standby-manager", 1);
-        write_rule("70-lid.rule", "[Match]\nEvent=push\nUnit=lid.service\n[Action]\nExitStandby=yes\n");
-        test_spawn_workload("mail.service", "idle", 100, 1, NULL);
-        probe = built("helpers/exec-probe");
-        start_listener(probe, false);
-        ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
+        ck_assert_int_eq(setenv("STANDBY_TEST_SECRET", "not for standby-manager", 1), 0);
+        run_probe();
+        sd_bus *bus = standby_with_idle_mail();
         ck_assert(test_frozen("mail.service"));
-
-        sd_bus *bus = test_bus_client(R.address);
-        sd_bus_message *reply = NULL;
-        ck_assert_int_ge(sd_bus_call_method(bus, LISTENER_BUS_NAME, LISTENER_PATH, LISTENER_BUS_NAME, "Push", NULL,
-                                            &reply, "ss", "lid.service", "test"),
-                         0);
-        ck_assert_int_ge(sd_bus_message_read(reply, "b", &matched), 0);
-        ck_assert(matched);
-        sd_bus_message_unref(reply);
-        sd_bus_flush_close_unref(bus);
-
-        ck_assert_msg(test_wait_for(journal_gone, NULL, 15 * USEC_PER_SEC), "standby was not left");
+        ck_assert_ptr_null(push(bus, "lid.service", NULL));
+        ck_assert(wait_journal_state("mail.service", -1, 15 * USEC_PER_SEC));
         ck_assert(!test_anything_frozen());
         report = probe_report("exit");
         ck_assert_msg(report, "the listener did not run standby-manager exit");
@@ -199,6 +97,7 @@ START_TEST(test_exit_rule_runs_manager_alone) {
         ck_assert_ptr_nonnull(strstr(report, "arg --state-dir\n"));
         ck_assert_ptr_nonnull(strstr(report, "arg --config\n"));
         ck_assert_ptr_nonnull(strstr(report, "arg exit\n"));
+        sd_bus_flush_close_unref(bus);
 }
 END_TEST
 
@@ -215,8 +114,8 @@ static int fake_inhibit(sd_bus_message *m, void *userdata, sd_bus_error *error) 
         r = sd_bus_reply_method_return(m, "h", p[0]);
         safe_close(p[0]);
         if (streq(what, "sleep")) {
-                safe_close(R.sleep_lock);
-                R.sleep_lock = p[1];
+                safe_close(sleep_lock);
+                sleep_lock = p[1];
         } else
                 safe_close(p[1]);
         return r;
@@ -230,11 +129,12 @@ static const sd_bus_vtable fake_logind_vtable[] = {
 };
 
 static void fake_logind_start(void) {
-        R.logind = test_bus_client(R.address);
-        ck_assert_int_ge(sd_bus_add_object_vtable(R.logind, NULL, "/org/freedesktop/login1",
+        ck_assert_int_eq(setenv("STANDBY_LISTENER_TEST_LOGIND", "1", 1), 0);
+        logind = test_bus_client(bus_address);
+        ck_assert_int_ge(sd_bus_add_object_vtable(logind, NULL, "/org/freedesktop/login1",
                                                   "org.freedesktop.login1.Manager", fake_logind_vtable, NULL),
                          0);
-        ck_assert_int_ge(sd_bus_request_name(R.logind, "org.freedesktop.login1", 0), 0);
+        ck_assert_int_ge(sd_bus_request_name(logind, "org.freedesktop.login1", 0), 0);
 }
 
 /* Answers the listener's calls until the sleep lock is handed out
@@ -245,34 +145,34 @@ static bool fake_logind_until(bool released, usec_t timeout) {
 
         for (;;) {
                 int r;
-                while ((r = sd_bus_process(R.logind, NULL)) > 0)
+                while ((r = sd_bus_process(logind, NULL)) > 0)
                         ;
                 ck_assert_int_ge(r, 0);
                 struct pollfd p[2] = {
-                        { .fd = sd_bus_get_fd(R.logind), .events = (short) sd_bus_get_events(R.logind) },
-                        { .fd = R.sleep_lock },
+                        { .fd = sd_bus_get_fd(logind), .events = (short) sd_bus_get_events(logind) },
+                        { .fd = sleep_lock },
                 };
-                if (!released && R.sleep_lock >= 0)
+                if (!released && sleep_lock >= 0)
                         return true;
-                if (released && R.sleep_lock >= 0 && poll(&p[1], 1, 0) > 0 && (p[1].revents & POLLERR))
+                if (released && sleep_lock >= 0 && poll(&p[1], 1, 0) > 0 && (p[1].revents & POLLERR))
                         return true;
                 int t = deadline_poll_timeout(deadline);
                 if (t == 0)
                         return false;
-                (void) poll(p, R.sleep_lock >= 0 ? 2 : 1, MIN(t, 100));
+                (void) poll(p, sleep_lock >= 0 ? 2 : 1, MIN(t, 100));
         }
 }
 
 static void fake_logind_sleep(bool start) {
-        ck_assert_int_ge(sd_bus_emit_signal(R.logind, "/org/freedesktop/login1", "org.freedesktop.login1.Manager",
+        ck_assert_int_ge(sd_bus_emit_signal(logind, "/org/freedesktop/login1", "org.freedesktop.login1.Manager",
                                             "PrepareForSleep", "b", start),
                          0);
-        ck_assert_int_ge(sd_bus_flush(R.logind), 0);
+        ck_assert_int_ge(sd_bus_flush(logind), 0);
 }
 
 /* The listener's GetPowerState: value of key (owned by the caller). */
 static char *power_state(const char *key) {
-        sd_bus *bus = test_bus_client(R.address);
+        sd_bus *bus = test_bus_client(bus_address);
         sd_bus_message *reply = NULL;
         const char *k, *v;
         char *found = NULL;
@@ -296,7 +196,7 @@ static char *power_state(const char *key) {
  * a journal: refusing it, any user could turn off the freeze before every
  * sleep. */
 START_TEST(test_sleep_freezes_over_failed_exit) {
-        _cleanup_free_ char *err = NULL, *probe = NULL, *outcome = NULL, *report = NULL;
+        _cleanup_free_ char *err = NULL, *outcome = NULL, *report = NULL;
         char extra[512];
         _cleanup_close_ int base = test_cgroup(NULL);
 
@@ -315,8 +215,8 @@ START_TEST(test_sleep_freezes_over_failed_exit) {
         ck_assert(!test_frozen("t.slice/a.service"));
 
         fake_logind_start();
-        probe = built("helpers/exec-probe");
-        start_listener(probe, true);
+        run_probe();
+        start_listener();
         ck_assert_msg(fake_logind_until(false, 10 * USEC_PER_SEC), "the listener took no sleep lock");
         fake_logind_sleep(true);
         ck_assert_msg(fake_logind_until(true, 10 * USEC_PER_SEC), "the sleep lock was never released");
@@ -339,7 +239,7 @@ END_TEST
  * says "exiting"): the freeze before the sleep is refused at once, not
  * queued behind the exit to freeze what it thawed. */
 START_TEST(test_sleep_not_frozen_while_exit_runs) {
-        _cleanup_free_ char *probe = NULL, *outcome = NULL, *report = NULL;
+        _cleanup_free_ char *outcome = NULL, *report = NULL;
         _cleanup_close_ int state_fd = -EBADF, lock_fd = -EBADF;
         _cleanup_close_ int a = -EBADF;
         Journal *j = NULL;
@@ -349,8 +249,8 @@ START_TEST(test_sleep_not_frozen_while_exit_runs) {
         test_write_config("EnterOn=none\nLeaveOn=none\nFreezeBeforeSleep=yes\n");
         test_spawn_workload("a.service", "idle", 100, 1, NULL);
         fake_logind_start();
-        probe = built("helpers/exec-probe");
-        start_listener(probe, true);
+        run_probe();
+        start_listener();
         ck_assert_msg(fake_logind_until(false, 10 * USEC_PER_SEC), "the listener took no sleep lock");
         ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
 
@@ -378,16 +278,8 @@ START_TEST(test_sleep_not_frozen_while_exit_runs) {
 }
 END_TEST
 
-Suite *run_manager_suite(void) {
-        Suite *s = suite_create("run-manager");
-        TCase *tc = tcase_create("run-manager");
-
-        tcase_set_timeout(tc, 60);
-        tcase_add_checked_fixture(tc, run_setup, run_teardown);
-        tcase_add_unchecked_fixture(tc, NULL, test_env_sweep);
-        tcase_add_test(tc, test_exit_rule_runs_manager_alone);
-        tcase_add_test(tc, test_sleep_freezes_over_failed_exit);
-        tcase_add_test(tc, test_sleep_not_frozen_while_exit_runs);
-        suite_add_tcase(s, tc);
-        return s;
+void listener_run_manager_tests(const ListenerCases *c) {
+        tcase_add_test(c->dbus, test_exit_rule_runs_manager_alone);
+        tcase_add_test(c->dbus, test_sleep_freezes_over_failed_exit);
+        tcase_add_test(c->dbus, test_sleep_not_frozen_while_exit_runs);
 }
