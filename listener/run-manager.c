@@ -160,7 +160,10 @@ int listener_manager_run(Listener *l, char **args, ManagerRunDone done, void *us
         }
         (void) sd_event_source_set_io_fd_own(run->source, true);
         TAKE_FD(pidfd);
-        (void) sd_event_source_set_priority(run->source, SD_EVENT_PRIORITY_IMPORTANT);
+        /* Before events are judged, but after the journal's watch
+         * (standby-listener.c): what it wrote is read before its end is
+         * acted on. */
+        (void) sd_event_source_set_priority(run->source, SD_EVENT_PRIORITY_IMPORTANT + 1);
         run->listener = l;
         run->pid = pid;
         run->done = done;
