@@ -1,21 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The standby phase as the listener sees it: one value, changed only here,
- * each change logged (debug) with its reason.
+ * each change logged (debug) with its reason. Its transitions (drawn in
+ * docs/design.md, "The standby phase"):
  *
- *   INACTIVE -> STARTING      the policy asked systemd for standby.target (logind.c)
- *   INACTIVE, STARTING, TOLD -> ANNOUNCING
- *                             apps told standby begins; their delay locks waited for (inhibit.c)
- *   ANNOUNCING -> TOLD        the delay is over; the enter has not reached the journal yet
- *   TOLD -> STARTING          the policy asked for the target after a by-hand PrepareEntry
- *   STARTING, TOLD -> INACTIVE
- *                             no enter followed (refused, timed out, apps told it is off)
- *   any but ACTIVE.. -> ACTIVE the journal says active
- *   ACTIVE -> LEAVE_ASKED     an exit asked of systemd (standby-leave.service), not begun
- *   ACTIVE, LEAVE_ASKED -> EXITING
- *                             the exit runs as a child of the listener (exit-standby.c)
- *   EXITING -> ACTIVE         that child ended without the journal leaving active
- *   ACTIVE, LEAVE_ASKED, EXITING -> INACTIVE
- *                             the journal says standby is no longer active
+ *   inactive -> starting           the policy asked systemd for standby.target (logind.c)
+ *   inactive, starting, told -> announcing
+ *                                  apps told standby begins, their delay locks waited for (inhibit.c)
+ *   announcing -> told             the delay is over; the enter is not in the journal yet
+ *   told -> starting               the policy asked for the target after a PrepareEntry
+ *   starting, told -> inactive     no enter followed (refused, timed out, apps told it is off)
+ *   any before active -> active    the journal says active
+ *   active -> leave-asked          an exit asked of systemd (standby-leave.service), not begun
+ *   active, leave-asked -> exiting the exit runs as standby-manager here (exit-standby.c)
+ *   exiting -> active              it ended without the journal leaving active
+ *   active, leave-asked, exiting -> inactive
+ *                                  the journal says standby is not active
  *
  * This file calls nothing else of the listener: who changes the phase
  * does what follows from it. */
@@ -23,9 +22,9 @@
 #include "log.h"
 
 static const char *const phase_names[_LISTENER_PHASE_MAX] = {
-        [LISTENER_PHASE_INACTIVE] = "inactive",       [LISTENER_PHASE_STARTING] = "starting",
-        [LISTENER_PHASE_ANNOUNCING] = "announcing",   [LISTENER_PHASE_TOLD] = "told",
-        [LISTENER_PHASE_ACTIVE] = "active",           [LISTENER_PHASE_LEAVE_ASKED] = "leave-asked",
+        [LISTENER_PHASE_INACTIVE] = "inactive",     [LISTENER_PHASE_STARTING] = "starting",
+        [LISTENER_PHASE_ANNOUNCING] = "announcing", [LISTENER_PHASE_TOLD] = "told",
+        [LISTENER_PHASE_ACTIVE] = "active",         [LISTENER_PHASE_LEAVE_ASKED] = "leave-asked",
         [LISTENER_PHASE_EXITING] = "exiting",
 };
 

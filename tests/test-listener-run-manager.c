@@ -177,8 +177,8 @@ static char *power_state(const char *key) {
         const char *k, *v;
         char *found = NULL;
 
-        ck_assert_int_ge(sd_bus_call_method(bus, LISTENER_BUS_NAME, LISTENER_PATH, LISTENER_BUS_NAME,
-                                            "GetPowerState", NULL, &reply, ""),
+        ck_assert_int_ge(sd_bus_call_method(bus, LISTENER_BUS_NAME, LISTENER_PATH, LISTENER_BUS_NAME, "GetPowerState",
+                                            NULL, &reply, ""),
                          0);
         ck_assert_int_ge(sd_bus_message_enter_container(reply, 'a', "{ss}"), 0);
         while (sd_bus_message_read(reply, "{ss}", &k, &v) > 0)
