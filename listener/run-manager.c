@@ -7,12 +7,13 @@
  * reads its configuration afresh.
  *
  * posix_spawn() (a vfork in glibc: nothing of the listener's locked memory
- * is copied) with every descriptor from 3 up closed, signals as a new
- * process has them, and a fixed environment: PATH, and JOURNAL_STREAM when
+ * is copied) with standard input /dev/null, every descriptor from 3 up
+ * closed, signals as a new process has them, and a fixed environment: PATH, and JOURNAL_STREAM when
  * the listener has one, so that the child's log lines keep their
  * priorities. Its end is its pidfd becoming readable, a loop event; the
  * loop never waits for it. */
 #include <assert.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -112,7 +113,11 @@ static int spawn(const char *path, char **argv, char **envp, pid_t *ret_pid) {
                 posix_spawn_file_actions_destroy(&fa);
                 return -r;
         }
-        r = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+        /* Standard input is nobody's (the listener's may be anything);
+         * output and error stay: the journal's stream, the log's. */
+        r = posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+        if (r == 0)
+                r = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
         if (r == 0)
                 r = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
         if (r == 0)
