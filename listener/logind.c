@@ -916,7 +916,9 @@ int listener_method_power_state(sd_bus_message *msg, void *userdata, sd_bus_erro
 int listener_logind_enter(Listener *l, const char *why) {
         Logind *lg = logind_of(l);
 
-        if (!lg || sd_booted() <= 0)
+        /* standby.target is the system's: not with a fake logind on a
+         * private bus (STANDBY_LISTENER_TEST_LOGIND). */
+        if (!lg || !on_system_bus(l) || sd_booted() <= 0)
                 return -EOPNOTSUPP;
         /* Asked for, not automatic: a block lock does not refuse it, as
          * it does not refuse `systemctl start standby.target`. */
