@@ -24,7 +24,6 @@
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <systemd/sd-bus.h>
@@ -36,6 +35,7 @@
 #include "../listener/dbus-wire.h"
 #include "fileio.h"
 #include "macro.h"
+#include "pidfd.h"
 
 #define MAX_HELD 16
 
@@ -43,13 +43,13 @@
  * own), at most MAX_HELD. */
 static int dup_fds_of(pid_t pid, bool (*keep)(int fd, const void *arg), const void *arg, int held[static MAX_HELD],
                       int *ret_n) {
-        _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        _cleanup_close_ int pidfd = pidfd_of_pid(pid);
         int n = 0;
 
         if (pidfd < 0)
-                return -errno;
+                return pidfd;
         for (int fd = 3; fd < 256 && n < MAX_HELD; fd++) {
-                int dup = (int) syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+                int dup = pidfd_dup_fd(pidfd, fd);
                 if (dup < 0)
                         continue;
                 if (keep(dup, arg))

@@ -17,6 +17,14 @@
 #define STANDBY_CONFD_LIBDIR "/usr/lib/standby/standby.conf.d"
 #endif
 
+#ifndef STANDBY_SBINDIR
+#define STANDBY_SBINDIR "/usr/local/sbin"
+#endif
+
+/* The installed standby-manager, which the listener runs for its exits
+ * and the freeze before a sleep (listener/run-manager.c). */
+#define STANDBY_MANAGER_PATH STANDBY_SBINDIR "/standby-manager"
+
 #define STANDBY_CONFIG_PATH STANDBY_SYSCONFDIR "/standby/standby.conf"
 #define STANDBY_STATE_DIR "/run/standby"
 

@@ -41,6 +41,9 @@ static void help(void) {
                "      --json            status, report: one JSON object\n"
                "      --plot FILE       report only: the last period's timeline as a gnuplot script\n"
                "      --bus-address A   enter, status, thaw --for: reach standby-listener on this D-Bus address\n"
+               "      --before-sleep T  enter only, as standby-listener runs it before a sleep: done by\n"
+               "                        T (CLOCK_MONOTONIC, microseconds), through cgroup.freeze, what\n"
+               "                        does not freeze in time left running; apps are not told\n"
                "  -v, --verbose         Log debug messages\n"
                "  -q, --quiet           Log only warnings and errors\n"
                "  -h, --help            Show this help\n"
@@ -105,6 +108,29 @@ static int resolve_units(Manager *m, char **args, char ***ret) {
 
 static int verb_enter_told(Manager *m, Strategy strategy, bool per_unit);
 
+/* enter --before-sleep: the listener told apps already, and logind waits
+ * for the sleep only so long. systemd answers FreezeUnit only once the unit
+ * is frozen, one unit at a time (up to 30 s each): cgroup.freeze is written
+ * for every unit at once instead and waited for within a FreezeTimeout= cut
+ * to fit; a unit that does not freeze by then is thawed again and named
+ * (OnFreezeTimeout=skip); the deadlock guard's scan of every process is not
+ * bounded by the deadline, and the standby entered here ends on waking. The
+ * journal records the backend, so the thaw on waking goes the same way. */
+static int verb_enter_before_sleep(Manager *m, usec_t deadline) {
+        usec_t now = now_usec(CLOCK_MONOTONIC);
+
+        if (now >= deadline) {
+                log_error("No time left to freeze before the sleep.");
+                return EXIT_FAILURE_GENERIC;
+        }
+        m->config->freeze_timeout = MIN(m->config->freeze_timeout, (deadline - now) * 3 / 4);
+        m->config->on_freeze_timeout = FREEZE_FAILURE_SKIP;
+        m->config->deadlock_guard = false;
+        m->config->backend = BACKEND_CGROUPFS;
+        m->freeze_deadline = deadline;
+        return verb_enter_told(m, STRATEGY_FREEZE, false);
+}
+
 /* per_unit: each unit by its [Strategy] line (strategy for the others). */
 static int verb_enter(Manager *m, Strategy strategy, bool per_unit) {
         sd_bus *told = NULL;
@@ -142,6 +168,10 @@ static int verb_enter_told(Manager *m, Strategy strategy, bool per_unit) {
                 log_error("Standby is already entered (%s, strategy %s); run `standby-manager exit` first.",
                           journal_phase_to_string(m->journal->phase), strategy_to_string(m->journal->strategy));
                 return EXIT_ALREADY;
+        }
+        if (m->freeze_deadline > 0 && now_usec(CLOCK_MONOTONIC) >= m->freeze_deadline) {
+                log_error("The journal's lock came too late to freeze before the sleep.");
+                return EXIT_FAILURE_GENERIC;
         }
         if (over_failed_exit)
                 log_warning("The last exit left %zu units it could not thaw (see `standby-manager status`); "
@@ -304,7 +334,16 @@ static int verb_thaw(Manager *m, char **args, usec_t duration) {
 }
 
 int main(int argc, char *argv[]) {
-        enum { ARG_STATE_DIR = 0x100, ARG_STRATEGY, ARG_FOR, ARG_JSON, ARG_VERSION, ARG_BUS_ADDRESS, ARG_PLOT };
+        enum {
+                ARG_STATE_DIR = 0x100,
+                ARG_STRATEGY,
+                ARG_FOR,
+                ARG_JSON,
+                ARG_VERSION,
+                ARG_BUS_ADDRESS,
+                ARG_PLOT,
+                ARG_BEFORE_SLEEP
+        };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
                 { "state-dir", required_argument, NULL, ARG_STATE_DIR },
@@ -313,6 +352,7 @@ int main(int argc, char *argv[]) {
                 { "json", no_argument, NULL, ARG_JSON },
                 { "plot", required_argument, NULL, ARG_PLOT },
                 { "bus-address", required_argument, NULL, ARG_BUS_ADDRESS },
+                { "before-sleep", required_argument, NULL, ARG_BEFORE_SLEEP },
                 { "verbose", no_argument, NULL, 'v' },
                 { "quiet", no_argument, NULL, 'q' },
                 { "help", no_argument, NULL, 'h' },
@@ -320,7 +360,9 @@ int main(int argc, char *argv[]) {
                 {}
         };
         Manager m = { .root_fd = -EBADF, .state_fd = -EBADF, .lock_fd = -EBADF };
-        const char *config_path = NULL, *strategy_arg = NULL, *for_arg = NULL, *plot_arg = NULL, *verb;
+        const char *config_path = NULL, *strategy_arg = NULL, *for_arg = NULL, *plot_arg = NULL, *sleep_arg = NULL,
+                   *verb;
+        usec_t sleep_deadline = 0;
         _cleanup_free_ char *error = NULL;
         usec_t duration = USEC_INFINITY;
         Strategy strategy;
@@ -351,6 +393,9 @@ int main(int argc, char *argv[]) {
                         break;
                 case ARG_BUS_ADDRESS:
                         m.bus_address = optarg;
+                        break;
+                case ARG_BEFORE_SLEEP:
+                        sleep_arg = optarg;
                         break;
                 case 'v':
                         log_set_max_level(LOG_DEBUG);
@@ -389,8 +434,14 @@ int main(int argc, char *argv[]) {
                 return EXIT_USAGE;
         }
         if ((strategy_arg && !streq(verb, "enter")) || (for_arg && !streq(verb, "thaw")) ||
-            (m.json && !streq(verb, "status") && !report) || (plot_arg && !report)) {
-                log_error("--strategy goes with enter, --for with thaw, --json with status or report, --plot with report.");
+            (m.json && !streq(verb, "status") && !report) || (plot_arg && !report) ||
+            (sleep_arg && (!streq(verb, "enter") || strategy_arg))) {
+                log_error("--strategy and --before-sleep go with enter (not together), --for with thaw, --json "
+                          "with status or report, --plot with report.");
+                return EXIT_USAGE;
+        }
+        if (sleep_arg && (parse_u64(sleep_arg, &sleep_deadline) < 0 || sleep_deadline == 0)) {
+                log_error("--before-sleep=%s: expected a CLOCK_MONOTONIC time in microseconds.", sleep_arg);
                 return EXIT_USAGE;
         }
         /* The reports are files of their own: no configuration, no cgroups. */
@@ -477,16 +528,20 @@ int main(int argc, char *argv[]) {
 
         if (streq(verb, "enter") || streq(verb, "exit")) {
                 bool enter = streq(verb, "enter");
-                /* --strategy is one for all: the [Strategy] lines are not read then. */
-                ret = enter ? verb_enter(&m, strategy, !strategy_arg && m.config->n_unit_strategies > 0)
-                            : verb_exit(&m);
+                /* --strategy is one for all: the [Strategy] lines are not read
+                 * then; nor before a sleep, which freezes every unit. */
+                ret = sleep_deadline > 0 ? verb_enter_before_sleep(&m, sleep_deadline)
+                      : enter ? verb_enter(&m, strategy, !strategy_arg && m.config->n_unit_strategies > 0)
+                              : verb_exit(&m);
                 /* Unlocked first: the unit's own enter or exit takes the lock.
                  * Standby entered already (by hand, say) starts the target too;
                  * any exit stops it, even a failed one (the unit's exit tries
                  * again) or one with nothing to undo (the target stayed up). */
                 bool active = m.journal && m.journal->phase == JOURNAL_ACTIVE;
                 (void) manager_unlock_journal(&m);
-                if (!enter || ret == EXIT_OK || (ret == EXIT_ALREADY && active))
+                /* Before a sleep, the listener starts the target itself,
+                 * not waiting: this must end within logind's delay. */
+                if (sleep_deadline == 0 && (!enter || ret == EXIT_OK || (ret == EXIT_ALREADY && active)))
                         (void) systemd_target_follow(&m, enter);
         }
         else if (asks_state) {

@@ -16,6 +16,7 @@
 #include "dbus-wire.h"
 #include "listener.h"
 #include "log.h"
+#include "pidfd.h"
 #include "strv.h"
 
 /* The process that owns a watched bus name, by the bus's word
@@ -308,7 +309,7 @@ int listener_call_delivered(Listener *l, const Rule *rule, const char *sender, u
                                         return 1;
                                 continue;
                         }
-                        _cleanup_close_ int fd = listener_pidfd_getfd(t->conns[i].pidfd, t->conns[i].fd);
+                        _cleanup_close_ int fd = pidfd_dup_fd(t->conns[i].pidfd, t->conns[i].fd);
                         /* The same socket still: the process is frozen, but
                          * its descriptor table might be shared. */
                         if (fd >= 0 && is_bus_connection(l, fd) && socket_holds_call(fd, &q))

@@ -635,7 +635,7 @@ static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userda
 
                 p += sizeof(struct inotify_event) + ev->len;
                 /* The watcher may go (standby left) while events are in hand. */
-                if (!watch_of(l) || !l->standby_active || listener_exiting(l))
+                if (!watch_of(l) || !listener_standby_active(l) || listener_exiting(l))
                         return 0;
                 if (ev->mask & IN_Q_OVERFLOW) {
                         l->stats.resyncs++;
@@ -737,7 +737,7 @@ int listener_cgroup_watch_sync(Listener *l) {
         CgroupWatch *w;
         int r;
 
-        if (!l->standby_active || listener_exiting(l)) {
+        if (!listener_standby_active(l) || listener_exiting(l)) {
                 watch_stop(l);
                 return 0;
         }

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* ExitStandby=: standby ended by the engine's exit, in a child process.
+/* ExitStandby=: standby ended by `standby-manager exit`, run as a program.
  *
  * An exit thaws every unit and waits for each (up to FreezeTimeout), puts
  * back every slacked thread's slack and re-arms nanosleepers through
  * ptrace, and goes through systemd where systemd froze a unit; run in the
- * loop, it would leave the listener deaf for as long. So a child does it,
- * with its own copy of the engine and the journal lock taken by itself, and
- * its end is a pidfd in the loop.
+ * loop, it would leave the listener deaf for as long. So standby-manager
+ * does it (run-manager.c: none of the listener's descriptors, its own
+ * journal lock), and its end is a loop event.
  *
  * While it runs, events are still answered, and what they ask for is
  * already under way: a thaw is the exit's own (every unit thaws), another
@@ -26,10 +26,6 @@
  * leaves phase active) events change nothing, and another ExitStandby=
  * asks again (systemd joins it to the job under way). If systemd does not
  * start the unit, the exit runs here. */
-#include <signal.h>
-#include <sys/epoll.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <systemd/sd-daemon.h>
 
@@ -38,68 +34,35 @@
 #include "strv.h"
 
 void listener_forget_exit(Listener *l) {
-        l->exit_source = sd_event_source_disable_unref(l->exit_source);
-        l->exit_pid = 0;
+        l->exit_run = listener_manager_run_abandon(l->exit_run);
+        /* Ended with the journal still active (it failed before touching
+         * it): events act again, and another ExitStandby= tries again. */
+        if (l->phase == LISTENER_PHASE_EXITING)
+                listener_set_phase(l, LISTENER_PHASE_ACTIVE, "the exit ended, the journal still active");
 }
 
-static int on_exit_done(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        Listener *l = userdata;
-        int status = 0;
-
-        if (waitpid(l->exit_pid, &status, WNOHANG) <= 0)
-                return 0;
+static void on_exit_done(Listener *l, pid_t pid, int status, void *userdata) {
+        l->exit_run = NULL; /* freed by its runner */
         if (!WIFEXITED(status) || (WEXITSTATUS(status) != EXIT_OK && WEXITSTATUS(status) != EXIT_NOT_ACTIVE))
-                log_error("Ending standby failed (exit process %d, wait status 0x%x); the journal says what is left.",
-                          (int) l->exit_pid, (unsigned) status);
+                log_error("Ending standby failed (standby-manager exit, pid %d, wait status 0x%x); the journal says "
+                          "what is left.", (int) pid, (unsigned) status);
         else
                 log_info("Standby ended.");
         listener_forget_exit(l);
-        return 0;
 }
 
-/* In the child: its own copy of everything, the loop's sources untouched. */
-_noreturn_ static void run_exit(Listener *l) {
-        int r;
-
-        (void) prctl(PR_SET_NAME, "standby-exit");
-        r = manager_lock_journal(&l->m, true);
-        if (r >= 0 && l->m.journal->phase != JOURNAL_ACTIVE)
-                r = -ENOENT; /* left, or being left, by someone else */
-        else if (r >= 0)
-                r = manager_exit_standby(&l->m);
-        /* Here under systemd only when standby-leave.service was refused:
-         * the target follows all the same (its exit then has nothing to do). */
-        (void) manager_unlock_journal(&l->m);
-        if (r != -ENOENT)
-                (void) systemd_target_follow(&l->m, false);
-        _exit(r >= 0 ? EXIT_OK : r == -ENOENT ? EXIT_NOT_ACTIVE : EXIT_FAILURE_GENERIC);
-}
-
-/* The exit in a child of the listener. */
+/* The exit run here, by standby-manager. */
 static void exit_here(Listener *l, const char *why) {
-        int pidfd, r;
-        pid_t pid;
+        char *args[] = { (char *) "exit", NULL };
 
-        pid = fork();
-        if (pid < 0) {
-                log_error_errno(-errno, "Cannot start ending standby (%s): %m", why);
+        if (listener_manager_run(l, args, on_exit_done, NULL, &l->exit_run) < 0) {
+                /* Not started, or started unwatched (logged): the journal
+                 * tells when standby is left. */
+                if (l->phase == LISTENER_PHASE_LEAVE_ASKED)
+                        listener_set_phase(l, LISTENER_PHASE_ACTIVE, "the exit did not start here");
                 return;
         }
-        if (pid == 0)
-                run_exit(l);
-
-        l->exit_pid = pid;
-        pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
-        r = pidfd < 0 ? -errno : sd_event_add_io(l->event, &l->exit_source, pidfd, EPOLLIN, on_exit_done, l);
-        if (r >= 0) {
-                (void) sd_event_source_set_io_fd_own(l->exit_source, true);
-                (void) sd_event_source_set_priority(l->exit_source, SD_EVENT_PRIORITY_IMPORTANT);
-        } else {
-                /* Unwatched, it still ends standby; the journal tells when. */
-                log_warning_errno(r, "Cannot watch the exit process %d: %m", (int) pid);
-                safe_close(pidfd);
-                l->exit_pid = 0;
-        }
+        listener_set_phase(l, LISTENER_PHASE_EXITING, why);
 }
 
 static int on_leave_started(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
@@ -112,8 +75,7 @@ static int on_leave_started(sd_bus_message *reply, void *userdata, sd_bus_error 
         }
         log_warning("systemd did not start standby-leave.service (%s: %s): ending standby here.", e->name,
                     e->message ?: "no message");
-        l->leave_pending = false;
-        if (l->standby_active && l->exit_pid <= 0)
+        if (l->phase == LISTENER_PHASE_LEAVE_ASKED)
                 exit_here(l, "standby-leave.service not started");
         return 0;
 }
@@ -128,14 +90,14 @@ static int leave_through_systemd(Listener *l) {
                                      "standby-leave.service", "replace");
         if (r < 0)
                 return log_warning_errno(r, "Cannot ask systemd to start standby-leave.service: %m");
-        l->leave_pending = true;
+        listener_set_phase(l, LISTENER_PHASE_LEAVE_ASKED, "standby-leave.service asked of systemd");
         return 0;
 }
 
 void listener_exit_standby(Listener *l, const char *why) {
         /* Asked of systemd again: a start joins the job under way, and
          * starts the unit anew if it ended without touching the journal. */
-        if (l->leave_pending) {
+        if (l->phase == LISTENER_PHASE_LEAVE_ASKED) {
                 (void) leave_through_systemd(l);
                 return;
         }

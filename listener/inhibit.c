@@ -114,9 +114,10 @@ static int on_told_timeout(sd_event_source *s, uint64_t usec, void *userdata);
 static void announce_finish(Listener *l, bool timed_out) {
         void (*done)(Listener *) = l->announce_done;
 
-        if (!l->announcing)
+        if (l->phase != LISTENER_PHASE_ANNOUNCING && !l->announce_timer && l->n_announce_calls == 0)
                 return;
-        l->announcing = false;
+        if (l->phase == LISTENER_PHASE_ANNOUNCING)
+                listener_set_phase(l, LISTENER_PHASE_TOLD, timed_out ? "the apps' delay ran out" : "apps are ready");
         l->announce_timer = sd_event_source_disable_unref(l->announce_timer);
         if (timed_out) {
                 log_notice("%zu delay locks still held after %.1f s: freezing all the same.", count_waited(l),
@@ -134,7 +135,7 @@ static void announce_finish(Listener *l, bool timed_out) {
         l->n_announce_calls = 0;
         l->announce_done = NULL;
         l->told_timer = sd_event_source_disable_unref(l->told_timer);
-        if (l->told &&
+        if (listener_apps_told(l) && !listener_standby_active(l) &&
             sd_event_add_time_relative(l->event, &l->told_timer, CLOCK_MONOTONIC, TOLD_WITHOUT_ENTRY_USEC, USEC_PER_SEC,
                                        on_told_timeout, l) < 0)
                 log_warning("Cannot time the apps' wait for standby: if none follows, they are told when one ends.");
@@ -152,7 +153,7 @@ static int on_told_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         int fd = -EBADF;
 
         l->told_timer = sd_event_source_disable_unref(l->told_timer);
-        if (!l->told || l->announcing || l->standby_active || (l->m.journal && l->m.journal->phase != JOURNAL_NONE))
+        if (!listener_apps_told(l) || l->phase == LISTENER_PHASE_ANNOUNCING || !listener_standby_over(l))
                 return 0; /* standby began: (false) once it is over */
         if (journal_lock(l->m.state_fd, LOCK_SH | LOCK_NB, &fd) < 0) {
                 (void) sd_event_add_time_relative(l->event, &l->told_timer, CLOCK_MONOTONIC, TOLD_WITHOUT_ENTRY_USEC,
@@ -186,7 +187,7 @@ static int on_lock_fd(sd_event_source *s, int fd, uint32_t revents, void *userda
         bool was_delay = !i->block;
         inhibitor_free(i);
         listener_enqueue(l, LISTENER_WORK_INHIBITORS_CHANGED);
-        if (was_delay && l->announcing && count_waited(l) == 0)
+        if (was_delay && l->phase == LISTENER_PHASE_ANNOUNCING && count_waited(l) == 0)
                 announce_finish(l, false);
         if (!was_delay && !listener_blocked(l, NULL))
                 listener_enqueue(l, LISTENER_WORK_BLOCKS_CHANGED);
@@ -325,16 +326,15 @@ void listener_announce(Listener *l, sd_bus_message *call, void (*done)(Listener 
         }
         if (done)
                 l->announce_done = done;
-        if (!l->told) {
-                l->told = true;
+        if (!listener_apps_told(l)) {
                 l->told_realtime = now_usec(CLOCK_REALTIME);
                 log_info("Telling apps that standby begins (%zu delay locks held, %zu waited for).",
                          count_locks(l, 0, (uid_t) -1), count_waited(l));
                 (void) sd_bus_emit_signal(l->bus, LISTENER_OBJECT_PATH, LISTENER_INTERFACE, "PrepareForStandby", "b", 1);
         }
-        if (l->announcing)
+        if (l->phase == LISTENER_PHASE_ANNOUNCING)
                 return; /* joins the delay under way */
-        l->announcing = true;
+        listener_set_phase(l, LISTENER_PHASE_ANNOUNCING, call ? "PrepareEntry" : "a sleep");
         l->announce_max = max_delay;
         if (count_waited(l) == 0 ||
             sd_event_add_time_relative(l->event, &l->announce_timer, CLOCK_MONOTONIC, max_delay, 0,
@@ -342,11 +342,17 @@ void listener_announce(Listener *l, sd_bus_message *call, void (*done)(Listener 
                 announce_finish(l, false);
 }
 
+void listener_announce_cut_short(Listener *l) {
+        if (l->announce_timer || l->n_announce_calls > 0)
+                announce_finish(l, false);
+}
+
 void listener_announce_end(Listener *l) {
-        if (!l->told || l->announcing)
+        if (!listener_apps_told(l) || l->phase == LISTENER_PHASE_ANNOUNCING)
                 return;
-        l->told = false;
         l->told_realtime = 0;
+        if (l->phase == LISTENER_PHASE_TOLD)
+                listener_set_phase(l, LISTENER_PHASE_INACTIVE, "apps told standby is off");
         l->told_timer = sd_event_source_disable_unref(l->told_timer);
         log_info("Telling apps that standby is over.");
         (void) sd_bus_emit_signal(l->bus, LISTENER_OBJECT_PATH, LISTENER_INTERFACE, "PrepareForStandby", "b", 0);
@@ -372,7 +378,7 @@ static int on_announcer_gone(sd_bus_message *msg, void *userdata, sd_bus_error *
         if (!bus_signal_from_bus(msg)) /* anyone may send it to the listener alone */
                 return 0;
         l->announce_watch = sd_bus_slot_unref(l->announce_watch);
-        if (!l->standby_active && (!l->m.journal || l->m.journal->phase == JOURNAL_NONE))
+        if (listener_standby_over(l))
                 listener_announce_end(l);
         return 0;
 }
@@ -388,7 +394,7 @@ int listener_method_prepare_entry(sd_bus_message *msg, void *userdata, sd_bus_er
         r = listener_check_access(l, msg, NULL, "announce standby through", listener_method_prepare_entry, error);
         if (r != 0)
                 return r;
-        if (l->standby_active)
+        if (listener_standby_active(l))
                 return sd_bus_reply_method_return(msg, NULL);
         /* Added before the answer is sent: the bus takes the match before
          * the caller can hear the answer and go. */
@@ -414,9 +420,4 @@ void listener_drop_inhibitors(Listener *l) {
         l->announce_done = NULL;
         announce_finish(l, false);
         l->told_timer = sd_event_source_disable_unref(l->told_timer);
-}
-
-void listener_inhibitors_close_in_child(Listener *l) {
-        for (Inhibitor *i = l->inhibitors; i; i = i->next)
-                (void) close(sd_event_source_get_io_fd(i->source));
 }

@@ -39,13 +39,13 @@ void listener_forget_late(Listener *l) {
 
 void listener_replay_late(Listener *l) {
         usec_t since = l->m.journal ? l->m.journal->since : USEC_INFINITY;
-        if (l->told && l->told_realtime > 0 && l->told_realtime < since)
+        if (listener_apps_told(l) && l->told_realtime < since)
                 since = l->told_realtime;
         const Rule *exit = NULL;
 
         for (size_t i = 0; l->late && l->late_rules == l->rules && i < l->rules->n_rules; i++) {
                 const Rule *rule = &l->rules->rules[i];
-                if (!l->standby_active || l->late[i] == 0 || l->late[i] < since)
+                if (!listener_standby_active(l) || l->late[i] == 0 || l->late[i] < since)
                         continue;
                 l->stats.replayed++;
                 if (rule->exit_standby) {
@@ -67,7 +67,7 @@ void listener_replay_late(Listener *l) {
         listener_forget_late(l);
         if (exit) {
                 log_info("Ending standby: an ExitStandby= event came while it was being entered.");
-                if (!l->leave_pending)
+                if (l->phase != LISTENER_PHASE_LEAVE_ASKED) /* logged once, when first asked */
                         listener_wake_exit(l, exit, NULL);
                 listener_exit_standby(l, "an event during enter");
                 return;
@@ -76,7 +76,7 @@ void listener_replay_late(Listener *l) {
         /* A D-Bus call that reached a service before enter began can still be
          * waiting, unread, in its socket: the monitor saw it go by while
          * nothing was frozen. Such a service is woken now. */
-        for (size_t i = 0; l->standby_active && l->rules && i < l->rules->n_rules; i++) {
+        for (size_t i = 0; listener_standby_active(l) && l->rules && i < l->rules->n_rules; i++) {
                 const Rule *rule = &l->rules->rules[i];
 
                 for (char **t = rule->thaw; rule->event == &event_kind_dbus_call && t && *t; t++) {

@@ -170,6 +170,9 @@ typedef struct ThawReport ThawReport;
 typedef struct CallOwner CallOwner;
 typedef struct CallTarget CallTarget;
 
+/* run-manager.c: standby-manager, run as a program. */
+typedef struct ManagerRun ManagerRun;
+
 /* loop.c: a source handled before sd-event's (a thaw's critical path). */
 typedef struct LoopSource LoopSource;
 
@@ -188,6 +191,19 @@ typedef enum ListenerWork {
         LISTENER_WORK_HOLDS = 1 << 6,           /* new cgroups frozen: to record in the journal */
 } ListenerWork;
 
+/* The standby phase as the listener sees it (phase.c has the transitions). */
+typedef enum ListenerPhase {
+        LISTENER_PHASE_INACTIVE,    /* not in standby, nothing under way */
+        LISTENER_PHASE_STARTING,    /* the policy asked systemd for standby.target (logind.c) */
+        LISTENER_PHASE_ANNOUNCING,  /* apps told standby begins; their delay locks waited for (inhibit.c) */
+        LISTENER_PHASE_TOLD,        /* apps told and ready; the enter not yet in the journal */
+        LISTENER_PHASE_ACTIVE,      /* the journal says active */
+        LISTENER_PHASE_LEAVE_ASKED, /* active; the exit asked of systemd, not begun (exit-standby.c) */
+        LISTENER_PHASE_EXITING,     /* active; the exit runs as a child of the listener (exit-standby.c) */
+        _LISTENER_PHASE_MAX,
+        _LISTENER_PHASE_INVALID = -1,
+} ListenerPhase;
+
 /* The daemon: one sd-event loop, no periodic timer (only window deadlines). */
 typedef struct Listener {
         sd_event *event;
@@ -203,7 +219,7 @@ typedef struct Listener {
         Manager m;                /* the freezing engine, journal and config */
         RuleSet *rules;
         const char **rules_dirs;
-        bool standby_active;
+        ListenerPhase phase;              /* changed only through listener_set_phase() (phase.c) */
         Window *windows;
         struct Maintenance *maintenance;  /* while standby is active (maintenance.c) */
         Refreeze *refreezes;              /* windows closing (refreeze.c) */
@@ -214,10 +230,8 @@ typedef struct Listener {
         bool step_aside;                  /* the event being dispatched yields after its thaws */
         const char *thaw_cause;           /* what the thaws under way are for (the Thawed signal) */
         ThawReport *reports;              /* calls waiting for their thaws through systemd */
-        pid_t exit_pid;                   /* an ExitStandby= exit running in a child (exit-standby.c) */
+        ManagerRun *exit_run;             /* the exit's standby-manager, until it ends (exit-standby.c) */
         char *leave_why;                  /* why the exit under way began, until standby is left (LastLeave) */
-        bool leave_pending;               /* or asked of systemd, not yet begun (exit-standby.c) */
-        sd_event_source *exit_source;     /* its pidfd */
         CachedUnit *cache;
         size_t n_cache;
         uint64_t cache_generation;        /* bumped at each rebuild: what indices into it are good for */
@@ -246,10 +260,11 @@ typedef struct Listener {
         Inhibitor *inhibitors;           /* apps' locks on standby (inhibit.c) */
         uid_t late_uids[LISTENER_LATE_UIDS_MAX]; /* users whose delay locks are no longer waited for */
         size_t n_late_uids;
-        bool told;                       /* PrepareForStandby(true) sent, (false) not yet */
-        usec_t told_realtime;            /* when: events from then on are carried out at entry (late.c) */
+        /* When PrepareForStandby(true) was sent, CLOCK_REALTIME; 0 once
+         * (false) was, or before any: apps are owed (false) while it is set,
+         * and events from then on are carried out at entry (late.c). */
+        usec_t told_realtime;
         sd_event_source *told_timer;     /* told, and no enter began: (false) after all */
-        bool announcing;                 /* waiting for the delay locks */
         usec_t announce_max;
         sd_event_source *announce_timer;
         sd_bus_message **announce_calls; /* PrepareEntry calls answered when the delay ends */
@@ -639,14 +654,59 @@ void listener_release_timer_job(Listener *l, int cg_fd, const char *cgroup);
 /* Standby ended: drops what is under way. */
 void listener_held_jobs_drop(Listener *l);
 
+/* run-manager.c: standby-manager run as a program, the loop not waiting. */
+/* Its end (wait status), from the loop; the run is freed after this
+ * returns, and its owner forgets it here. */
+typedef void (*ManagerRunDone)(Listener *l, pid_t pid, int status, void *userdata);
+/* The standby-manager run: STANDBY_MANAGER_PATH, or an absolute path in
+ * $STANDBY_LISTENER_MANAGER_PATH (for tests, which run a build
+ * directory's binaries). */
+const char *listener_manager_path(void);
+/* Runs standby-manager [--config ...] [--state-dir ...] args... (the
+ * listener's own configuration file and state directory, when not the
+ * defaults), with descriptors 0-2 only and a fixed environment; done is
+ * called once it ends. Returns 0 and the run (owned by the caller until
+ * done), or a negative errno (logged) if it did not start or cannot be
+ * watched (then it may run unwatched, and done is never called). */
+int listener_manager_run(Listener *l, char **args, ManagerRunDone done, void *userdata, ManagerRun **ret);
+pid_t listener_manager_run_pid(const ManagerRun *run);
+/* Stops watching a run (the listener ends): it goes on alone. Returns NULL. */
+ManagerRun *listener_manager_run_abandon(ManagerRun *run);
+
 /* exit-standby.c */
 /* Ends standby in a child process, whose end is a loop event; while it
  * runs, events are answered and change nothing (see there). */
 void listener_exit_standby(Listener *l, const char *why);
 void listener_forget_exit(Listener *l);
+
+/* phase.c */
+const char *listener_phase_to_string(ListenerPhase p);
+/* The listener's phase by name ("inactive", "starting", "announcing",
+ * "told", "active", "leave-asked", "exiting"), for status and D-Bus. */
+const char *listener_phase_name(const Listener *l);
+bool listener_phase_transition_allowed(ListenerPhase from, ListenerPhase to);
+/* Changes the phase, logged at debug with why; one the table in phase.c
+ * does not have is logged as an error, and taken. */
+void listener_set_phase(Listener *l, ListenerPhase to, const char *why);
+/* The journal says standby is active or not: ACTIVE from any phase before
+ * it, INACTIVE from ACTIVE and after. Returns whether that changed whether
+ * standby is active. */
+bool listener_phase_follow_journal(Listener *l, bool journal_active);
+/* Whether the journal says standby is active (an exit may be under way). */
+static inline bool listener_standby_active(const Listener *l) {
+        return l->phase >= LISTENER_PHASE_ACTIVE;
+}
 /* Whether an exit is under way: what events ask for is the exit's. */
 static inline bool listener_exiting(const Listener *l) {
-        return l->exit_pid > 0 || l->leave_pending;
+        return l->phase == LISTENER_PHASE_LEAVE_ASKED || l->phase == LISTENER_PHASE_EXITING;
+}
+/* Standby wholly over: not active, and the journal (if read) says so. */
+static inline bool listener_standby_over(const Listener *l) {
+        return !listener_standby_active(l) && (!l->m.journal || l->m.journal->phase == JOURNAL_NONE);
+}
+/* Whether apps were told standby begins and not yet that it ended. */
+static inline bool listener_apps_told(const Listener *l) {
+        return l->told_realtime > 0;
 }
 
 /* fd-budget.c */
@@ -664,8 +724,6 @@ static inline void listener_fds_give_back_all(Listener *l, FdCharge *c) {
 void listener_fds_done(Listener *l);
 
 /* proc-sockets.c */
-/* pidfd_getfd(2): a duplicate of a process's fd, through its pidfd. */
-int listener_pidfd_getfd(int pidfd, int fd);
 /* One socket of a process of a cgroup, as listener_for_each_socket() finds it. */
 typedef struct SocketRef {
         pid_t pid;                   /* the process */
@@ -730,13 +788,13 @@ void listener_cgroup_watch_record(Listener *l);
 
 /* inhibit.c */
 void listener_drop_inhibitors(Listener *l);
-/* In a child of the listener: closes its copies of the apps' lock pipes, so
- * that what the listener sees of them does not depend on the child. */
-void listener_inhibitors_close_in_child(Listener *l);
 /* Tells apps that standby begins (once, until listener_announce_end()), and
  * waits, without blocking, for their delay locks (at most max_delay); then
  * answers call (if any) and runs done (if any). */
 void listener_announce(Listener *l, sd_bus_message *call, void (*done)(Listener *l), usec_t max_delay);
+/* The journal says standby is active while apps were still given their
+ * delay: the delay is over (callers answered, what waited on it run). */
+void listener_announce_cut_short(Listener *l);
 /* Standby is over, everything thawed: tells apps, if they were told it began. */
 void listener_announce_end(Listener *l);
 /* A block lock on standby, if any is held (with who holds it, the caller's). */

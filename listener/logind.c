@@ -32,8 +32,7 @@
 #include <inttypes.h>
 #include <linux/input.h>
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <systemd/sd-daemon.h>
 
@@ -77,16 +76,15 @@ typedef struct Logind {
         bool idle_hint;
         sd_event_source *idle_timer;
         char *lid_holders, *power_holders; /* other processes' block locks */
-        bool entering;                  /* StartUnit asked, standby not yet entered */
-        sd_event_source *entering_timer; /* an enter that never came is given up */
+        sd_event_source *entering_timer; /* the policy's enter asked, until standby is entered or it is given up */
         bool sleeping;                  /* between PrepareForSleep(true) and (false) */
         bool sleep_ready;               /* the freeze before this sleep is done: its lock may go */
         bool entered_for_sleep;         /* standby was entered for the sleep: left on resume */
         char *leave_wanted;             /* a leave asked for during the entry (its apps' delay): why */
         bool lid_closed;                /* as last read (SW_LID) */
         sd_bus_slot *lid_query;         /* logind's docking rules, asked on a lid close */
-        pid_t sleep_pid;                /* the freeze before the sleep */
-        sd_event_source *sleep_child, *sleep_deadline;
+        ManagerRun *sleep_run;          /* the freeze before the sleep: standby-manager --before-sleep enter */
+        sd_event_source *sleep_deadline;
         usec_t sleep_started;
         char *last_entry, *last_leave, *last_sleep;
 } Logind;
@@ -121,6 +119,14 @@ static bool on_system_bus(Listener *l) {
         return !l->bus_address;
 }
 
+/* logind is the system bus's; a test with a private bus may put a fake
+ * one there ($STANDBY_LISTENER_TEST_LOGIND=1), for the locks and the
+ * sleep. standby.target is still only the system's. */
+static bool logind_on_bus(Listener *l) {
+        const char *e = getenv("STANDBY_LISTENER_TEST_LOGIND");
+        return on_system_bus(l) || (e && streq(e, "1"));
+}
+
 static void set_text(char **p, const char *fmt, ...) _printf_(2, 3);
 static void set_text(char **p, const char *fmt, ...) {
         va_list ap;
@@ -134,9 +140,15 @@ static void set_text(char **p, const char *fmt, ...) {
         *p = s;
 }
 
+/* Standby not active, but on its way: asked of systemd by the policy, or
+ * apps told it begins (PrepareEntry, a sleep). */
+static bool entry_under_way(Listener *l) {
+        return !listener_standby_active(l) && (l->phase == LISTENER_PHASE_STARTING || listener_apps_told(l));
+}
+
 static bool lock_wanted(Logind *lg, LockKind k) {
         const Config *c = lg->l->m.config;
-        bool in_standby = lg->l->standby_active || lg->entering;
+        bool in_standby = listener_standby_active(lg->l) || lg->l->phase == LISTENER_PHASE_STARTING;
 
         switch (k) {
         case LOCK_LID:
@@ -200,7 +212,7 @@ static int on_inhibit_reply(sd_bus_message *reply, void *userdata, sd_bus_error 
 static void sync_locks(Logind *lg) {
         Listener *l = lg->l;
 
-        if (!on_system_bus(l))
+        if (!logind_on_bus(l))
                 return;
         for (LockKind k = 0; k < _LOCK_MAX; k++) {
                 LogindLock *lk = &lg->locks[k];
@@ -224,9 +236,9 @@ static int on_entering_timeout(sd_event_source *s, uint64_t usec, void *userdata
         Logind *lg = userdata;
 
         lg->entering_timer = sd_event_source_disable_unref(lg->entering_timer);
-        if (lg->entering && !lg->l->standby_active) {
+        if (lg->l->phase == LISTENER_PHASE_STARTING) {
                 log_warning("standby.target was started, but standby was not entered (see standby-enter.service).");
-                lg->entering = false;
+                listener_set_phase(lg->l, LISTENER_PHASE_INACTIVE, "no enter followed standby.target's start");
                 sync_locks(lg);
         }
         return 0;
@@ -238,7 +250,9 @@ static int on_start_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
 
         if (e) {
                 log_warning("systemd did not start standby.target: %s", e->message ?: e->name);
-                lg->entering = false;
+                lg->entering_timer = sd_event_source_disable_unref(lg->entering_timer);
+                if (lg->l->phase == LISTENER_PHASE_STARTING)
+                        listener_set_phase(lg->l, LISTENER_PHASE_INACTIVE, "systemd did not start standby.target");
                 sync_locks(lg);
         }
         return 0;
@@ -259,9 +273,11 @@ static void enter_standby(Logind *lg, const char *why, bool automatic) {
         Listener *l = lg->l;
         _cleanup_free_ char *blocker = NULL;
 
-        if (!l->standby_active && (lg->entering || l->told))
+        if (entry_under_way(l))
                 lg->leave_wanted = mfree(lg->leave_wanted); /* closed again: standby after all */
-        if (l->standby_active || lg->entering || listener_exiting(l))
+        /* Only from no standby at all: not while one is entered, being
+         * entered or left, nor while an exit's child still runs. */
+        if (l->phase == LISTENER_PHASE_STARTING || listener_standby_active(l) || l->exit_run)
                 return;
         if (automatic && listener_blocked(l, &blocker)) {
                 log_notice("Not entering standby (%s): a block lock is held by %s.", why, strna(blocker));
@@ -274,7 +290,10 @@ static void enter_standby(Logind *lg, const char *why, bool automatic) {
         }
         if (start_target(lg) < 0)
                 return;
-        lg->entering = true;
+        /* An entry by hand whose apps are being told stays that: the
+         * target's enter joins it. */
+        if (l->phase != LISTENER_PHASE_ANNOUNCING)
+                listener_set_phase(l, LISTENER_PHASE_STARTING, why);
         /* The enter waits for apps (InhibitDelayMaxSec=) and then freezes
          * (FreezeTimeout= per batch): one that failed without touching the
          * journal would otherwise leave the policy waiting for good. */
@@ -291,9 +310,9 @@ static void enter_standby(Logind *lg, const char *why, bool automatic) {
 static void leave_standby(Logind *lg, const char *why) {
         Listener *l = lg->l;
 
-        if (l->standby_active)
+        if (listener_standby_active(l))
                 listener_exit_standby(l, why);
-        else if (lg->entering || l->told) {
+        else if (entry_under_way(l)) {
                 /* An entry under way (the apps' delay, the freeze): left as
                  * soon as it is entered (listener_logind_state_changed). */
                 log_info("Standby is being entered: left once it is (%s).", why);
@@ -385,7 +404,7 @@ void listener_power_input(Listener *l, unsigned type, unsigned code, int value) 
         if (type != EV_KEY || value != 1)
                 return;
         if (code == KEY_POWER) {
-                if (l->standby_active || lg->entering || l->told) {
+                if (listener_standby_active(l) || entry_under_way(l)) {
                         if (c->leave_on & TRIGGER_POWER_KEY)
                                 leave_standby(lg, "power key");
                         else if (c->leave_on & TRIGGER_INPUT)
@@ -394,7 +413,7 @@ void listener_power_input(Listener *l, unsigned type, unsigned code, int value) 
                         enter_standby(lg, "power key", true);
                 return;
         }
-        if ((c->leave_on & TRIGGER_INPUT) && l->standby_active)
+        if ((c->leave_on & TRIGGER_INPUT) && listener_standby_active(l))
                 leave_standby(lg, "input");
 }
 
@@ -420,7 +439,8 @@ static int on_idle_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 
 static void idle_sync(Logind *lg) {
         Listener *l = lg->l;
-        bool arm = lg->idle_hint && (l->m.config->enter_on & TRIGGER_IDLE) && !l->standby_active && !lg->entering;
+        bool arm = lg->idle_hint && (l->m.config->enter_on & TRIGGER_IDLE) && !listener_standby_active(l) &&
+                   l->phase != LISTENER_PHASE_STARTING;
 
         if (!arm) {
                 lg->idle_timer = sd_event_source_disable_unref(lg->idle_timer);
@@ -567,23 +587,19 @@ static int on_sleep_deadline(sd_event_source *s, uint64_t usec, void *userdata) 
         return 0;
 }
 
-static int on_sleep_child(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+static void on_sleep_freeze_done(Listener *l, pid_t pid, int status, void *userdata) {
         Logind *lg = userdata;
-        int status = 0;
 
-        if (waitpid(lg->sleep_pid, &status, WNOHANG) <= 0)
-                return 0;
-        lg->sleep_child = sd_event_source_disable_unref(lg->sleep_child);
-        lg->sleep_pid = 0;
+        lg->sleep_run = NULL; /* freed by its runner */
         bool ok = WIFEXITED(status) && WEXITSTATUS(status) == EXIT_OK;
         lg->entered_for_sleep = ok;
-        /* The units left running are named: the journal the child wrote
-         * lists them skipped, with why (read already: the journal's watch
-         * goes before this one). */
+        /* The units left running are named: the journal standby-manager
+         * wrote lists them skipped, with why (read already: the journal's
+         * watch goes before this one). */
         _cleanup_free_ char *skipped = NULL;
-        if (ok && lg->l->m.journal)
-                for (size_t i = 0; i < lg->l->m.journal->n_units; i++) {
-                        const JournalUnit *u = &lg->l->m.journal->units[i];
+        if (ok && l->m.journal)
+                for (size_t i = 0; i < l->m.journal->n_units; i++) {
+                        const JournalUnit *u = &l->m.journal->units[i];
                         char *n = NULL;
                         if (u->state != UNIT_SKIPPED)
                                 continue;
@@ -600,60 +616,41 @@ static int on_sleep_child(sd_event_source *s, int fd, uint32_t revents, void *us
         } else
                 sleep_done(lg, ok ? "frozen" : "failed (the journal and the log say what is left)");
         /* Nothing entered: apps told for the sleep hear that it is off. */
-        if (!ok && !lg->l->standby_active && (!lg->l->m.journal || lg->l->m.journal->phase == JOURNAL_NONE))
-                listener_announce_end(lg->l);
+        if (!ok && listener_standby_over(l))
+                listener_announce_end(l);
         if (!ok)
-                return 0;
+                return;
         set_text(&lg->last_entry, "sleep");
         if (!lg->sleeping)
                 /* Resumed before the freeze was done: left at once. */
-                listener_exit_standby(lg->l, "resumed from sleep");
-        else if (on_system_bus(lg->l) && sd_booted() > 0)
+                listener_exit_standby(l, "resumed from sleep");
+        else if (on_system_bus(l) && sd_booted() > 0)
                 (void) start_target(lg); /* the target follows; its enter finds standby entered (6) */
-        return 0;
 }
 
-/* In the child: freeze what runs, bounded by what is left of logind's delay
- * (deadline, CLOCK_MONOTONIC). */
-_noreturn_ static void run_sleep_freeze(Listener *l, usec_t budget, usec_t deadline) {
-        Logind *lg = logind_of(l);
-        int r;
+/* Why nothing is frozen before this sleep, or NULL to freeze. An exit
+ * under way (the listener's, or another's that holds the journal's lock
+ * with the journal saying "exiting") is not raced: what it thaws would be
+ * frozen again behind it. A journal left "exiting" by a failed exit, the
+ * lock free, is frozen over, as `standby-manager enter` does: any user can
+ * make an exit fail (a freeze of their own above their units), and that
+ * must not turn off the freeze before every later sleep. */
+static const char *sleep_refusal(Logind *lg) {
+        Listener *l = lg->l;
+        int fd = -EBADF;
 
-        (void) prctl(PR_SET_NAME, "standby-sleep");
-        /* logind waits until every copy of a lock's fd is closed: the
-         * child's copies would hold the sleep for as long as it runs, past
-         * the parent's release at the deadline. Nor does it keep the apps'
-         * locks or the bus connection. */
-        for (LockKind k = 0; k < _LOCK_MAX; k++)
-                lg->locks[k].fd = safe_close(lg->locks[k].fd);
-        listener_inhibitors_close_in_child(l);
-        if (l->bus)
-                (void) close(sd_bus_get_fd(l->bus));
-        if (l->m.config->freeze_timeout > budget)
-                l->m.config->freeze_timeout = budget;
-        l->m.config->on_freeze_timeout = FREEZE_FAILURE_SKIP;
-        /* Whatever has not frozen by the deadline is thawed again: nothing
-         * sleeps half-frozen. The deadlock guard's scan of every process is
-         * not bounded by it, and the standby entered here ends on waking. */
-        l->m.freeze_deadline = deadline;
-        l->m.config->deadlock_guard = false;
-        /* systemd answers FreezeUnit only once the unit is frozen, and the
-         * engine waits for that answer unit by unit (up to 30 s each): one
-         * unit that cannot freeze would hold the sleep past logind's delay.
-         * cgroup.freeze is written for every unit at once and waited for
-         * within FreezeTimeout=; the journal records the backend, so the
-         * thaw on waking goes the same way. systemd's FreezerState does not
-         * show this freeze (systemd 252 does not watch cgroup.freeze). */
-        l->m.config->backend = BACKEND_CGROUPFS;
-        r = manager_lock_journal(&l->m, true);
-        if (r >= 0 && l->m.journal->phase != JOURNAL_NONE)
-                _exit(EXIT_ALREADY);
-        if (r >= 0 && now_usec(CLOCK_MONOTONIC) >= deadline)
-                _exit(EXIT_FAILURE_GENERIC); /* the journal's lock came too late */
-        if (r >= 0)
-                r = freeze_enter(&l->m);
-        (void) manager_unlock_journal(&l->m);
-        _exit(r >= 0 ? EXIT_OK : EXIT_FAILURE_GENERIC);
+        if (listener_exiting(l) || l->exit_run)
+                return "standby is being left";
+        if (listener_standby_active(l))
+                return "standby entered already";
+        if (lg->sleep_run)
+                return "a freeze before a sleep runs already";
+        if (!l->m.journal || l->m.journal->phase != JOURNAL_EXITING)
+                return NULL;
+        if (journal_lock(l->m.state_fd, LOCK_SH | LOCK_NB, &fd) < 0)
+                return "standby is being left";
+        safe_close(fd);
+        return NULL;
 }
 
 static void sleep_freeze_start(Listener *l) {
@@ -664,29 +661,25 @@ static void sleep_freeze_start(Listener *l) {
          * the lock's close takes a while to reach it on a busy machine: the
          * freeze gets six tenths of the delay, the deadline is at seven. */
         usec_t budget = delay * 6 / 10 > elapsed ? delay * 6 / 10 - elapsed : 0;
-        int pidfd, r;
-        pid_t pid;
+        const char *refused = lg->sleeping ? sleep_refusal(lg) : "woken already";
+        char deadline[32];
 
-        if (!lg->sleeping || l->standby_active || budget < 100 * USEC_PER_MSEC) {
-                sleep_done(lg, l->standby_active ? "standby entered already" : "no time left");
+        if (!refused && budget < 100 * USEC_PER_MSEC)
+                refused = "no time left";
+        if (refused) {
+                log_info("Not freezing before the sleep: %s.", refused);
+                sleep_done(lg, refused);
+                if (listener_standby_over(l))
+                        listener_announce_end(l);
                 return;
         }
-        pid = fork();
-        if (pid < 0) {
-                log_error_errno(-errno, "Cannot freeze before the sleep: %m");
-                sleep_done(lg, "fork failed");
-                return;
-        }
-        if (pid == 0)
-                run_sleep_freeze(l, budget * 3 / 4, lg->sleep_started + delay * 6 / 10);
-        lg->sleep_pid = pid;
-        pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
-        r = pidfd < 0 ? -errno : sd_event_add_io(l->event, &lg->sleep_child, pidfd, EPOLLIN, on_sleep_child, lg);
-        if (r < 0) {
-                safe_close(pidfd);
-                log_warning_errno(r, "Cannot watch the freeze before the sleep: %m");
-        } else
-                (void) sd_event_source_set_io_fd_own(lg->sleep_child, true);
+        if (l->m.journal && l->m.journal->phase == JOURNAL_EXITING)
+                log_notice("The journal says the last exit did not thaw everything (standby-manager status): "
+                           "freezing before the sleep all the same.");
+        snprintf(deadline, sizeof(deadline), "%" PRIu64, (uint64_t) (lg->sleep_started + delay * 6 / 10));
+        char *args[] = { (char *) "--before-sleep", deadline, (char *) "enter", NULL };
+        if (listener_manager_run(l, args, on_sleep_freeze_done, lg, &lg->sleep_run) < 0)
+                sleep_done(lg, "standby-manager did not start");
 }
 
 static int on_prepare_for_sleep(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
@@ -704,8 +697,10 @@ static int on_prepare_for_sleep(sd_bus_message *msg, void *userdata, sd_bus_erro
                         lg->sleep_ready = true;
                         return 0; /* FreezeBeforeSleep=no, or logind refused the lock */
                 }
-                if (l->standby_active || lg->sleep_pid > 0) {
-                        sleep_done(lg, "standby entered already");
+                const char *refused = sleep_refusal(lg);
+                if (refused) {
+                        log_info("Not freezing before the sleep: %s.", refused);
+                        sleep_done(lg, refused);
                         return 0;
                 }
                 usec_t delay = lg->delay_max ?: 5 * USEC_PER_SEC;
@@ -722,7 +717,7 @@ static int on_prepare_for_sleep(sd_bus_message *msg, void *userdata, sd_bus_erro
         }
         log_info("The machine woke up.");
         lg->sleeping = false;
-        if (lg->entered_for_sleep && lg->sleep_pid <= 0) {
+        if (lg->entered_for_sleep && !lg->sleep_run) {
                 lg->entered_for_sleep = false;
                 listener_exit_standby(l, "resumed from sleep");
         }
@@ -746,7 +741,7 @@ static int logind_start(Listener *l) {
         Logind *lg;
         int r;
 
-        if (!on_system_bus(l))
+        if (!logind_on_bus(l))
                 return 0; /* a private bus (tests): no logind */
         lg = calloc(1, sizeof(Logind));
         if (!lg)
@@ -789,22 +784,22 @@ void listener_logind_state_changed(Listener *l) {
 
         if (!lg)
                 return;
-        /* Entered or left neither by the policy, a sleep nor a rule. */
-        if (l->standby_active && !lg->entering && lg->sleep_pid <= 0 && !lg->sleeping)
+        bool active = listener_standby_active(l);
+        /* Entered or left neither by the policy, a sleep nor a rule (the
+         * phase was starting until the journal said active). */
+        if (active && !lg->entering_timer && !lg->sleep_run && !lg->sleeping)
                 set_text(&lg->last_entry, "by hand (standby.target, standby-manager enter)");
-        if (!l->standby_active)
+        if (!active)
                 set_text(&lg->last_leave, "%s", l->leave_why ?: "by hand (standby.target, standby-manager exit)");
-        if (l->standby_active) {
-                lg->entering = false;
+        if (active)
                 lg->entering_timer = sd_event_source_disable_unref(lg->entering_timer);
-        }
-        else if (!lg->entering)
+        else if (l->phase != LISTENER_PHASE_STARTING)
                 lg->entered_for_sleep = lg->entered_for_sleep && lg->sleeping;
-        if (!l->standby_active && !lg->entering && !l->told)
+        if (!active && !entry_under_way(l))
                 lg->leave_wanted = mfree(lg->leave_wanted);
         sync_locks(lg);
         idle_sync(lg);
-        if (l->standby_active && lg->leave_wanted) {
+        if (active && lg->leave_wanted) {
                 _cleanup_free_ char *why = TAKE_PTR(lg->leave_wanted);
                 listener_exit_standby(l, why);
         }
@@ -826,7 +821,7 @@ static void logind_stop(Listener *l) {
         bus_owner_free(lg->owner);
         sd_event_source_disable_unref(lg->idle_timer);
         sd_event_source_disable_unref(lg->entering_timer);
-        sd_event_source_disable_unref(lg->sleep_child);
+        listener_manager_run_abandon(lg->sleep_run);
         sd_event_source_disable_unref(lg->sleep_deadline);
         free(lg->lid_holders);
         free(lg->power_holders);
@@ -921,7 +916,9 @@ int listener_method_power_state(sd_bus_message *msg, void *userdata, sd_bus_erro
 int listener_logind_enter(Listener *l, const char *why) {
         Logind *lg = logind_of(l);
 
-        if (!lg || sd_booted() <= 0)
+        /* standby.target is the system's: not with a fake logind on a
+         * private bus (STANDBY_LISTENER_TEST_LOGIND). */
+        if (!lg || !on_system_bus(l) || sd_booted() <= 0)
                 return -EOPNOTSUPP;
         /* Asked for, not automatic: a block lock does not refuse it, as
          * it does not refuse `systemctl start standby.target`. */

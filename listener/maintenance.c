@@ -163,7 +163,7 @@ int listener_maintenance_start(Listener *l) {
         int r;
 
         listener_maintenance_stop(l);
-        if (!l->standby_active)
+        if (!listener_standby_active(l))
                 return 0;
         l->maintenance = calloc(1, sizeof(Maintenance));
         if (!l->maintenance)

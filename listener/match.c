@@ -20,7 +20,7 @@ int listener_dispatch(Listener *l, const Event *ev, usec_t received) {
                 matched++;
                 l->stats.matched++;
 
-                if (!l->standby_active) {
+                if (!listener_standby_active(l)) {
                         listener_remember_late(l, rule);
                         continue;
                 }
@@ -28,7 +28,7 @@ int listener_dispatch(Listener *l, const Event *ev, usec_t received) {
                 if (listener_exiting(l))
                         continue;
                 if (rule->exit_standby) {
-                        if (!l->leave_pending)
+                        if (l->phase != LISTENER_PHASE_LEAVE_ASKED) /* logged once, when first asked */
                                 listener_wake_exit(l, rule, ev);
                         listener_exit_standby(l, rule->path);
                         break; /* nothing left to thaw */

@@ -4,19 +4,11 @@
  * where a frozen process's bus connections are found (bus-peek.c). */
 #include <dirent.h>
 #include <fcntl.h>
-#include <sys/syscall.h>
 
 #include "cgroup.h"
 #include "fileio.h"
 #include "listener.h"
-
-static int pidfd_open_(pid_t pid) {
-        return (int) syscall(SYS_pidfd_open, pid, 0);
-}
-
-int listener_pidfd_getfd(int pidfd, int fd) {
-        return (int) syscall(SYS_pidfd_getfd, pidfd, fd, 0);
-}
+#include "pidfd.h"
 
 int listener_for_each_socket(Listener *l, const char *cgroup, int (*fn)(const SocketRef *s, void *userdata),
                              void *userdata) {
@@ -32,7 +24,7 @@ int listener_for_each_socket(Listener *l, const char *cgroup, int (*fn)(const So
                 return r;
         for (size_t i = 0; i < n; i++) {
                 _cleanup_closedir_ DIR *d = NULL;
-                _cleanup_close_ int pidfd = pidfd_open_(pids[i]);
+                _cleanup_close_ int pidfd = pidfd_of_pid(pids[i]);
                 char path[64];
                 struct dirent *de;
 
@@ -56,7 +48,7 @@ int listener_for_each_socket(Listener *l, const char *cgroup, int (*fn)(const So
                         target[k] = 0;
                         if (!strneq(target, "socket:", 7))
                                 continue;
-                        fd = listener_pidfd_getfd(pidfd, atoi(de->d_name));
+                        fd = pidfd_dup_fd(pidfd, atoi(de->d_name));
                         if (fd < 0)
                                 continue;
                         r = fn(&(SocketRef) { .pid = pids[i], .pidfd = pidfd, .fd = atoi(de->d_name), .dup = fd },

@@ -77,7 +77,7 @@ static int thaw_window(Listener *l, sd_bus_message *msg, char **leaves, uint64_t
 
         if (usec == 0)
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "A thaw window of 0 s.");
-        if (!l->standby_active || l->exit_pid > 0)
+        if (!listener_standby_active(l) || l->phase == LISTENER_PHASE_EXITING)
                 return sd_bus_error_setf(error, LISTENER_INTERFACE ".NotActive", "Standby is not active.");
 
         r = listener_report_begin(l, msg);
@@ -153,7 +153,7 @@ int listener_method_thaw_unit(sd_bus_message *msg, void *userdata, sd_bus_error 
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "\"%s\" is not a unit name.", unit);
         /* The state is anyone's to read (the State property); what is
          * frozen is not: NotFrozen comes after the access check. */
-        if (!l->standby_active || l->exit_pid > 0)
+        if (!listener_standby_active(l) || l->phase == LISTENER_PHASE_EXITING)
                 return sd_bus_error_setf(error, LISTENER_INTERFACE ".NotActive", "Standby is not active.");
         char **leaves = listener_resolve_unit(l, unit);
         r = thaw_access(l, msg, leaves, listener_method_thaw_unit, error);

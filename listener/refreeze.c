@@ -147,7 +147,7 @@ static void guard_apply(LockGuard *g) {
         bool changed = false;
         int r;
 
-        if (!g->holders || !l->standby_active || listener_exiting(l)) {
+        if (!g->holders || !listener_standby_active(l) || listener_exiting(l)) {
                 guard_unlink(g);
                 return;
         }

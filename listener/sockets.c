@@ -234,7 +234,7 @@ static bool thaw_first(Listener *l, const SocketWatch *w) {
         size_t k = (size_t) (w->rule - l->rules->rules);
         bool wrote = false;
 
-        if (!st || !l->standby_active || listener_exiting(l) || st->generation != l->cache_generation ||
+        if (!st || !listener_standby_active(l) || listener_exiting(l) || st->generation != l->cache_generation ||
             k >= st->n_rule_thaws)
                 return false;
         for (size_t i = 0; i < st->rule_thaws[k].n; i++)

@@ -140,25 +140,29 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
 /* The journal changed (or may have): standby begins, ends, or units were
  * frozen or thawed by anyone. */
 static int state_changed(Listener *l) {
-        bool was = l->standby_active;
+        bool active = listener_standby_active(l);
 
         /* Without the lock: blocking on the manager mid-enter would make the
          * listener itself a lock waiter the deadlock guard has to look at. */
         if (manager_read_journal(&l->m) >= 0)
-                l->standby_active = l->m.journal->phase == JOURNAL_ACTIVE;
+                active = l->m.journal->phase == JOURNAL_ACTIVE;
         manager_unlock_journal(&l->m);
         /* Units frozen or thawed by anyone: what follows the journal (their
          * sockets held or dropped, the cgroup watch) is the dispatcher's,
          * right after this handler. */
         listener_enqueue(l, LISTENER_WORK_JOURNAL_CHANGED);
+        bool changed = listener_phase_follow_journal(l, active);
+        /* Entered while apps were still given their delay: it is over. */
+        if (active)
+                listener_announce_cut_short(l);
         /* Left, everything thawed: apps are told (if they were told it began). */
         if (l->m.journal && l->m.journal->phase == JOURNAL_NONE)
                 listener_announce_end(l);
-        if (l->standby_active == was)
+        if (!changed)
                 return 0;
         listener_logind_state_changed(l);
-        log_info("Standby %s.", l->standby_active ? "entered" : "left");
-        if (l->standby_active) {
+        log_info("Standby %s.", active ? "entered" : "left");
+        if (active) {
                 /* Its copy of the journal is a new generation of the cache,
                  * which the socket source's thaw-first sets follow (queued
                  * above) before the first socket event of the standby. */
@@ -168,7 +172,6 @@ static int state_changed(Listener *l) {
                 listener_replay_late(l);
                 return r;
         }
-        l->leave_pending = false; /* the exit asked of systemd began */
         listener_maintenance_stop(l);
         listener_drop_windows(l);
         listener_drop_refreezes(l);
@@ -421,8 +424,10 @@ static int run_daemon(const char *config_path, const char *state_dir, const char
         listener_wake_log_start(&l);
 
         /* Apps told before a restart hear the end of this standby all the same. */
-        l.told = l.standby_active;
-        log_info("Ready: %zu rules, standby %s.", l.rules->n_rules, l.standby_active ? "active" : "inactive");
+        if (listener_standby_active(&l))
+                l.told_realtime = now_usec(CLOCK_REALTIME);
+        log_info("Ready: %zu rules, standby %s.", l.rules->n_rules,
+                 listener_standby_active(&l) ? "active" : "inactive");
         /* Ready once the rules are all in force: the call monitor may still
          * be becoming one. */
         if (!listener_call_monitor_says_ready(&l))

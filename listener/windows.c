@@ -249,11 +249,11 @@ int listener_windows_reconcile(Listener *l) {
         r = manager_read_journal(&l->m);
         if (r < 0)
                 return r;
-        l->standby_active = l->m.journal->phase == JOURNAL_ACTIVE;
+        (void) listener_phase_follow_journal(l, l->m.journal->phase == JOURNAL_ACTIVE);
         listener_cache_refresh(l);
         listener_forget_resolved(l);
         /* Windows opened before a restart close on time (or now, if overdue). */
-        for (size_t i = 0; l->standby_active && i < l->m.journal->n_units; i++) {
+        for (size_t i = 0; listener_standby_active(l) && i < l->m.journal->n_units; i++) {
                 JournalUnit *u = &l->m.journal->units[i];
                 char *one[] = { u->cgroup, NULL };
 

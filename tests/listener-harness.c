@@ -15,7 +15,6 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,6 +23,7 @@
 #include "fileio.h"
 #include "listener-harness.h"
 #include "manager.h"
+#include "pidfd.h"
 #include "proc.h"
 #include "test-util.h"
 
@@ -109,7 +109,7 @@ int stop_listener(int sig) {
 }
 
 int wait_listener_exit(usec_t timeout) {
-        _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, listener_pid, 0);
+        _cleanup_close_ int pidfd = pidfd_of_pid(listener_pid);
         struct pollfd p = { .fd = pidfd, .events = POLLIN };
         int status = -1;
 
@@ -420,12 +420,12 @@ pid_t spawn_mail_bus_service(void) {
 
 bool has_unread(void *userdata) {
         pid_t pid = *(pid_t *) userdata;
-        _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        _cleanup_close_ int pidfd = pidfd_of_pid(pid);
         SocketFd sockets[64];
         size_t n = pidfd >= 0 ? socket_fds(pid, sockets, 64) : 0;
 
         for (size_t i = 0; i < n; i++) {
-                _cleanup_close_ int fd = (int) syscall(SYS_pidfd_getfd, pidfd, sockets[i].fd, 0);
+                _cleanup_close_ int fd = pidfd_dup_fd(pidfd, sockets[i].fd);
                 int unread = 0;
                 if (fd >= 0 && ioctl(fd, FIONREAD, &unread) == 0 && unread > 0)
                         return true;

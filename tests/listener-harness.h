@@ -35,6 +35,7 @@ void listener_window_tests(const ListenerCases *c);
 void listener_hold_tests(const ListenerCases *c);
 void listener_bus_api_tests(const ListenerCases *c);
 void listener_strategy_tests(const ListenerCases *c);
+void listener_run_manager_tests(const ListenerCases *c);
 
 /* Checked fixtures of the cases with a systemd --user manager of the
  * test's (tests/env/user-manager.sh), in test-listener-systemd.c: the

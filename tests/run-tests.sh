@@ -4,6 +4,10 @@
 set -eu
 build=${1:-build}
 export STANDBY_BUILD_DIR="$build"
+# The listener runs this build's standby-manager for its exits and the
+# freeze before a sleep, not the installed one.
+STANDBY_LISTENER_MANAGER_PATH="$(cd "$build" && pwd)/standby-manager"
+export STANDBY_LISTENER_MANAGER_PATH
 export CK_VERBOSITY="${CK_VERBOSITY:-normal}"
 case "$build" in
 *san*)

@@ -134,6 +134,73 @@ START_TEST(test_dispatch_queued_before_the_loop) {
 }
 END_TEST
 
+/* The standby phase (listener/phase.c): its names, its table, and how it
+ * follows the journal. */
+START_TEST(test_phase_names_distinct) {
+        Listener l = {};
+
+        ck_assert_str_eq(listener_phase_name(&l), "inactive");
+        for (ListenerPhase a = 0; a < _LISTENER_PHASE_MAX; a++) {
+                ck_assert_ptr_nonnull(listener_phase_to_string(a));
+                for (ListenerPhase b = a + 1; b < _LISTENER_PHASE_MAX; b++)
+                        ck_assert_str_ne(listener_phase_to_string(a), listener_phase_to_string(b));
+        }
+        ck_assert_ptr_null(listener_phase_to_string(_LISTENER_PHASE_MAX));
+        ck_assert_ptr_null(listener_phase_to_string(_LISTENER_PHASE_INVALID));
+}
+END_TEST
+
+START_TEST(test_phase_paths_in_table) {
+        /* The policy's entry and an ExitStandby= exit run here. */
+        static const ListenerPhase path[] = {
+                LISTENER_PHASE_INACTIVE, LISTENER_PHASE_STARTING,    LISTENER_PHASE_ANNOUNCING,
+                LISTENER_PHASE_TOLD,     LISTENER_PHASE_ACTIVE,      LISTENER_PHASE_LEAVE_ASKED,
+                LISTENER_PHASE_EXITING,  LISTENER_PHASE_ACTIVE,      LISTENER_PHASE_EXITING,
+                LISTENER_PHASE_INACTIVE,
+        };
+        Listener l = {};
+
+        for (size_t i = 1; i < ELEMENTSOF(path); i++) {
+                ck_assert_msg(listener_phase_transition_allowed(path[i - 1], path[i]), "%s -> %s",
+                              listener_phase_to_string(path[i - 1]), listener_phase_to_string(path[i]));
+                listener_set_phase(&l, path[i], "test");
+                ck_assert_int_eq(l.phase, path[i]);
+        }
+        /* Never: an exit without standby, apps' delay dropped untold, a
+         * leave asked of what is not active. */
+        ck_assert(!listener_phase_transition_allowed(LISTENER_PHASE_INACTIVE, LISTENER_PHASE_EXITING));
+        ck_assert(!listener_phase_transition_allowed(LISTENER_PHASE_ANNOUNCING, LISTENER_PHASE_INACTIVE));
+        ck_assert(!listener_phase_transition_allowed(LISTENER_PHASE_TOLD, LISTENER_PHASE_LEAVE_ASKED));
+        ck_assert(!listener_phase_transition_allowed(LISTENER_PHASE_EXITING, LISTENER_PHASE_LEAVE_ASKED));
+}
+END_TEST
+
+START_TEST(test_phase_follows_journal) {
+        Listener l = {};
+
+        ck_assert(!listener_phase_follow_journal(&l, false));
+        ck_assert_int_eq(l.phase, LISTENER_PHASE_INACTIVE);
+        /* Entered while apps were still given their delay. */
+        l.phase = LISTENER_PHASE_ANNOUNCING;
+        ck_assert(listener_phase_follow_journal(&l, true));
+        ck_assert_int_eq(l.phase, LISTENER_PHASE_ACTIVE);
+        ck_assert(listener_standby_active(&l));
+        ck_assert(!listener_exiting(&l));
+        /* An exit under way is still standby, until the journal leaves. */
+        listener_set_phase(&l, LISTENER_PHASE_EXITING, "test");
+        ck_assert(listener_exiting(&l));
+        ck_assert(!listener_phase_follow_journal(&l, true));
+        ck_assert_int_eq(l.phase, LISTENER_PHASE_EXITING);
+        ck_assert(listener_phase_follow_journal(&l, false));
+        ck_assert_int_eq(l.phase, LISTENER_PHASE_INACTIVE);
+        ck_assert(!listener_standby_active(&l) && !listener_exiting(&l));
+        /* The policy's start asked: not standby until the journal says so. */
+        listener_set_phase(&l, LISTENER_PHASE_STARTING, "test");
+        ck_assert(!listener_phase_follow_journal(&l, false));
+        ck_assert_int_eq(l.phase, LISTENER_PHASE_STARTING);
+}
+END_TEST
+
 Suite *dispatch_suite(void) {
         Suite *s = suite_create("dispatch");
         TCase *tc = tcase_create("queue");
@@ -141,6 +208,11 @@ Suite *dispatch_suite(void) {
         tcase_add_test(tc, test_dispatch_once_after_the_handler);
         tcase_add_test(tc, test_dispatch_work_it_queues_runs_next);
         tcase_add_test(tc, test_dispatch_queued_before_the_loop);
+        suite_add_tcase(s, tc);
+        tc = tcase_create("phase");
+        tcase_add_test(tc, test_phase_names_distinct);
+        tcase_add_test(tc, test_phase_paths_in_table);
+        tcase_add_test(tc, test_phase_follows_journal);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -25,6 +25,7 @@
 #include "fileio.h"
 #include "listener-harness.h"
 #include "manager.h"
+#include "pidfd.h"
 #include "test-util.h"
 
 /* A method call's header, forged: what anyone who can connect to a
@@ -132,9 +133,9 @@ static int spawn_spoofed_bus(bool forge) {
         ck_assert_msg(poll(&p, 1, 5000) == 1 && read(ready[0], &fd, sizeof(fd)) == sizeof(fd),
                       "uid 65534 could not bind the bus's path in a namespace of its own");
         close(ready[0]);
-        int pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        int pidfd = pidfd_of_pid(pid);
         ck_assert_int_ge(pidfd, 0);
-        int w = (int) syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+        int w = pidfd_dup_fd(pidfd, fd);
         ck_assert_int_ge(w, 0);
         close(pidfd);
         return w;

@@ -81,6 +81,7 @@ Suite *listener_suite(void) {
         listener_trust_tests(&c);
         listener_forged_tests(&c);
         listener_loop_tests(&c);
+        listener_run_manager_tests(&c);
         listener_systemd_tests(&c);
         listener_window_tests(&c);
         listener_hold_tests(&c);
