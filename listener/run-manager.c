@@ -8,9 +8,10 @@
  *
  * posix_spawn() (a vfork in glibc: nothing of the listener's locked memory
  * is copied) with standard input /dev/null, every descriptor from 3 up
- * closed, signals as a new process has them, and a fixed environment: PATH, and JOURNAL_STREAM when
+ * closed, signals as a new process has them, and a fixed environment: PATH, JOURNAL_STREAM when
  * the listener has one, so that the child's log lines keep their
- * priorities. Its end is its pidfd becoming readable, a loop event; the
+ * priorities, and STANDBY_REPORT_DIR when it has one (the tests' place
+ * for the wake reports, which the exit writes). Its end is its pidfd becoming readable, a loop event; the
  * loop never waits for it. */
 #include <assert.h>
 #include <fcntl.h>
@@ -136,8 +137,10 @@ int listener_manager_run(Listener *l, char **args, ManagerRunDone done, void *us
         _cleanup_free_ char *journal_stream = NULL;
         _cleanup_free_ ManagerRun *run = NULL;
         _cleanup_close_ int pidfd = -EBADF;
-        const char *path = listener_manager_path(), *js = getenv("JOURNAL_STREAM");
-        char *envp[3] = { (char *) "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL, NULL };
+        _cleanup_free_ char *report_dir = NULL;
+        const char *path = listener_manager_path(), *js = getenv("JOURNAL_STREAM"), *rd = getenv("STANDBY_REPORT_DIR");
+        char *envp[4] = { (char *) "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL, NULL, NULL };
+        size_t n_env = 1;
         pid_t pid;
         int r;
 
@@ -150,7 +153,12 @@ int listener_manager_run(Listener *l, char **args, ManagerRunDone done, void *us
                 return r;
         if (js && asprintf(&journal_stream, "JOURNAL_STREAM=%s", js) < 0)
                 return -ENOMEM;
-        envp[1] = journal_stream;
+        if (rd && asprintf(&report_dir, "STANDBY_REPORT_DIR=%s", rd) < 0)
+                return -ENOMEM;
+        if (journal_stream)
+                envp[n_env++] = journal_stream;
+        if (report_dir)
+                envp[n_env++] = report_dir;
         r = spawn(path, argv, envp, &pid);
         if (r < 0)
                 return log_error_errno(r, "Cannot run %s: %m", path);

@@ -56,7 +56,8 @@ static char *probe_report(const char *verb) {
 }
 
 /* standby-manager had descriptors 0, 1 and 2 only, and no environment
- * but PATH and (if the listener had it) JOURNAL_STREAM. */
+ * but PATH and (if the listener had them) JOURNAL_STREAM and
+ * STANDBY_REPORT_DIR. */
 static void assert_ran_alone(const char *report) {
         _cleanup_free_ char *copy = strdup(report);
         unsigned fds = 0;
@@ -69,7 +70,8 @@ static void assert_ran_alone(const char *report) {
                         ck_assert_msg(fd >= 0 && fd <= 2, "standby-manager got the listener's fd %d", fd);
                         fds |= 1U << fd;
                 } else if (strneq(x, "env ", 4))
-                        ck_assert_msg(strneq(x, "env PATH=", 9) || strneq(x, "env JOURNAL_STREAM=", 19),
+                        ck_assert_msg(strneq(x, "env PATH=", 9) || strneq(x, "env JOURNAL_STREAM=", 19) ||
+                                              strneq(x, "env STANDBY_REPORT_DIR=", 23),
                                       "standby-manager got %s", x);
         }
         ck_assert_uint_eq(fds, 7);
