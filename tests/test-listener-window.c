@@ -454,7 +454,15 @@ START_TEST(test_refreezes_keep_memory) {
                         before = test_rss_kib(listener_pid); /* past the first windows' growth */
         }
         uint64_t after = test_rss_kib(listener_pid);
-        ck_assert_msg(after < before + 16 * 1024, "RSS %" PRIu64 " KiB after 20 refreezes, %" PRIu64 " after 120", before,
+        /* Under ASan freed memory waits in its quarantine (256 MB at most)
+         * before it is reused: a bound above that still tells the leak (some
+         * 20 MB a refreeze) apart. */
+#if defined(__SANITIZE_ADDRESS__)
+        const uint64_t slack_kib = 320 * 1024;
+#else
+        const uint64_t slack_kib = 16 * 1024;
+#endif
+        ck_assert_msg(after < before + slack_kib, "RSS %" PRIu64 " KiB after 20 refreezes, %" PRIu64 " after 120", before,
                       after);
         ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
         sd_bus_flush_close_unref(bus);
