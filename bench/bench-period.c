@@ -882,38 +882,38 @@ static void write_json_result(FILE *f, const char *sep, const char *name, const 
         fputs("]}", f);
 }
 
+/* OUT/name, made anew, with header written; logged and NULL if it cannot be. */
+static FILE *open_result(const char *out, const char *name, const char *header) {
+        char path[4096];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/%s", out, name);
+        f = fopen(path, "we");
+        if (!f) {
+                log_error_errno(-errno, "Cannot write %s: %m", path);
+                return NULL;
+        }
+        fputs(header, f);
+        return f;
+}
+
 static int write_results(Period *p) {
         char path[4096];
         const char *out = p->o->output;
 
         (void) mkdir(out, 0755);
-        snprintf(path, sizeof(path), "%s/period.csv", out);
-        _cleanup_fclose_ FILE *csv = fopen(path, "we");
-        if (!csv)
-                return log_error_errno(-errno, "Cannot write %s: %m", path);
-        fprintf(csv, "strategy,wakeups_per_s,kernel_wakeups_per_s,cpu_ms_per_s,events,p50_ms,p99_ms,after_exit,unanswered,"
-                     "runs_missed,lateness_median_s,recovery_late_max_s,recovery_missed,redis_save_late_s,"
-                     "pg_checkpoint_late_s,enter_ms,exit_ms,correct\n");
-        snprintf(path, sizeof(path), "%s/period-jobs.csv", out);
-        _cleanup_fclose_ FILE *jobs = fopen(path, "we");
-        if (!jobs)
-                return log_error_errno(-errno, "Cannot write %s: %m", path);
-        fprintf(jobs, "strategy,job,period_s,allowed_s,due,missed,late_p50_s,late_max_s\n");
-        snprintf(path, sizeof(path), "%s/period.json", out);
-        _cleanup_fclose_ FILE *js = fopen(path, "we");
-        if (!js)
-                return log_error_errno(-errno, "Cannot write %s: %m", path);
-        fputs("[", js);
-        snprintf(path, sizeof(path), "%s/period-units.csv", out);
-        _cleanup_fclose_ FILE *units = fopen(path, "we");
-        if (!units)
-                return log_error_errno(-errno, "Cannot write %s: %m", path);
-        fprintf(units, "strategy,unit,wakeups_per_s,cpu_ms_per_s\n");
-        snprintf(path, sizeof(path), "%s/period.dat", out);
-        _cleanup_fclose_ FILE *dat = fopen(path, "we");
-        if (!dat)
-                return log_error_errno(-errno, "Cannot write %s: %m", path);
-        fprintf(dat, "# strategy wakeups/s p99_ms lateness_median_s\n");
+        _cleanup_fclose_ FILE *csv = open_result(
+                out, "period.csv",
+                "strategy,wakeups_per_s,kernel_wakeups_per_s,cpu_ms_per_s,events,p50_ms,p99_ms,after_exit,unanswered,"
+                "runs_missed,lateness_median_s,recovery_late_max_s,recovery_missed,redis_save_late_s,"
+                "pg_checkpoint_late_s,enter_ms,exit_ms,correct\n");
+        _cleanup_fclose_ FILE *jobs =
+                open_result(out, "period-jobs.csv", "strategy,job,period_s,allowed_s,due,missed,late_p50_s,late_max_s\n");
+        _cleanup_fclose_ FILE *js = open_result(out, "period.json", "[");
+        _cleanup_fclose_ FILE *units = open_result(out, "period-units.csv", "strategy,unit,wakeups_per_s,cpu_ms_per_s\n");
+        _cleanup_fclose_ FILE *dat = open_result(out, "period.dat", "# strategy wakeups/s p99_ms lateness_median_s\n");
+        if (!csv || !jobs || !js || !units || !dat)
+                return -EIO;
 
         printf("\n%-12s %10s %8s %9s %9s %9s %10s %11s %10s %10s %10s\n", "strategy", "wakeups/s", "kernel",
                "CPU ms/s", "p50 ms", "p99 ms", "unanswered", "runs missed", "late p50 s", "redis late", "pg late");

@@ -18,8 +18,8 @@ static void unescape_mountinfo(char *s) {
         char *w = s;
 
         for (char *r = s; *r;) {
-                if (r[0] == '\\' && r[1] >= '0' && r[1] <= '7' && r[2] >= '0' && r[2] <= '7' &&
-                    r[3] >= '0' && r[3] <= '7') {
+                if (r[0] == '\\' && r[1] >= '0' && r[1] <= '7' && r[2] >= '0' && r[2] <= '7' && r[3] >= '0' &&
+                    r[3] <= '7') {
                         *w++ = (char) (((r[1] - '0') << 6) | ((r[2] - '0') << 3) | (r[3] - '0'));
                         r += 4;
                 } else
@@ -238,14 +238,15 @@ int cgroup_account(int root_fd, const char *rel, CgroupAccount *ret) {
                         return negative_errno();
                 p += k;
                 if (st.st_uid != 0) {
-                        *ret = (CgroupAccount) { .uid = st.st_uid, .id = (uint64_t) st.st_ino,
-                                                 .prefix_len = (size_t) (p - rel) };
+                        *ret = (CgroupAccount){ .uid = st.st_uid,
+                                                .id = (uint64_t) st.st_ino,
+                                                .prefix_len = (size_t) (p - rel) };
                         return 0;
                 }
                 if (*p == '/')
                         p++;
         }
-        *ret = (CgroupAccount) {};
+        *ret = (CgroupAccount){};
         return 0;
 }
 
@@ -415,7 +416,7 @@ int cgroup_wait_frozen(const int *cg_fds, size_t n, bool want, usec_t deadline, 
                                 r = negative_errno();
                                 goto finish;
                         }
-                        pfds[left] = (struct pollfd) { .fd = fd, .events = POLLPRI };
+                        pfds[left] = (struct pollfd){ .fd = fd, .events = POLLPRI };
                         idx[left++] = next++;
                 }
                 if (left == 0)
@@ -844,7 +845,7 @@ int cgroup_walk_below(int cg_fd, cgroup_walk_below_fn fn, void *userdata) {
                         r = -ENOMEM;
                         break;
                 }
-                levels[n] = (DeepLevel) {};
+                levels[n] = (DeepLevel){};
                 r = list_children(child, &levels[n].children);
                 if (r == -ENOENT || r == -ENODEV)
                         continue;

@@ -51,7 +51,7 @@ static void class_add(LatenessClass *classes, size_t *n, const Maintenance *m, u
         if (lateness == USEC_INFINITY || class_of(classes, *n, lateness))
                 return;
         const LatenessClass *old = class_of(m->classes, m->n_classes, lateness);
-        classes[(*n)++] = (LatenessClass) { .lateness = lateness, .due = old ? old->due : due_after(now, lateness) };
+        classes[(*n)++] = (LatenessClass){ .lateness = lateness, .due = old ? old->due : due_after(now, lateness) };
 }
 
 /* The classes of the units frozen now, and Lateness='s (units held later

@@ -151,8 +151,8 @@ int listener_thaw_rule(Listener *l, const Rule *rule, usec_t received) {
         now = now_usec(CLOCK_MONOTONIC);
         until = window_end(now, rule->duration);
         for (size_t i = 0; i < n; i++) {
-                if ((k = thaw_write(l, listener_resolve_unit(l, rule->thaw[i]), now, until, rule->end_when_idle, &d[i])) <
-                    0)
+                if ((k = thaw_write(l, listener_resolve_unit(l, rule->thaw[i]), now, until, rule->end_when_idle,
+                                    &d[i])) < 0)
                         r = k;
                 any = any || d[i].done;
         }

@@ -17,7 +17,6 @@
 #include "listener.h"
 #include "proc.h"
 
-
 static bool thread_busy(pid_t tid) {
         ProcStat st;
 

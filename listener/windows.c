@@ -66,7 +66,6 @@ static void window_close(Listener *l, Window *w) {
         window_unlink(l, w);
 }
 
-
 static int on_window_end(sd_event_source *s, uint64_t usec, void *userdata) {
         Window *w = userdata;
 
@@ -109,9 +108,14 @@ static Window *window_split(Listener *l, Window *w, const bool *is_idle, bool du
                 }
         }
         w->leaves[b] = NULL;
-        *d = (Window) { .listener = l, .due = due, .leaves = idle, .deadline = w->deadline, .opened = w->opened,
-                        .cpu_at_open = w->cpu_at_open ? cpu : mfree(cpu),
-                        .wakeups_at_open = w->cpu_at_open ? wakeups : mfree(wakeups), .next = l->windows };
+        *d = (Window){ .listener = l,
+                       .due = due,
+                       .leaves = idle,
+                       .deadline = w->deadline,
+                       .opened = w->opened,
+                       .cpu_at_open = w->cpu_at_open ? cpu : mfree(cpu),
+                       .wakeups_at_open = w->cpu_at_open ? wakeups : mfree(wakeups),
+                       .next = l->windows };
         if (!due && sd_event_add_time(l->event, &d->timer, CLOCK_MONOTONIC, d->deadline, 0, on_window_end, d) < 0)
                 d->due = true; /* no timer: closed with the others that are due */
         l->windows = d;
@@ -199,7 +203,8 @@ static int arm_idle_look(Window *w, usec_t step) {
                 return r < 0 ? r : sd_event_source_set_enabled(w->idle_look, SD_EVENT_ONESHOT);
         }
         /* Accuracy 1 ms: a look a little late costs a little window. */
-        return sd_event_add_time(w->listener->event, &w->idle_look, CLOCK_MONOTONIC, at, USEC_PER_MSEC, on_idle_look, w);
+        return sd_event_add_time(w->listener->event, &w->idle_look, CLOCK_MONOTONIC, at, USEC_PER_MSEC, on_idle_look,
+                                 w);
 }
 
 int listener_add_window(Listener *l, char **leaves, usec_t deadline, bool end_when_idle) {

@@ -75,8 +75,8 @@ START_TEST(test_thaw_for_window_is_the_listeners) {
         ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
         test_drain(mail);
 
-        ck_assert_msg(test_manager(&err, "thaw", test_cgpath("mail.service"), "--for", "1s", "--bus-address", bus_address, NULL) ==
-                              EXIT_OK,
+        ck_assert_msg(test_manager(&err, "thaw", test_cgpath("mail.service"), "--for", "1s", "--bus-address",
+                                   bus_address, NULL) == EXIT_OK,
                       "%s", err);
         ck_assert(!test_frozen("mail.service"));
         ck_assert(test_frozen("other.service"));
@@ -90,7 +90,8 @@ START_TEST(test_thaw_for_window_is_the_listeners) {
         /* A unit standby did not freeze (exempt): not thawed, and said so. */
         free(TAKE_PTR(err));
         test_spawn_workload("late.service", "idle", 100, 1, NULL);
-        ck_assert_int_eq(test_manager(&err, "thaw", test_cgpath("late.service"), "--for", "1s", "--bus-address", bus_address, NULL),
+        ck_assert_int_eq(test_manager(&err, "thaw", test_cgpath("late.service"), "--for", "1s", "--bus-address",
+                                      bus_address, NULL),
                          EXIT_NOT_ACTIVE);
         ck_assert_msg(strstr(err, "/late.service: not thawed: not frozen by standby"), "%s", err);
 
@@ -98,7 +99,8 @@ START_TEST(test_thaw_for_window_is_the_listeners) {
         ck_assert(!test_anything_frozen());
         /* Outside standby the listener opens no window. */
         free(TAKE_PTR(err));
-        ck_assert_int_eq(test_manager(&err, "thaw", test_cgpath("mail.service"), "--for", "1s", "--bus-address", bus_address, NULL),
+        ck_assert_int_eq(test_manager(&err, "thaw", test_cgpath("mail.service"), "--for", "1s", "--bus-address",
+                                      bus_address, NULL),
                          EXIT_NOT_ACTIVE);
         sd_bus_flush_close_unref(bus);
 }
@@ -113,7 +115,8 @@ START_TEST(test_thaw_for_needs_the_listener) {
                 return;
         test_spawn_workload("mail.service", "idle", 100, 1, NULL);
         ck_assert_int_eq(test_manager(NULL, "--quiet", "enter", NULL), EXIT_OK);
-        ck_assert_int_eq(test_manager(&err, "thaw", test_cgpath("mail.service"), "--for", "1s", "--bus-address", bus_address, NULL),
+        ck_assert_int_eq(test_manager(&err, "thaw", test_cgpath("mail.service"), "--for", "1s", "--bus-address",
+                                      bus_address, NULL),
                          EXIT_FAILURE_GENERIC);
         ck_assert_msg(strstr(err, "thaw --for needs it running"), "%s", err);
         ck_assert(test_frozen("mail.service"));
@@ -202,7 +205,6 @@ START_TEST(test_push_ex_reports_gone) {
 }
 END_TEST
 
-
 /* EndWhenIdle=yes: a server that answers at once is frozen again well
  * before For= (30 s; the bound allows 5), by a look at its threads, and
  * data on its connection after that wakes it again. */
@@ -215,7 +217,9 @@ START_TEST(test_window_ends_when_server_idle) {
         write_rule("60-srv.rule",
                    "[Match]\nEvent=socket\nUnit=srv.service\n[Action]\nThaw=srv.service\nFor=30s\nEndWhenIdle=yes\n");
         snprintf(portarg, sizeof(portarg), "%d", port);
-        char *argv[] = { (char *) test_bin("standby-workload"), "echo-server", "--port", portarg, "--tick-fd", "3", NULL };
+        char *argv[] = {
+                (char *) test_bin("standby-workload"), "echo-server", "--port", portarg, "--tick-fd", "3", NULL
+        };
         server_pid = test_spawn("srv.service", argv, &tick);
         ck_assert_int_eq(test_ticks(tick, 1, 5 * USEC_PER_SEC), 1); /* listening */
         int a = tcp_connect(port);
@@ -248,8 +252,8 @@ START_TEST(test_window_busy_lasts_for) {
 
         if (!test_need_root_cgroup2())
                 return;
-        write_rule("60-busy.rule",
-                   "[Match]\nEvent=push\nUnit=busy.service\n[Action]\nThaw=busy.service\nFor=1500ms\nEndWhenIdle=yes\n");
+        write_rule("60-busy.rule", "[Match]\nEvent=push\nUnit=busy.service\n[Action]\nThaw=busy.service\nFor="
+                                   "1500ms\nEndWhenIdle=yes\n");
         test_spawn_workload("busy.service", "busy", 100, 1, NULL);
         start_listener();
         sd_bus *bus = client();
@@ -260,8 +264,8 @@ START_TEST(test_window_busy_lasts_for) {
         ck_assert_int_eq(acted, 1);
         ck_assert_msg(wait_statistic(bus, "refreezes", 1, 10 * USEC_PER_SEC), "the window never ended");
         usec_t took = now_usec(CLOCK_MONOTONIC) - t0;
-        ck_assert_msg(took >= 1400 * USEC_PER_MSEC, "a busy unit frozen again %.3f s after its thaw, before For=",
-                      (double) took / USEC_PER_SEC);
+        ck_assert_msg(took >= 1400 * USEC_PER_MSEC,
+                      "a busy unit frozen again %.3f s after its thaw, before For=", (double) took / USEC_PER_SEC);
         ck_assert_uint_eq(statistic(bus, "idle_ends"), 0);
         /* 20, 40, 80, 160, 320, 640 ms apart: six looks inside 1.5 s, one
          * or two fewer where the loop is late on a loaded host. */
@@ -344,7 +348,8 @@ END_TEST
  * timer firing in a loop (which the push's window would have seen). */
 START_TEST(test_maintenance_lateness_no_overflow) {
         if (test_need_root_cgroup2())
-                assert_no_maintenance("[Maintenance]\nLateness=infinity\n[Lateness]\nfar.service=18446744073709551614us\n",
+                assert_no_maintenance("[Maintenance]\nLateness=infinity\n[Lateness]\nfar.service="
+                                      "18446744073709551614us\n",
                                       "far.service");
 }
 END_TEST
@@ -367,7 +372,8 @@ START_TEST(test_maintenance_reload) {
 
         test_write_config("[Maintenance]\nLateness=infinity\n[Lateness]\ntick.service=1s\n");
         ck_assert_int_eq(kill(listener_pid, SIGHUP), 0);
-        ck_assert_msg(test_ticks(tick, 2, 10 * USEC_PER_SEC) == 2, "tick.service ran in fewer than 2 windows after the reload");
+        ck_assert_msg(test_ticks(tick, 2, 10 * USEC_PER_SEC) == 2,
+                      "tick.service ran in fewer than 2 windows after the reload");
         ck_assert_uint_ge(statistic(bus, "maintenance_windows"), 2);
         ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
         sd_bus_flush_close_unref(bus);
@@ -449,7 +455,8 @@ START_TEST(test_refreezes_keep_memory) {
         for (uint64_t i = 1; i <= 120; i++) {
                 char *error = push_within(bus, "tick.service", 2 * USEC_PER_SEC, &acted);
                 ck_assert_msg(!error, "push %" PRIu64 ": %s", i, error);
-                ck_assert_msg(wait_statistic(bus, "refreezes", i, 10 * USEC_PER_SEC), "window %" PRIu64 " never ended", i);
+                ck_assert_msg(wait_statistic(bus, "refreezes", i, 10 * USEC_PER_SEC), "window %" PRIu64 " never ended",
+                              i);
                 if (i == 20)
                         before = test_rss_kib(listener_pid); /* past the first windows' growth */
         }
@@ -462,8 +469,8 @@ START_TEST(test_refreezes_keep_memory) {
 #else
         const uint64_t slack_kib = 16 * 1024;
 #endif
-        ck_assert_msg(after < before + slack_kib, "RSS %" PRIu64 " KiB after 20 refreezes, %" PRIu64 " after 120", before,
-                      after);
+        ck_assert_msg(after < before + slack_kib, "RSS %" PRIu64 " KiB after 20 refreezes, %" PRIu64 " after 120",
+                      before, after);
         ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
         sd_bus_flush_close_unref(bus);
 }
@@ -529,7 +536,8 @@ START_TEST(test_window_event_without_idle_keeps_window) {
         usec_t took = now_usec(CLOCK_MONOTONIC) - t0;
         ck_assert_int_eq(kill(pid, SIGCONT), 0);
         ck_assert_uint_eq(statistic(bus, "idle_ends"), 0);
-        ck_assert_msg(took >= 3800 * USEC_PER_MSEC, "frozen again %.2f s after the first event, before its window's end",
+        ck_assert_msg(took >= 3800 * USEC_PER_MSEC,
+                      "frozen again %.2f s after the first event, before its window's end",
                       (double) took / USEC_PER_SEC);
         ck_assert_int_eq(test_manager(NULL, "--quiet", "exit", NULL), EXIT_OK);
         sd_bus_flush_close_unref(bus);

@@ -30,7 +30,7 @@
 #include "macro.h"
 #include "time-util.h"
 
-static char **units;      /* CGROUP... */
+static char **units; /* CGROUP... */
 static size_t n_units;
 static int root_fd = -EBADF;
 static usec_t get_delay, thaw_delay;
