@@ -127,6 +127,7 @@ int kv_get(const char *line, const char *key, char **ret) {
                                 *o++ = *v++;
                 }
                 *o = '\0';
+                free(*ret); /* set by an earlier line: the last one read stands */
                 *ret = s;
                 return 0;
         }
@@ -180,10 +181,13 @@ int wake_record_parse(const char *line, WakeRecord *ret) {
         (void) kv_get_u64(line, "dur", &w.duration);
         (void) kv_get_u64(line, "cpu", &w.cpu);
         (void) kv_get_u64(line, "wakeups", &w.wakeups);
+        /* Every field asked for, each one absent or read. */
         r = 0;
-        if ((kv_get(line, "source", &w.source) == -ENOMEM) | (kv_get(line, "rule", &w.rule) == -ENOMEM) |
-            (kv_get(line, "cause", &w.cause) == -ENOMEM) | (kv_get(line, "units", &w.units) == -ENOMEM))
-                r = -ENOMEM;
+        static const char * const keys[] = { "source", "rule", "cause", "units" };
+        char **fields[] = { &w.source, &w.rule, &w.cause, &w.units };
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++)
+                if (kv_get(line, keys[i], fields[i]) == -ENOMEM)
+                        r = -ENOMEM;
         if (r < 0) {
                 wake_record_done(&w);
                 return r;

@@ -80,6 +80,7 @@ int wake_record_parse(const char *line, WakeRecord *ret);
  * and 0x7f as \xHH), cut to max_value bytes of escaped text (a "..." says
  * so), never past the buffer. Returns the new length. */
 size_t kv_append(char *buf, size_t len, size_t max, const char *key, const char *value, size_t max_value);
-/* The unescaped value of key in line, or -ENOENT. */
+/* The unescaped value of key in line into *ret (which is NULL or is freed
+ * and replaced), or -ENOENT. */
 int kv_get(const char *line, const char *key, char **ret);
 int kv_get_u64(const char *line, const char *key, uint64_t *ret);

@@ -251,7 +251,7 @@ static int write_period(int dir_fd, const char *name, const Period *p, bool repo
         return r;
 }
 
-static int parse_period(const char *text, Period *ret) {
+int report_parse(const char *text, Period *ret) {
         Period p = {};
         int r = 0;
         char *line_end;
@@ -319,7 +319,7 @@ static int parse_period(const char *text, Period *ret) {
 static int read_period_file(int dir_fd, const char *name, Period *ret) {
         _cleanup_free_ char *text = NULL;
         int r = read_full_fileat_max(dir_fd, name, 2 * REPORTS_SIZE_MAX, &text, NULL);
-        return r < 0 ? r : parse_period(text, ret);
+        return r < 0 ? r : report_parse(text, ret);
 }
 
 /* The unit that ran this process, for how standby was entered or left. */

@@ -80,6 +80,10 @@ Period *report_period_snapshot_end(Manager *m);
  * the report's path (logged by the caller), or a negative errno. */
 int report_period_end(Manager *m, Period *end, char **ret_path);
 
+/* One report file's text (NUL-terminated, any bytes) into ret, which the
+ * caller frees with period_done(): 0, or a negative errno. */
+int report_parse(const char *text, Period *ret);
+
 /* Every report in dir, oldest first. */
 int report_read_all(const char *dir, Period **ret, size_t *ret_n);
 
