@@ -90,6 +90,10 @@ static bool child_exited(void *userdata) {
         return waitpid(st[0], &st[1], WNOHANG) == st[0];
 }
 
+static bool one_inhibitor(void *bus) {
+        return count_inhibitors(bus) == 1;
+}
+
 /* Apps are told: PrepareForStandby(true) before enter freezes anything,
  * enter waits for the delay lock to close, (false) after exit; a user may
  * take delay locks (8 at most) but no block lock; the locks are listed. */
@@ -133,13 +137,8 @@ START_TEST(test_app_locks) {
         ck_assert_msg(!name, "Inhibit: %s", name);
         ck_assert_int_ge(fd, 0);
         /* The user's locks go with its connection: one is left, root's. */
-        int n = -1;
-        for (int tries = 0; tries < 100 && n != 1; tries++) {
-                if (tries)
-                        usleep(100 * 1000);
-                n = count_inhibitors(bus);
-        }
-        ck_assert_int_eq(n, 1);
+        ck_assert_msg(test_wait_for(one_inhibitor, bus, 10 * USEC_PER_SEC), "%d locks, not root's alone",
+                      count_inhibitors(bus));
 
         st[0] = pid = fork();
         ck_assert_int_ge(pid, 0);
