@@ -51,6 +51,24 @@ static usec_t left(usec_t deadline) {
         return deadline > now + USEC_PER_MSEC ? deadline - now : USEC_PER_MSEC;
 }
 
+/* Opens a connection to address (the system bus if NULL) and calls member
+ * of interface on the listener's object, with arg (a string) if not NULL,
+ * all within 2 s: the connection in *ret_bus (for the caller to close, set
+ * as soon as it is open), the reply in *ret_reply. */
+static int call_listener(const SdBus *bus_fn, const char *address, const char *interface, const char *member,
+                         const char *arg, sd_bus **ret_bus, sd_bus_message **ret_reply, sd_bus_error *error) {
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 2 * USEC_PER_SEC;
+        int r = open_bus(bus_fn, address, deadline, ret_bus);
+
+        if (r < 0)
+                return r;
+        (void) bus_fn->set_method_call_timeout(*ret_bus, left(deadline));
+        return arg ? bus_fn->call_method(*ret_bus, LISTENER_BUS_NAME, "/org/standby/Listener1", interface, member, error,
+                                         ret_reply, "s", arg)
+                   : bus_fn->call_method(*ret_bus, LISTENER_BUS_NAME, "/org/standby/Listener1", interface, member, error,
+                                         ret_reply, "");
+}
+
 int listener_stats_get(const char *address, ListenerStat **ret, size_t *ret_n) {
         sd_bus_error error = SD_BUS_ERROR_NULL;
         sd_bus_message *reply = NULL;
@@ -65,13 +83,7 @@ int listener_stats_get(const char *address, ListenerStat **ret, size_t *ret_n) {
         if (!bus_fn)
                 return r;
 #define bus (*bus_fn)
-        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 2 * USEC_PER_SEC;
-        r = open_bus(bus_fn, address, deadline, &b);
-        if (r < 0)
-                goto finish;
-        (void) bus.set_method_call_timeout(b, left(deadline));
-        r = bus.call_method(b, LISTENER_BUS_NAME, "/org/standby/Listener1", "org.standby.Listener1", "GetStatistics",
-                            &error, &reply, "");
+        r = call_listener(bus_fn, address, "org.standby.Listener1", "GetStatistics", NULL, &b, &reply, &error);
         if (r < 0)
                 goto finish;
         r = bus.enter_container(reply, 'a', "{st}");
@@ -223,13 +235,7 @@ int listener_power_get(const char *address, char ***ret_pairs, char ***ret_locks
         if (!bus_fn)
                 return r;
 #define bus (*bus_fn)
-        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 2 * USEC_PER_SEC;
-        r = open_bus(bus_fn, address, deadline, &b);
-        if (r >= 0) {
-                (void) bus.set_method_call_timeout(b, left(deadline));
-                r = bus.call_method(b, LISTENER_BUS_NAME, "/org/standby/Listener1", "org.standby.Listener1",
-                                    "GetPowerState", &error, &reply, "");
-        }
+        r = call_listener(bus_fn, address, "org.standby.Listener1", "GetPowerState", NULL, &b, &reply, &error);
         if (r >= 0)
                 r = bus.enter_container(reply, 'a', "{ss}");
         while (r >= 0 && (r = bus.read(reply, "{ss}", &k, &v)) > 0)
@@ -331,13 +337,8 @@ int listener_properties_get(const char *address, ListenerProperties *ret) {
         if (!bus_fn)
                 return r;
 #define bus (*bus_fn)
-        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 2 * USEC_PER_SEC;
-        r = open_bus(bus_fn, address, deadline, &b);
-        if (r < 0)
-                goto finish;
-        (void) bus.set_method_call_timeout(b, left(deadline));
-        r = bus.call_method(b, LISTENER_BUS_NAME, "/org/standby/Listener1", "org.freedesktop.DBus.Properties", "GetAll",
-                            &error, &reply, "s", "org.standby.Listener1");
+        r = call_listener(bus_fn, address, "org.freedesktop.DBus.Properties", "GetAll", "org.standby.Listener1", &b,
+                          &reply, &error);
         if (r >= 0)
                 r = bus.enter_container(reply, 'a', "{sv}");
         while (r >= 0 && (r = bus.enter_container(reply, 'e', "sv")) > 0) {
@@ -351,7 +352,6 @@ int listener_properties_get(const char *address, ListenerProperties *ret) {
                 r = -EBADMSG; /* not the listener's interface */
         if (r >= 0 && ((!p.strategy && !(p.strategy = strdup(""))) || (!p.entered_by && !(p.entered_by = strdup("")))))
                 r = -ENOMEM;
-finish:
         bus.error_free(&error);
         if (reply)
                 bus.message_unref(reply);
